@@ -1,0 +1,19 @@
+// Jest runs the TypeScript sources as ESM (client-node 1.x is ESM-only).
+// Type-checking is done by `tsc` in `make lint`; here ts-jest only transpiles.
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json'  }],
+  },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  // Generous: only meant to catch hangs. Integration tests wait on real servers.
+  testTimeout: 180_000,
+  // Two cores: one worker keeps the API servers responsive.
+  maxWorkers: 1,
+  verbose: true,
+};

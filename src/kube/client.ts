@@ -1,0 +1,158 @@
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { apiErrorFrom, TransportError } from './errors.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  method?: Method;
+  /** Absolute API path, e.g. `/api/v1/namespaces/default/configmaps`. */
+  path: string;
+  query?: Query;
+  /** Sent as JSON (YAML is a superset, so apply patches are JSON too). */
+  body?: unknown;
+  contentType?: string;
+  /** Whole-request deadline; default 30 s. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface StreamOptions extends RequestOptions {
+  /** The stream is destroyed when nothing arrives for this long. */
+  idleTimeoutMs: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A client for one cluster. It sends raw JSON (client-node's generated models
+ * drop fields they do not know, see DESIGN.md), shares one keep-alive agent
+ * for all its requests, and puts a deadline on every call.
+ */
+export class KubeClient {
+  readonly server: URL;
+  private readonly agent: http.Agent;
+  private readonly tls: https.AgentOptions;
+
+  private constructor(
+    /** The name this client is known by in logs and metrics. */
+    readonly name: string,
+    readonly kubeConfig: KubeConfig,
+    tls: https.AgentOptions,
+  ) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig for ${name} has no current cluster`);
+    this.server = new URL(cluster.server);
+    this.tls = tls;
+    const agentOptions = { keepAlive: true, maxSockets: 128, ...tls };
+    this.agent = this.server.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  }
+
+  static async create(name: string, kubeConfig: KubeConfig): Promise<KubeClient> {
+    const opts: https.RequestOptions = {};
+    await kubeConfig.applyToHTTPSOptions(opts);
+    const tls: https.AgentOptions = { ca: opts.ca, cert: opts.cert, key: opts.key };
+    if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
+    if (opts.servername) tls.servername = opts.servername;
+    return new KubeClient(name, kubeConfig, tls);
+  }
+
+  static async fromFile(name: string, file: string): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(file);
+    return KubeClient.create(name, kc);
+  }
+
+  /** Sends a request and parses the JSON answer; throws ApiError or TransportError. */
+  async request<T = unknown>(opts: RequestOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<T> {
+    const res = await this.send(opts, extraHeaders, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const text = await readBody(res);
+    if (res.statusCode === undefined || res.statusCode >= 300) {
+      throw apiErrorFrom(res.statusCode ?? 0, header(res, 'retry-after'), text, describe(opts));
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Opens a streaming response (a watch). The caller reads it and destroys it;
+   * the stream is destroyed with an error when it stays silent too long.
+   */
+  async stream(opts: StreamOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<http.IncomingMessage> {
+    const res = await this.send(opts, extraHeaders, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    if (res.statusCode === undefined || res.statusCode >= 300) {
+      const text = await readBody(res);
+      throw apiErrorFrom(res.statusCode ?? 0, header(res, 'retry-after'), text, describe(opts));
+    }
+    res.socket.setTimeout(opts.idleTimeoutMs, () => {
+      res.destroy(new TransportError(`${describe(opts)}: no data for ${opts.idleTimeoutMs} ms`));
+    });
+    return res;
+  }
+
+  /** Frees the sockets of this client. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async send(
+    opts: RequestOptions,
+    extraHeaders: Record<string, string | string[]>,
+    timeoutMs: number,
+  ): Promise<http.IncomingMessage> {
+    const auth: https.RequestOptions = { headers: {} };
+    // Refreshes tokens where the kubeconfig's user has them; TLS comes from our agent.
+    await this.kubeConfig.applyToHTTPSOptions(auth);
+    const url = new URL(opts.path, this.server);
+    for (const [k, v] of Object.entries(opts.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+    const headers: http.OutgoingHttpHeaders = {
+      ...(auth.headers as http.OutgoingHttpHeaders),
+      accept: 'application/json',
+      'user-agent': `syncprims/${this.name}`,
+      ...extraHeaders,
+    };
+    if (body) {
+      headers['content-type'] = opts.contentType ?? 'application/json';
+      headers['content-length'] = body.length;
+    }
+    const lib = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = lib.request(url, { method: opts.method ?? 'GET', headers, agent: this.agent, ...this.tls });
+      const timer = setTimeout(() => {
+        req.destroy(new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onAbort = (): void => void req.destroy(new TransportError(`${describe(opts)}: aborted`));
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('response', (res) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        resolve(res);
+      });
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        reject(err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${err.message}`, err));
+      });
+      req.end(body);
+    });
+  }
+}
+
+function describe(opts: RequestOptions): string {
+  return `${opts.method ?? 'GET'} ${opts.path}`;
+}
+
+function header(res: http.IncomingMessage, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+async function readBody(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

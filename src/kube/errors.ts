@@ -1,0 +1,59 @@
+/** A failed request to a Kubernetes API server, with what the server said. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    /** Seconds from a `Retry-After` header (429, 503), if any. */
+    readonly retryAfterSeconds?: number,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  get notFound(): boolean {
+    return this.status === 404;
+  }
+
+  get conflict(): boolean {
+    return this.status === 409;
+  }
+
+  /** 410 Gone: a watch or list asked for a resource version that was compacted. */
+  get gone(): boolean {
+    return this.status === 410;
+  }
+
+  get tooManyRequests(): boolean {
+    return this.status === 429;
+  }
+}
+
+/** The server did not answer in time, or the connection failed. */
+export class TransportError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'TransportError';
+  }
+}
+
+interface StatusBody {
+  kind?: string;
+  reason?: string;
+  message?: string;
+  details?: unknown;
+}
+
+/** Builds an ApiError from a response status, its headers and its body text. */
+export function apiErrorFrom(status: number, retryAfter: string | undefined, body: string, what: string): ApiError {
+  let parsed: StatusBody = {};
+  try {
+    parsed = JSON.parse(body) as StatusBody;
+  } catch {
+    parsed = { message: body.slice(0, 500) };
+  }
+  const retry = retryAfter !== undefined && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
+  const message = `${what}: ${parsed.message ?? `HTTP ${status}`}`;
+  return new ApiError(status, parsed.reason ?? `HTTP${status}`, message, retry, parsed.details);
+}

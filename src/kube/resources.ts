@@ -1,0 +1,54 @@
+/** Where a kind lives in the API: what discovery says about it. */
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  kind: string;
+  /** The plural resource name used in paths, e.g. `configmaps`. */
+  resource: string;
+  namespaced: boolean;
+}
+
+/** The minimum of a Kubernetes object that names it. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+export function groupVersionPath(group: string, version: string): string {
+  return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+}
+
+/** The path of a collection: every namespace when `namespace` is undefined. */
+export function collectionPath(info: ResourceInfo, namespace?: string): string {
+  const base = groupVersionPath(info.group, info.version);
+  return info.namespaced && namespace !== undefined
+    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${info.resource}`
+    : `${base}/${info.resource}`;
+}
+
+export function objectPath(info: ResourceInfo, name: string, namespace?: string): string {
+  if (info.namespaced && !namespace) {
+    throw new Error(`${info.kind} ${name} is namespaced but has no namespace`);
+  }
+  return `${collectionPath(info, info.namespaced ? namespace : undefined)}/${encodeURIComponent(name)}`;
+}

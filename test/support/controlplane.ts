@@ -1,0 +1,48 @@
+// The test harness's view of the local control plane (controlplane/): which
+// clusters run, starting the ones a test needs, and clients for them by name.
+import { appendFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KubeClient } from '../../src/kube/client.js';
+import { Discovery } from '../../src/kube/discovery.js';
+import { controlplane, controlPlaneStatus, LOCAL, STARTED_FILE } from './controlplane-cli.js';
+
+export { controlplane, controlPlaneStatus, LOCAL, ROOT, CONTROLPLANE } from './controlplane-cli.js';
+export type { ClusterStatus, ControlPlaneOptions } from './controlplane-cli.js';
+
+/** Starts the named clusters unless they run already (reusing what is up). */
+export async function ensureClusters(names: string[]): Promise<void> {
+  const status = await controlPlaneStatus();
+  const up = new Set(status.clusters.filter((c) => c.running).map((c) => c.name));
+  const missing = names.filter((n) => !up.has(n));
+  if (missing.length === 0) return;
+  await controlplane(['up', ...missing]);
+  await appendFile(STARTED_FILE, missing.map((n) => `${n}\n`).join(''));
+}
+
+export function kubeconfigPath(cluster: string, dir = LOCAL): string {
+  return path.join(dir, `${cluster}.kubeconfig`);
+}
+
+const clients = new Map<string, Promise<KubeClient>>();
+
+/** An admin client for a local cluster by name (started if needed). */
+export function clusterClient(cluster: string): Promise<KubeClient> {
+  let client = clients.get(cluster);
+  if (!client) {
+    client = ensureClusters([cluster]).then(() => KubeClient.fromFile(cluster, kubeconfigPath(cluster)));
+    clients.set(cluster, client);
+  }
+  return client;
+}
+
+/** The client and a discovery of its own, for tests that apply objects. */
+export async function clusterApi(cluster: string): Promise<{ client: KubeClient; discovery: Discovery }> {
+  const client = await clusterClient(cluster);
+  return { client, discovery: new Discovery(client) };
+}
+
+/** Closes the keep-alive sockets of every client made here (call in afterAll). */
+export async function closeClients(): Promise<void> {
+  for (const c of clients.values()) (await c.catch(() => undefined))?.close();
+  clients.clear();
+}
