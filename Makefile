@@ -62,7 +62,7 @@ lint: deps ## eslint and the TypeScript type-check
 	cd controlplane && test -z "$$(gofmt -l .)" && go vet .
 
 .PHONY: test
-test: deps controlplane lint ## everything: lint, type-check, unit and integration tests
+test: deps controlplane build lint ## everything: lint, type-check, unit and integration tests
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
 .PHONY: demo

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../kube/client.js';
+import { loadKubeConfigFile } from '../kube/config.js';
 import { packageVersion } from '../version.js';
 
 const program = new Command()
@@ -16,8 +16,7 @@ program
   .action(async (opts: { kubeconfig?: string }) => {
     console.log(`syncprims ${packageVersion()}`);
     if (!opts.kubeconfig) return;
-    const kc = new KubeConfig();
-    kc.loadFromFile(opts.kubeconfig);
+    const kc = loadKubeConfigFile(opts.kubeconfig);
     const client = await KubeClient.create(kc.getCurrentContext(), kc);
     try {
       const v = await client.request<{ gitVersion: string }>({ path: '/version', timeoutMs: 10_000 });

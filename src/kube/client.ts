@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfigFile } from './config.js';
 import { apiErrorFrom, TransportError } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -60,19 +61,19 @@ export class KubeClient {
   }
 
   static async fromFile(name: string, file: string): Promise<KubeClient> {
-    const kc = new KubeConfig();
-    kc.loadFromFile(file);
-    return KubeClient.create(name, kc);
+    return KubeClient.create(name, loadKubeConfigFile(file));
   }
 
-  /** Sends a request and parses the JSON answer; throws ApiError or TransportError. */
+  /** Sends a request and parses a JSON answer (text otherwise); throws ApiError or TransportError. */
   async request<T = unknown>(opts: RequestOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<T> {
     const res = await this.send(opts, extraHeaders, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const text = await readBody(res);
     if (res.statusCode === undefined || res.statusCode >= 300) {
       throw apiErrorFrom(res.statusCode ?? 0, header(res, 'retry-after'), text, describe(opts));
     }
-    return (text ? JSON.parse(text) : undefined) as T;
+    if (!text) return undefined as T;
+    const json = (header(res, 'content-type') ?? '').includes('json');
+    return (json ? JSON.parse(text) : text) as T;
   }
 
   /**

@@ -9,7 +9,8 @@ import { ApiError } from '../../src/kube/errors.js';
 import { watchEvents, type WatchEvent } from '../../src/kube/watch-stream.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterApi, closeClients, LOCAL } from '../support/controlplane.js';
-import { eventually, useTestNamespace } from '../support/namespace.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
 
 interface List<T = KubeObject> {
   metadata: { resourceVersion: string };
@@ -211,7 +212,8 @@ describe.each(['mgmt', 'edge-1', 'edge-2'])('cluster %s', (cluster) => {
       },
     });
     await client.request({ method: 'DELETE', path: `${path}/owner` });
-    await eventually('the dependent to be collected', gone(client, `${path}/dependent`));
+    // The collector pauses while it resyncs after CRD changes (other tests add CRDs).
+    await eventually('the dependent to be collected', gone(client, `${path}/dependent`), 120_000);
   });
 
   test('records write requests in its audit log', async () => {

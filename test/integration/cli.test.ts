@@ -1,0 +1,25 @@
+// The `syncprims` binary as users run it (built to dist/ by `make build`).
+import { describe, expect, test } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ensureClusters, kubeconfigPath, ROOT } from '../support/controlplane.js';
+
+const run = promisify(execFile);
+const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+
+describe('syncprims CLI', () => {
+  test('version prints its own version and the cluster it asks', async () => {
+    await ensureClusters(['mgmt']);
+    const { stdout } = await run('node', [CLI, 'version', '--kubeconfig', kubeconfigPath('mgmt')]);
+    expect(stdout).toMatch(/^syncprims \d+\.\d+\.\d+\nserver v1\.36\.3 at https:\/\/127\.0\.0\.1:6441\n$/);
+  });
+
+  test('a missing kubeconfig ends in a clear error and a non-zero exit', async () => {
+    const err = await run('node', [CLI, 'version', '--kubeconfig', '/nonexistent/kubeconfig']).catch(
+      (e: unknown) => e as { code: number; stderr: string },
+    );
+    expect(err).toMatchObject({ code: 1 });
+    expect((err as { stderr: string }).stderr).toBe('syncprims: cannot read kubeconfig /nonexistent/kubeconfig: no such file\n');
+  });
+});

@@ -1,0 +1,144 @@
+// The control plane's own life cycle, on a second, independent instance (its
+// own directory and ports) so the shared clusters of other tests are untouched:
+// start on demand, restart with data kept, per-cluster feature gates, stop, and
+// no process left behind.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { KubeClient } from '../../src/kube/client.js';
+import { ApiError } from '../../src/kube/errors.js';
+import { watchEvents } from '../../src/kube/watch-stream.js';
+import { controlplane, controlPlaneStatus, kubeconfigPath } from '../support/controlplane.js';
+
+const ETCD_PORT = 2489;
+let dir = '';
+const clients: KubeClient[] = [];
+const cp = (args: string[]) => controlplane(args, { dir, etcdPort: ETCD_PORT });
+
+async function client(cluster: string): Promise<KubeClient> {
+  const c = await KubeClient.fromFile(cluster, kubeconfigPath(cluster, dir));
+  clients.push(c);
+  return c;
+}
+
+/** Every process whose command line mentions our directory. */
+async function processesUsing(needle: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle) && !/^\d+ \(.*\) Z/.test(stat)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+async function pidOf(file: string): Promise<number> {
+  return Number((await readFile(path.join(dir, file), 'utf8')).trim());
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'syncprims-cp-'));
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await cp(['down']).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('controlplane life cycle', () => {
+  test('up starts a named cluster on its port, writes its kubeconfig, and serves v1.36.3', async () => {
+    const out = await cp(['up', 'solo:6499']);
+    expect(out).toContain(`KUBECONFIG=${kubeconfigPath('solo', dir)}`);
+    const solo = await client('solo');
+    expect(solo.server.port).toBe('6499');
+    const v = await solo.request<{ gitVersion: string }>({ path: '/version' });
+    expect(v.gitVersion).toBe('v1.36.3');
+    // up is idempotent: a running cluster is reused, not started twice.
+    const before = await pidOf('solo.pid');
+    await cp(['up', 'solo:6499']);
+    expect(await pidOf('solo.pid')).toBe(before);
+  });
+
+  test('a restarted cluster keeps its data and serves again', async () => {
+    const solo = await client('solo');
+    await solo.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/default/configmaps',
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'survivor' }, data: { kept: 'yes' } },
+    });
+    const before = await pidOf('solo.pid');
+    await cp(['restart', 'solo']);
+    const after = await pidOf('solo.pid');
+    expect(after).not.toBe(before);
+    expect(await processesUsing(`${dir}`)).not.toContain(before);
+    const cm = await solo.request<{ data: Record<string, string> }>({
+      path: '/api/v1/namespaces/default/configmaps/survivor',
+    });
+    expect(cm.data).toEqual({ kept: 'yes' });
+  });
+
+  test('a cluster started on demand works beside the others, with its own data', async () => {
+    await cp(['up', 'extra:6498']);
+    const extra = await client('extra');
+    await extra.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'only-in-extra' } },
+    });
+    const solo = await client('solo');
+    await expect(solo.request({ path: '/api/v1/namespaces/only-in-extra' })).rejects.toMatchObject({ status: 404 });
+    const status = await controlPlaneStatus({ dir, etcdPort: ETCD_PORT });
+    expect(status.clusters.filter((c) => c.running).map((c) => c.name)).toEqual(['extra', 'solo']);
+  });
+
+  test('feature gates are set per cluster: WatchList off on one, on by default on another', async () => {
+    await cp(['up', 'nowl:6497', '--feature-gates', 'nowl=WatchList=false']);
+    const query = {
+      watch: 1,
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+      allowWatchBookmarks: true,
+    };
+    const nowl = await client('nowl');
+    const refused = await nowl
+      .stream({ path: '/api/v1/namespaces', query, idleTimeoutMs: 10_000 })
+      .then((res) => (res.destroy(), undefined))
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).status).toBe(422);
+
+    const solo = await client('solo');
+    const res = await solo.stream({ path: '/api/v1/namespaces', query, idleTimeoutMs: 10_000 });
+    let initialEventsEnd = false;
+    for await (const ev of watchEvents(res)) {
+      if (ev.type === 'BOOKMARK' && ev.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') {
+        initialEventsEnd = true;
+        break;
+      }
+    }
+    expect(initialEventsEnd).toBe(true);
+  });
+
+  test('stop ends one cluster and leaves the others running', async () => {
+    const apiserver = await pidOf('extra.pid');
+    const kcm = await pidOf('extra-kcm.pid');
+    await cp(['stop', 'extra']);
+    const left = await processesUsing(dir);
+    expect(left).not.toContain(apiserver);
+    expect(left).not.toContain(kcm);
+    const solo = await client('solo');
+    await expect(solo.request({ path: '/readyz' })).resolves.toBe('ok');
+  });
+
+  test('down stops everything and leaves no process behind', async () => {
+    const supervisor = await pidOf('controlplane.pid');
+    expect(await processesUsing(dir)).toContain(supervisor);
+    await cp(['down']);
+    expect(await processesUsing(dir)).toEqual([]);
+    const status = await controlPlaneStatus({ dir, etcdPort: ETCD_PORT });
+    expect(status.running).toBe(false);
+  });
+});
