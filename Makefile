@@ -43,6 +43,10 @@ controlplane: $(CONTROLPLANE) ## build the local control plane (a no-op when up 
 build: deps ## compile TypeScript to dist/ (then `npx syncprims ...` works)
 	npx tsc -p tsconfig.build.json
 
+.PHONY: crds
+crds: build ## generate crds/*.yaml from the zod schemas in src/api
+	node dist/api/write-crds.js crds/
+
 .PHONY: up
 up: controlplane ## start the local clusters in the background (CLUSTERS="mgmt edge-1 edge-2")
 	@$(CONTROLPLANE) --dir $(LOCAL) up $(CLUSTERS)

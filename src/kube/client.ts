@@ -27,6 +27,16 @@ export interface StreamOptions extends RequestOptions {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** What an observer learns of each request: for metrics, and for tests that assert what was sent. */
+export interface RequestRecord {
+  method: Method;
+  url: URL;
+  /** The response's status; undefined when no response came. */
+  status?: number;
+}
+
+export type RequestObserver = (record: RequestRecord) => void;
+
 /**
  * A client for one cluster. It sends raw JSON (client-node's generated models
  * drop fields they do not know, see DESIGN.md), shares one keep-alive agent
@@ -36,6 +46,7 @@ export class KubeClient {
   readonly server: URL;
   private readonly agent: http.Agent;
   private readonly tls: https.AgentOptions;
+  private readonly observers = new Set<RequestObserver>();
 
   private constructor(
     /** The name this client is known by in logs and metrics. */
@@ -92,6 +103,12 @@ export class KubeClient {
     return res;
   }
 
+  /** Calls `fn` after each request with its method, URL and status; returns the way to stop. */
+  observe(fn: RequestObserver): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
+  }
+
   /** Frees the sockets of this client. */
   close(): void {
     this.agent.destroy();
@@ -121,8 +138,12 @@ export class KubeClient {
       headers['content-length'] = body.length;
     }
     const lib = url.protocol === 'https:' ? https : http;
+    const method = opts.method ?? 'GET';
+    const notify = (status?: number): void => {
+      for (const fn of this.observers) fn({ method, url, status });
+    };
     return new Promise((resolve, reject) => {
-      const req = lib.request(url, { method: opts.method ?? 'GET', headers, agent: this.agent, ...this.tls });
+      const req = lib.request(url, { method, headers, agent: this.agent, ...this.tls });
       const timer = setTimeout(() => {
         req.destroy(new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`));
       }, timeoutMs);
@@ -131,11 +152,13 @@ export class KubeClient {
       req.on('response', (res) => {
         clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
+        notify(res.statusCode);
         resolve(res);
       });
       req.on('error', (err) => {
         clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
+        notify(undefined);
         reject(err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${err.message}`, err));
       });
       req.end(body);

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { createInterface } from 'node:readline';
 import type { KubeObject } from './resources.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -9,16 +8,26 @@ export interface WatchEvent<T = KubeObject> {
   object: T;
 }
 
-/** Reads a watch response: one JSON event per line, until the stream ends. */
+/**
+ * Reads a watch response: one JSON event per line, until the stream ends.
+ * A stream destroyed with an error (or cut short) makes the iteration throw.
+ */
 export async function* watchEvents<T = KubeObject>(res: IncomingMessage): AsyncGenerator<WatchEvent<T>> {
-  const lines = createInterface({ input: res, crlfDelay: Infinity });
+  res.setEncoding('utf8');
+  let rest = '';
   try {
-    for await (const line of lines) {
-      if (line.trim() === '') continue;
-      yield JSON.parse(line) as WatchEvent<T>;
+    for await (const chunk of res as AsyncIterable<string>) {
+      const text = rest + chunk;
+      let start = 0;
+      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+        const line = text.slice(start, nl);
+        start = nl + 1;
+        if (line.trim() !== '') yield JSON.parse(line) as WatchEvent<T>;
+      }
+      rest = text.slice(start);
     }
+    if (rest.trim() !== '') yield JSON.parse(rest) as WatchEvent<T>;
   } finally {
-    lines.close();
     res.destroy();
   }
 }

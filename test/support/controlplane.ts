@@ -9,13 +9,17 @@ import { controlplane, controlPlaneStatus, LOCAL, STARTED_FILE } from './control
 export { controlplane, controlPlaneStatus, LOCAL, ROOT, CONTROLPLANE } from './controlplane-cli.js';
 export type { ClusterStatus, ControlPlaneOptions } from './controlplane-cli.js';
 
-/** Starts the named clusters unless they run already (reusing what is up). */
-export async function ensureClusters(names: string[]): Promise<void> {
+/**
+ * Starts the named clusters unless they run already (reusing what is up).
+ * `featureGates` maps a cluster to its gates, e.g. `{ nowl: 'WatchList=false' }`.
+ */
+export async function ensureClusters(names: string[], featureGates: Record<string, string> = {}): Promise<void> {
   const status = await controlPlaneStatus();
   const up = new Set(status.clusters.filter((c) => c.running).map((c) => c.name));
   const missing = names.filter((n) => !up.has(n));
   if (missing.length === 0) return;
-  await controlplane(['up', ...missing]);
+  const gates = missing.filter((n) => featureGates[n]).flatMap((n) => ['--feature-gates', `${n}=${featureGates[n]}`]);
+  await controlplane(['up', ...missing, ...gates]);
   await appendFile(STARTED_FILE, missing.map((n) => `${n}\n`).join(''));
 }
 

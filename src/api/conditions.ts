@@ -1,0 +1,44 @@
+/** Condition types and reasons of the three kinds (kstatus conventions, API.md "Status"). */
+
+export const ConditionType = {
+  Ready: 'Ready',
+  Reconciling: 'Reconciling',
+  Stalled: 'Stalled',
+} as const;
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
+
+export const ConditionStatus = { True: 'True', False: 'False', Unknown: 'Unknown' } as const;
+export type ConditionStatus = (typeof ConditionStatus)[keyof typeof ConditionStatus];
+
+export const Reason = {
+  /** Ready=Unknown while applying. */
+  Progressing: 'Progressing',
+  /** Ready=True. */
+  Succeeded: 'Succeeded',
+  /** Ready keeps its status while suspended. */
+  Suspended: 'Suspended',
+  // Ready=False:
+  DependencyNotReady: 'DependencyNotReady',
+  DependencyCycle: 'DependencyCycle',
+  InvalidSpec: 'InvalidSpec',
+  SourceError: 'SourceError',
+  ApplyFailed: 'ApplyFailed',
+  HealthCheckFailed: 'HealthCheckFailed',
+  PruneFailed: 'PruneFailed',
+  ClusterUnreachable: 'ClusterUnreachable',
+  OwnershipConflict: 'OwnershipConflict',
+  RemoteNotReady: 'RemoteNotReady',
+  CRDNotInstalled: 'CRDNotInstalled',
+} as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/** Reasons that also set Stalled=True: progress needs a spec change. */
+export const STALLED_REASONS: readonly Reason[] = [Reason.InvalidSpec, Reason.DependencyCycle];
+
+/** Why a dependency is unmet (`status.pendingDependencies[].reason`). */
+export const PENDING_REASONS = ['NotFound', 'NotObserved', 'Progressing', 'NotReady', 'Forbidden', 'Cycle'] as const;
+export type PendingReason = (typeof PENDING_REASONS)[number];
+
+/** kstatus statuses, least ready first (the order of `summary.leastStatus`). */
+export const KSTATUS_ORDER = ['NotFound', 'Failed', 'Terminating', 'Unknown', 'InProgress', 'Current'] as const;
+export type KStatus = (typeof KSTATUS_ORDER)[number];

@@ -1,0 +1,113 @@
+import { celRule } from './cel.js';
+import { structuralSchema, type JSONSchemaProps } from './json-schema.js';
+import {
+  CATEGORY,
+  GROUP,
+  KIND_NAMES,
+  MAX_NAME_LENGTH,
+  NAME_LENGTH_MESSAGE,
+  SYNC_KINDS,
+  VERSION,
+  type SyncKind,
+} from './kinds.js';
+import { KIND_SCHEMAS } from './objects.js';
+
+/** The CustomResourceDefinitions of the three kinds, generated from the zod schemas. */
+
+// Type aliases rather than interfaces, so that a CRD is also a KubeObject (src/kube).
+export type CustomResourceDefinition = {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: {
+    group: string;
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames: string[];
+      categories: string[];
+    };
+    scope: 'Namespaced';
+    versions: CustomResourceDefinitionVersion[];
+  };
+};
+
+export type CustomResourceDefinitionVersion = {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  subresources: { status: Record<string, never> };
+  additionalPrinterColumns: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
+  schema: { openAPIV3Schema: JSONSchemaProps };
+};
+
+const DESCRIPTIONS: Record<SyncKind, string> = {
+  Sync: 'Sync applies a set of manifests to the cluster it lives in.',
+  RemoteSync: 'RemoteSync applies a set of manifests directly to a remote cluster.',
+  ProxySync: 'ProxySync creates and maintains a Sync inside a remote cluster, and reflects its status back.',
+};
+
+const READY = '.status.conditions[?(@.type=="Ready")]';
+
+const PRINTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns'] = [
+  { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
+  { name: 'Status', type: 'string', jsonPath: `${READY}.message` },
+  { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+/** The whole object's schema: apiVersion, kind, metadata, spec (required) and status. */
+export function openAPIV3Schema(kind: SyncKind): JSONSchemaProps {
+  const { spec, status } = KIND_SCHEMAS[kind];
+  return {
+    type: 'object',
+    description: DESCRIPTIONS[kind],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: structuralSchema(spec),
+      status: structuralSchema(status),
+    },
+    required: ['spec'],
+    ...celRule(`self.metadata.name.size() <= ${MAX_NAME_LENGTH}`, NAME_LENGTH_MESSAGE),
+  };
+}
+
+export function customResourceDefinition(kind: SyncKind): CustomResourceDefinition {
+  const names = KIND_NAMES[kind];
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: {
+        kind,
+        listKind: names.listKind,
+        plural: names.plural,
+        singular: names.singular,
+        shortNames: [names.shortName],
+        categories: [CATEGORY],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: PRINTER_COLUMNS,
+          schema: { openAPIV3Schema: openAPIV3Schema(kind) },
+        },
+      ],
+    },
+  };
+}
+
+/** The three CRDs: Sync, RemoteSync, ProxySync. */
+export function customResourceDefinitions(): CustomResourceDefinition[] {
+  return SYNC_KINDS.map(customResourceDefinition);
+}

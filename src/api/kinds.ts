@@ -1,0 +1,47 @@
+/** The API group, version and kinds of syncprims (API.md). */
+export const GROUP = 'syncprims.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** `kubectl get syncprims` lists all three kinds. */
+export const CATEGORY = 'syncprims';
+
+export const SYNC_KINDS = ['Sync', 'RemoteSync', 'ProxySync'] as const;
+export type SyncKind = (typeof SYNC_KINDS)[number];
+
+export interface KindNames {
+  kind: SyncKind;
+  listKind: string;
+  /** The resource name in API paths, e.g. `syncs`. */
+  plural: string;
+  /** Also the controller name in metrics (`sync`, `remotesync`, `proxysync`). */
+  singular: string;
+  shortName: string;
+}
+
+export const KIND_NAMES: Readonly<Record<SyncKind, KindNames>> = {
+  Sync: { kind: 'Sync', listKind: 'SyncList', plural: 'syncs', singular: 'sync', shortName: 'sy' },
+  RemoteSync: {
+    kind: 'RemoteSync',
+    listKind: 'RemoteSyncList',
+    plural: 'remotesyncs',
+    singular: 'remotesync',
+    shortName: 'rsy',
+  },
+  ProxySync: {
+    kind: 'ProxySync',
+    listKind: 'ProxySyncList',
+    plural: 'proxysyncs',
+    singular: 'proxysync',
+    shortName: 'psy',
+  },
+};
+
+export function isSyncKind(value: unknown): value is SyncKind {
+  return typeof value === 'string' && (SYNC_KINDS as readonly string[]).includes(value);
+}
+
+/** Names of syncs are at most this long, so that they fit in label values. */
+export const MAX_NAME_LENGTH = 63;
+export const NAME_LENGTH_MESSAGE =
+  `metadata.name must be at most ${MAX_NAME_LENGTH} characters (it is used in label values)`;

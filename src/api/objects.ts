@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { clusterFields, withOneCluster } from './cluster.js';
+import { API_VERSION, MAX_NAME_LENGTH, NAME_LENGTH_MESSAGE } from './kinds.js';
+import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
+import { commonMetadataSchema, syncSpecSchema } from './sync-spec.js';
+
+/** The three kinds as whole objects: spec schemas, status schemas, object schemas and types. */
+
+export const remoteSyncSpecSchema = withOneCluster(syncSpecSchema.extend(clusterFields));
+
+export const proxySyncTemplateSchema = z.object({
+  metadata: commonMetadataSchema
+    .extend({
+      name: z
+        .string()
+        .min(1)
+        .max(MAX_NAME_LENGTH)
+        .optional()
+        .describe("the remote Sync's name; the ProxySync's by default"),
+      namespace: z
+        .string()
+        .min(1)
+        .max(63)
+        .optional()
+        .describe("the remote Sync's namespace (created when missing); the ProxySync's name by default"),
+    })
+    .optional(),
+  spec: syncSpecSchema,
+});
+
+export const proxySyncSpecSchema = withOneCluster(
+  z.object({
+    ...clusterFields,
+    template: proxySyncTemplateSchema.describe('the Sync to maintain in the remote cluster'),
+  }),
+);
+
+/** The metadata fields syncprims reads; others are kept. */
+export const objectMetaSchema = z.looseObject({
+  name: z.string().max(MAX_NAME_LENGTH, { message: NAME_LENGTH_MESSAGE }),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.number().int().optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  finalizers: z.array(z.string()).optional(),
+});
+
+export const syncSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('Sync'),
+  metadata: objectMetaSchema,
+  spec: syncSpecSchema,
+  status: syncStatusSchema.optional(),
+});
+
+export const remoteSyncSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('RemoteSync'),
+  metadata: objectMetaSchema,
+  spec: remoteSyncSpecSchema,
+  status: syncStatusSchema.optional(),
+});
+
+export const proxySyncSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('ProxySync'),
+  metadata: objectMetaSchema,
+  spec: proxySyncSpecSchema,
+  status: proxySyncStatusSchema.optional(),
+});
+
+/** The spec and status schema of each kind: what the CRDs are generated from. */
+export const KIND_SCHEMAS = {
+  Sync: { object: syncSchema, spec: syncSpecSchema, status: syncStatusSchema },
+  RemoteSync: { object: remoteSyncSchema, spec: remoteSyncSpecSchema, status: syncStatusSchema },
+  ProxySync: { object: proxySyncSchema, spec: proxySyncSpecSchema, status: proxySyncStatusSchema },
+} as const;
+
+export type ObjectMeta = z.infer<typeof objectMetaSchema>;
+export type RemoteSyncSpec = z.infer<typeof remoteSyncSpecSchema>;
+export type ProxySyncTemplate = z.infer<typeof proxySyncTemplateSchema>;
+export type ProxySyncSpec = z.infer<typeof proxySyncSpecSchema>;
+export type Sync = z.infer<typeof syncSchema>;
+export type RemoteSync = z.infer<typeof remoteSyncSchema>;
+export type ProxySync = z.infer<typeof proxySyncSchema>;
+/** Any of the three kinds. */
+export type SyncResource = Sync | RemoteSync | ProxySync;

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { KSTATUS_ORDER, PENDING_REASONS } from './conditions.js';
+import { SYNC_KINDS } from './kinds.js';
+
+/** The status of the three kinds (API.md "Status"). */
+
+const generation = z.number().int().min(0);
+const count = z.number().int().min(0);
+
+/** metav1.Condition. */
+export const conditionSchema = z.object({
+  type: z.string().min(1).max(316),
+  status: z.enum(['True', 'False', 'Unknown']),
+  observedGeneration: generation.optional(),
+  lastTransitionTime: z.string().meta({ format: 'date-time' }),
+  reason: z.string().min(1).max(1024),
+  message: z.string().max(32768),
+});
+
+export const inventoryEntrySchema = z.object({
+  id: z.string().describe('<namespace>_<name>_<group>_<kind>'),
+  v: z.string().describe('the API version the object was applied with'),
+});
+
+export const inventorySchema = z.object({ entries: z.array(inventoryEntrySchema) });
+
+export const summarySchema = z.object({
+  total: count,
+  current: count,
+  inProgress: count,
+  failed: count,
+  terminating: count,
+  notFound: count,
+  unknown: count,
+  leastStatus: z
+    .enum(KSTATUS_ORDER)
+    .optional()
+    .describe('the least ready object: NotFound < Failed < Terminating < Unknown < InProgress < Current'),
+});
+
+export const pendingDependencySchema = z.object({
+  kind: z.enum(SYNC_KINDS),
+  name: z.string(),
+  namespace: z.string().optional(),
+  reason: z.enum(PENDING_REASONS),
+});
+
+export const syncStatusSchema = z.object({
+  observedGeneration: generation.optional().describe('the generation last reconciled'),
+  conditions: z
+    .array(conditionSchema)
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  lastAttemptedRevision: z.string().optional().describe('the revision being applied or last tried'),
+  lastAppliedRevision: z.string().optional().describe('the revision last applied in full'),
+  inventory: inventorySchema.optional().describe('the objects applied'),
+  summary: summarySchema.optional().describe('kstatus of the applied objects'),
+  pendingDependencies: z.array(pendingDependencySchema).optional().describe('dependencies not met yet'),
+  lastHandledReconcileAt: z
+    .string()
+    .optional()
+    .describe('echo of the syncprims.dev/reconcile-requested-at annotation'),
+});
+
+export const remoteSyncRefSchema = z.object({
+  cluster: z.string().describe('the kubeconfig Secret or the Cluster'),
+  namespace: z.string(),
+  name: z.string(),
+  observedGeneration: generation.optional().describe("the remote Sync's observedGeneration"),
+});
+
+export const proxySyncStatusSchema = syncStatusSchema.extend({
+  remote: remoteSyncRefSchema.optional().describe('the Sync this ProxySync maintains'),
+});
+
+export type Condition = z.infer<typeof conditionSchema>;
+export type InventoryEntry = z.infer<typeof inventoryEntrySchema>;
+export type Inventory = z.infer<typeof inventorySchema>;
+export type Summary = z.infer<typeof summarySchema>;
+export type PendingDependency = z.infer<typeof pendingDependencySchema>;
+export type SyncStatus = z.infer<typeof syncStatusSchema>;
+export type RemoteSyncRef = z.infer<typeof remoteSyncRefSchema>;
+export type ProxySyncStatus = z.infer<typeof proxySyncStatusSchema>;

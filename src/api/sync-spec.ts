@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { durationSchema } from './duration.js';
+import { MAX_NAME_LENGTH, SYNC_KINDS } from './kinds.js';
+import { sourceSchema } from './source.js';
+
+/** The sync spec: Sync.spec, RemoteSync.spec (plus a cluster), ProxySync.spec.template.spec. */
+
+export const REQUIRED_STATUSES = ['Current', 'InProgress'] as const;
+export type RequiredStatus = (typeof REQUIRED_STATUSES)[number];
+
+export const DELETION_POLICIES = ['Delete', 'Orphan'] as const;
+export type DeletionPolicy = (typeof DELETION_POLICIES)[number];
+
+/** Defaults the API server fills in (they are OpenAPI defaults in the CRDs). */
+export const SPEC_DEFAULTS = {
+  prune: true,
+  wait: true,
+  timeout: '5m',
+  interval: '10m',
+  deletionPolicy: 'Delete',
+} as const satisfies Record<string, unknown>;
+
+export const dependencyRefSchema = z.object({
+  kind: z.enum(SYNC_KINDS).default('Sync').describe('Sync, RemoteSync or ProxySync'),
+  name: z.string().min(1).max(MAX_NAME_LENGTH),
+  namespace: z
+    .string()
+    .min(1)
+    .max(63)
+    .optional()
+    .describe('another namespace (only when the operator allows cross-namespace references)'),
+  requiredStatus: z
+    .enum(REQUIRED_STATUSES)
+    .default('Current')
+    .describe('Current: Ready; InProgress: its current revision applied, whatever the health of its objects'),
+});
+
+const stringMap = z.record(z.string(), z.string());
+
+export const commonMetadataSchema = z.object({
+  labels: stringMap.optional(),
+  annotations: stringMap.optional(),
+});
+
+/** The fields of the sync spec, as an object schema that other specs extend. */
+export const syncSpecSchema = z.object({
+  source: sourceSchema,
+  paths: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('relative paths of files or folders inside an archive; the whole source when omitted'),
+  defaultNamespace: z
+    .string()
+    .min(1)
+    .max(63)
+    .optional()
+    .describe('namespace given to namespaced objects that name none'),
+  dependsOn: z.array(dependencyRefSchema).optional().describe('syncs that must be ready before this one applies'),
+  prune: z.boolean().default(SPEC_DEFAULTS.prune).describe('delete objects that left the set'),
+  wait: z.boolean().default(SPEC_DEFAULTS.wait).describe('Ready only once every applied object is Current'),
+  timeout: durationSchema.default(SPEC_DEFAULTS.timeout).describe('how long to wait for health'),
+  interval: durationSchema
+    .default(SPEC_DEFAULTS.interval)
+    .describe('re-read the source and correct drift at least this often'),
+  suspend: z.boolean().optional().describe('stop reconciling'),
+  serviceAccountName: z
+    .string()
+    .min(1)
+    .max(253)
+    .optional()
+    .describe('apply and prune as this service account of the namespace'),
+  force: z.boolean().optional().describe('delete and recreate an object whose immutable fields changed'),
+  deletionPolicy: z
+    .enum(DELETION_POLICIES)
+    .default(SPEC_DEFAULTS.deletionPolicy)
+    .describe('Delete prunes everything owned when the sync is deleted; Orphan leaves it'),
+  commonMetadata: commonMetadataSchema.optional().describe('labels and annotations added to every applied object'),
+});
+
+export type DependencyRef = z.infer<typeof dependencyRefSchema>;
+export type CommonMetadata = z.infer<typeof commonMetadataSchema>;
+/** The spec after parsing: defaults filled. */
+export type SyncSpec = z.infer<typeof syncSpecSchema>;
+/** The spec as a person writes it: defaulted fields optional. */
+export type SyncSpecInput = z.input<typeof syncSpecSchema>;

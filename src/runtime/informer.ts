@@ -1,0 +1,318 @@
+import type { IncomingMessage } from 'node:http';
+import type { KubeClient, Query } from '../kube/client.js';
+import { ApiError, TransportError } from '../kube/errors.js';
+import { collectionPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { watchEvents, type WatchEvent } from '../kube/watch-stream.js';
+import { silentLogger, type Logger } from './logger.js';
+import type { OperatorMetrics } from './metrics.js';
+import { backoffDelay, sleep } from './backoff.js';
+import { objectKey, ObjectStore } from './store.js';
+
+export type InformerEventType = 'added' | 'updated' | 'deleted';
+
+export interface InformerEvent<T> {
+  type: InformerEventType;
+  object: T;
+  old?: T;
+}
+
+export type InformerHandler<T> = (event: InformerEvent<T>) => void;
+
+/** How the initial set is read: WatchList (one watch stream) or LIST then WATCH. */
+export type InitialProtocol = 'WatchList' | 'ListWatch';
+
+export interface InformerOptions<T extends KubeObject> {
+  client: KubeClient;
+  resource: ResourceInfo;
+  /** Watch one namespace; all when undefined. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** `auto` tries WatchList and falls back to LIST+WATCH when the server refuses it. */
+  watchList?: 'auto' | 'never';
+  /** Server-side timeout of each watch request; randomised by up to +10%. */
+  watchTimeoutSeconds?: number;
+  /** A watch that sends nothing (not even a bookmark) for this long is restarted. */
+  idleTimeoutMs?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  listPageSize?: number;
+  /** Applied to each object before it is stored; the default drops managedFields. */
+  transform?: (obj: T) => T;
+  logger?: Logger;
+  metrics?: OperatorMetrics;
+}
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+interface List<T> {
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+/**
+ * A shared informer for one resource type of one cluster: it holds every
+ * object in a store and tells its handlers about changes. `start()` resolves
+ * only once the store holds the whole initial set (primed). It resumes from
+ * the last resource version, relists on 410 Gone, asks for bookmarks and a
+ * server-side timeout, restarts a silent watch, and reconnects after any error
+ * with capped, jittered backoff.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store = new ObjectStore<T>();
+  /** The protocol that read the last initial set. */
+  protocol: InitialProtocol | undefined;
+  private resourceVersion: string | undefined;
+  private readonly handlers = new Set<InformerHandler<T>>();
+  private readonly abort = new AbortController();
+  private stream: IncomingMessage | undefined;
+  private running: Promise<void> | undefined;
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private watchListRefused = false;
+  private readonly log: Logger;
+  private readonly label: { cluster: string; resource: string };
+
+  constructor(private readonly opts: InformerOptions<T>) {
+    const r = opts.resource;
+    this.label = { cluster: opts.client.name, resource: r.group ? `${r.resource}.${r.group}` : r.resource };
+    this.log = (opts.logger ?? silentLogger).child({ informer: this.label.resource, cluster: this.label.cluster });
+    this.watchListRefused = opts.watchList === 'never';
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get lastSyncResourceVersion(): string | undefined {
+    return this.resourceVersion;
+  }
+
+  /** Subscribes to changes; returns the way to unsubscribe. */
+  onEvent(handler: InformerHandler<T>): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  /** Starts (once) and resolves when the store holds the whole initial set. */
+  start(): Promise<void> {
+    this.running ??= this.loop();
+    return this.waitForSync();
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.stream?.destroy();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.abort.signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) await this.readInitialSet();
+        else await this.watchFrom(this.resourceVersion);
+        failures = 0;
+      } catch (err) {
+        if (this.abort.signal.aborted) return;
+        const reason = this.classify(err);
+        this.opts.metrics?.watchRestarts.inc({ ...this.label, reason });
+        if (reason === 'gone') {
+          this.log.info('resource version too old (410 Gone): reading the whole set again');
+          this.resourceVersion = undefined;
+          continue;
+        }
+        failures++;
+        const delay = backoffDelay(failures, this.opts.backoff);
+        this.log.warn({ err: String(err), reason, retryInMs: Math.round(delay) }, 'watch failed; reconnecting');
+        await sleep(delay, this.abort.signal);
+      }
+    }
+  }
+
+  private classify(err: unknown): 'gone' | 'silent' | 'error' {
+    if (err instanceof ApiError && err.gone) return 'gone';
+    if (err instanceof TransportError && err.message.includes('no data for')) return 'silent';
+    return 'error';
+  }
+
+  private async readInitialSet(): Promise<void> {
+    if (!this.watchListRefused) {
+      try {
+        await this.watchList();
+        return;
+      } catch (err) {
+        if (!(err instanceof ApiError) || (err.status !== 422 && err.status !== 400) || this.synced) throw err;
+        this.watchListRefused = true;
+        this.log.info({ err: err.message }, 'the server refuses WatchList: using LIST and WATCH');
+      }
+    }
+    await this.listThenRemember();
+  }
+
+  /** One watch stream that starts with the whole set, closed by a bookmark. */
+  private async watchList(): Promise<void> {
+    const started = Date.now();
+    const res = await this.openWatch({
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+      resourceVersion: '',
+    });
+    const initial = new Map<string, T>();
+    let collecting = true;
+    for await (const event of watchEvents<T>(res)) {
+      if (!collecting) {
+        this.apply(event);
+        continue;
+      }
+      if (event.type === 'ERROR') throw watchError(event);
+      if (event.type === 'BOOKMARK') {
+        if (event.object.metadata.annotations?.[INITIAL_EVENTS_END] !== 'true') continue;
+        this.replace(initial, event.object.metadata.resourceVersion ?? '', 'WatchList', started);
+        collecting = false;
+        continue;
+      }
+      const obj = this.transform(event.object);
+      initial.set(objectKey(obj), obj);
+    }
+    if (collecting) throw new TransportError('the WatchList stream ended before its initial set was complete');
+  }
+
+  private async listThenRemember(): Promise<void> {
+    const started = Date.now();
+    const all = new Map<string, T>();
+    let token: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.opts.client.request<List<T>>({
+        path: this.path(),
+        query: { ...this.selectors(), limit: this.opts.listPageSize ?? 500, continue: token },
+        timeoutMs: 60_000,
+        signal: this.abort.signal,
+      });
+      for (const item of page.items) {
+        // List items carry no apiVersion/kind; restore them as a watch would.
+        const obj = this.transform({ ...item, apiVersion: this.apiVersion(), kind: this.opts.resource.kind });
+        all.set(objectKey(obj), obj);
+      }
+      token = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion;
+    } while (token);
+    this.replace(all, rv, 'ListWatch', started);
+  }
+
+  private async watchFrom(resourceVersion: string): Promise<void> {
+    const res = await this.openWatch({ resourceVersion });
+    for await (const event of watchEvents<T>(res)) this.apply(event);
+    this.log.debug('watch ended (server timeout): resuming');
+  }
+
+  private async openWatch(extra: Query): Promise<IncomingMessage> {
+    const base = this.opts.watchTimeoutSeconds ?? 300;
+    const res = await this.opts.client.stream({
+      path: this.path(),
+      query: {
+        ...this.selectors(),
+        watch: 1,
+        allowWatchBookmarks: true,
+        timeoutSeconds: Math.round(base * (1 + Math.random() * 0.1)),
+        ...extra,
+      },
+      idleTimeoutMs: this.opts.idleTimeoutMs ?? 120_000,
+      signal: this.abort.signal,
+    });
+    this.stream = res;
+    return res;
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    switch (event.type) {
+      case 'ERROR':
+        throw watchError(event);
+      case 'BOOKMARK':
+        this.resourceVersion = event.object.metadata.resourceVersion ?? this.resourceVersion;
+        return;
+      case 'ADDED':
+      case 'MODIFIED': {
+        const obj = this.transform(event.object);
+        const old = this.store.upsert(obj);
+        this.resourceVersion = obj.metadata.resourceVersion;
+        if (old?.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+          this.emit({ type: old ? 'updated' : 'added', object: obj, old });
+        }
+        break;
+      }
+      case 'DELETED': {
+        const old = this.store.delete(objectKey(event.object));
+        this.resourceVersion = event.object.metadata.resourceVersion;
+        this.emit({ type: 'deleted', object: old ?? this.transform(event.object) });
+        break;
+      }
+    }
+    this.opts.metrics?.cacheObjects.set(this.label, this.store.size);
+  }
+
+  /** Makes the store equal `next`, telling handlers what changed. */
+  private replace(next: Map<string, T>, resourceVersion: string, protocol: InitialProtocol, started: number): void {
+    for (const key of this.store.keys()) {
+      if (next.has(key)) continue;
+      const old = this.store.delete(key);
+      if (old) this.emit({ type: 'deleted', object: old });
+    }
+    for (const obj of next.values()) {
+      const old = this.store.upsert(obj);
+      if (old?.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+        this.emit({ type: old ? 'updated' : 'added', object: obj, old });
+      }
+    }
+    this.resourceVersion = resourceVersion;
+    this.protocol = protocol;
+    const seconds = (Date.now() - started) / 1000;
+    this.opts.metrics?.cacheObjects.set(this.label, this.store.size);
+    if (!this.synced) {
+      this.opts.metrics?.cachePrimeSeconds.set({ ...this.label, protocol }, seconds);
+      this.log.info({ objects: this.store.size, protocol, seconds }, 'cache primed');
+      this.synced = true;
+      for (const resolve of this.syncWaiters.splice(0)) resolve();
+    }
+  }
+
+  private emit(event: InformerEvent<T>): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(event);
+      } catch (err) {
+        this.log.error({ err: String(err) }, 'informer handler failed');
+      }
+    }
+  }
+
+  private transform(obj: T): T {
+    if (this.opts.transform) return this.opts.transform(obj);
+    if (obj.metadata.managedFields === undefined) return obj;
+    const { managedFields: _dropped, ...metadata } = obj.metadata;
+    return { ...obj, metadata };
+  }
+
+  private path(): string {
+    return collectionPath(this.opts.resource, this.opts.namespace);
+  }
+
+  private apiVersion(): string {
+    const { group, version } = this.opts.resource;
+    return group ? `${group}/${version}` : version;
+  }
+
+  private selectors(): Query {
+    return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+  }
+}
+
+function watchError(event: WatchEvent<unknown>): ApiError {
+  const status = event.object as { code?: number; reason?: string; message?: string };
+  return new ApiError(status.code ?? 500, status.reason ?? 'WatchError', `watch: ${status.message ?? 'error event'}`);
+}

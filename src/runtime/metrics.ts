@@ -1,0 +1,112 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { QueueMetrics } from './workqueue.js';
+
+/**
+ * The operator's metrics. Names follow controller-runtime, so existing
+ * dashboards work; our own live under `syncprims_`.
+ */
+export class OperatorMetrics {
+  readonly registry = new Registry();
+
+  readonly reconcileTotal = new Counter({
+    name: 'controller_runtime_reconcile_total',
+    help: 'Total number of reconciliations per controller',
+    labelNames: ['controller', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileErrors = new Counter({
+    name: 'controller_runtime_reconcile_errors_total',
+    help: 'Total number of reconciliation errors per controller',
+    labelNames: ['controller'] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileTime = new Histogram({
+    name: 'controller_runtime_reconcile_time_seconds',
+    help: 'Length of time per reconciliation per controller',
+    labelNames: ['controller'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'workqueue_depth',
+    help: 'Current depth of workqueue',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+  readonly queueAdds = new Counter({
+    name: 'workqueue_adds_total',
+    help: 'Total number of adds handled by workqueue',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+  readonly queueLatency = new Histogram({
+    name: 'workqueue_queue_duration_seconds',
+    help: 'How long in seconds an item stays in workqueue before being requested',
+    labelNames: ['name'] as const,
+    buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60, 300],
+    registers: [this.registry],
+  });
+  readonly workDuration = new Histogram({
+    name: 'workqueue_work_duration_seconds',
+    help: 'How long in seconds processing an item from workqueue takes',
+    labelNames: ['name'] as const,
+    buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60, 300],
+    registers: [this.registry],
+  });
+  readonly queueRetries = new Counter({
+    name: 'workqueue_retries_total',
+    help: 'Total number of retries handled by workqueue',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+  readonly cacheObjects = new Gauge({
+    name: 'syncprims_cache_objects',
+    help: 'Objects held by the informer cache, per cluster and resource',
+    labelNames: ['cluster', 'resource'] as const,
+    registers: [this.registry],
+  });
+  readonly cachePrimeSeconds = new Gauge({
+    name: 'syncprims_cache_prime_seconds',
+    help: 'How long the informer took to hold the whole initial set, per cluster and resource',
+    labelNames: ['cluster', 'resource', 'protocol'] as const,
+    registers: [this.registry],
+  });
+  readonly firstReconcileCacheObjects = new Gauge({
+    name: 'syncprims_first_reconcile_cache_objects',
+    help: 'Objects of its kind in the cache when a controller ran its first reconcile',
+    labelNames: ['controller'] as const,
+    registers: [this.registry],
+  });
+  readonly watchRestarts = new Counter({
+    name: 'syncprims_watch_restarts_total',
+    help: 'Watches restarted, per cluster, resource and reason (ended, error, silent, gone)',
+    labelNames: ['cluster', 'resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly clusterRequests = new Counter({
+    name: 'syncprims_cluster_requests_total',
+    help: 'Requests sent to each cluster, by method and status code',
+    labelNames: ['cluster', 'method', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly leader = new Gauge({
+    name: 'syncprims_leader',
+    help: '1 while this process holds the leader lease',
+    registers: [this.registry],
+  });
+
+  constructor(opts: { processMetrics?: boolean } = {}) {
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The queue's metric hooks, labelled with its name. */
+  queue(name: string): QueueMetrics {
+    return {
+      depth: (n: number) => this.queueDepth.set({ name }, n),
+      add: () => this.queueAdds.inc({ name }),
+      queueLatency: (s: number) => this.queueLatency.observe({ name }, s),
+      workDuration: (s: number) => this.workDuration.observe({ name }, s),
+      retry: () => this.queueRetries.inc({ name }),
+    };
+  }
+}
