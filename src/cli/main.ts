@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
 import { packageVersion } from '../version.js';
+import { addRunCommand } from './run.js';
 
 const program = new Command()
   .name('syncprims')
@@ -25,6 +26,8 @@ program
       client.close();
     }
   });
+
+addRunCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`syncprims: ${err instanceof Error ? err.message : String(err)}`);

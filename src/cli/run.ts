@@ -1,0 +1,73 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Command } from 'commander';
+import { syncControllers } from '../controllers/index.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeConfigFile } from '../kube/config.js';
+import { createLogger } from '../runtime/logger.js';
+import { Manager } from '../runtime/manager.js';
+
+interface RunFlags {
+  kubeconfig?: string;
+  namespace?: string;
+  concurrency: string;
+  leaderElect?: boolean;
+  leaderElectionNamespace: string;
+  metricsAddr: string;
+  healthAddr: string;
+  logLevel: string;
+}
+
+/** `syncprims run`: the operator. */
+export function addRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('run the operator: reconcile Syncs, RemoteSyncs and ProxySyncs')
+    .option('--kubeconfig <file>', 'kubeconfig of the cluster to manage (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--namespace <ns>', 'watch one namespace (default: all)')
+    .option('--concurrency <n>', 'workers per controller', '8')
+    .option('--leader-elect', 'run only while holding the leader Lease')
+    .option('--leader-election-namespace <ns>', 'namespace of the Lease syncprims-leader', 'syncprims-system')
+    .option('--metrics-addr <addr>', 'where /metrics listens', ':8080')
+    .option('--health-addr <addr>', 'where /healthz and /readyz listen', ':8081')
+    .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+    .action(run);
+}
+
+async function run(flags: RunFlags): Promise<void> {
+  const log = createLogger({ level: flags.logLevel });
+  const concurrency = Number(flags.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency ${flags.concurrency}: want a positive integer`);
+  const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
+  const client = await KubeClient.create(kc.getCurrentContext() || 'local', kc);
+  const manager = new Manager({
+    client,
+    logger: log,
+    namespace: flags.namespace,
+    metricsAddr: flags.metricsAddr,
+    healthAddr: flags.healthAddr,
+    leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader' } : undefined,
+  });
+  let signals = 0;
+  const onSignal = (sig: string): void => {
+    if (++signals > 1) {
+      log.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    log.info({ signal: sig }, 'signal received');
+    void manager.shutdown();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency }, 'starting');
+  await manager.start(syncControllers({ concurrency }));
+  log.info({ ports: manager.ports }, 'running');
+  await manager.stopped;
+  client.close();
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error('no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a cluster');
+  return kc;
+}

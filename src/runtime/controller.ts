@@ -1,0 +1,149 @@
+import { ApiError } from '../kube/errors.js';
+import type { KubeObject } from '../kube/resources.js';
+import type { Informer, InformerEvent } from './informer.js';
+import { silentLogger, type Logger } from './logger.js';
+import type { OperatorMetrics } from './metrics.js';
+import { objectKey, splitKey } from './store.js';
+import { runWorkers } from './worker-pool.js';
+import { WorkQueue } from './workqueue.js';
+
+/** What a reconcile asks of the loop: nothing, or to run again after a while. */
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
+
+/** An error that retrying cannot fix (a bad spec): not retried until the object changes. */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export interface Reconciler {
+  /** Level-triggered: given a key (`namespace/name`), make the world match the object's spec. */
+  reconcile(key: string, log: Logger): Promise<ReconcileResult | void>;
+}
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** `sync`, `remotesync` or `proxysync`: the label of its metrics and logs. */
+  name: string;
+  kind: string;
+  informer: Informer<T>;
+  reconciler: Reconciler;
+  concurrency: number;
+  metrics?: OperatorMetrics;
+  logger?: Logger;
+  queue?: WorkQueue;
+}
+
+/**
+ * One controller: events of its primary informer become keys in its queue;
+ * `concurrency` workers reconcile them. Errors are retried with per-key
+ * backoff (a 429's Retry-After at least), terminal errors are not.
+ */
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly queue: WorkQueue;
+  private readonly log: Logger;
+  private firstReconcile = true;
+  private workers: Promise<void> | undefined;
+  private readonly stopWorkers = new AbortController();
+
+  constructor(private readonly opts: ControllerOptions<T>) {
+    this.queue = opts.queue ?? new WorkQueue({ metrics: opts.metrics?.queue(opts.name) });
+    this.log = (opts.logger ?? silentLogger).child({ controller: opts.name });
+    opts.informer.onEvent((e) => {
+      if (needsReconcile(e)) this.queue.add(objectKey(e.object));
+    });
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  /** Reconcile this key soon (e.g. a watched dependency changed). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /** Starts the workers; every object already in the cache is queued once. */
+  start(): void {
+    if (this.workers) return;
+    for (const key of this.opts.informer.store.keys()) this.queue.add(key);
+    this.workers = runWorkers(this.queue, this.opts.concurrency, (key) => this.process(key), this.stopWorkers.signal, {
+      onError: (err, key) => this.log.error({ err: String(err), key }, 'worker failed'),
+    });
+  }
+
+  /** Stops taking work, lets in-flight reconciles finish (up to `graceMs`). */
+  async stop(graceMs = 30_000): Promise<void> {
+    this.stopWorkers.abort();
+    this.queue.shutDown();
+    if (!this.workers) return;
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
+    if ((await Promise.race([this.workers.then(() => 'done' as const), timeout])) === 'timeout') {
+      this.log.warn({ graceMs }, 'in-flight reconciles did not finish in time');
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const log = this.log.child({ kind: this.opts.kind, namespace, name });
+    if (this.firstReconcile) {
+      this.firstReconcile = false;
+      const cached = this.opts.informer.store.size;
+      this.opts.metrics?.firstReconcileCacheObjects.set({ controller: this.name }, cached);
+      log.info({ cached }, 'first reconcile: objects of this kind in the cache');
+    }
+    const end = this.opts.metrics?.reconcileTime.startTimer({ controller: this.name });
+    try {
+      const result = await this.opts.reconciler.reconcile(key, log);
+      this.queue.forget(key);
+      if (result?.requeueAfterMs !== undefined) {
+        this.queue.addAfter(key, result.requeueAfterMs);
+        this.count('requeue_after');
+      } else {
+        this.count('success');
+      }
+    } catch (err) {
+      this.handleError(key, err, log);
+    } finally {
+      end?.();
+    }
+  }
+
+  private handleError(key: string, err: unknown, log: Logger): void {
+    this.opts.metrics?.reconcileErrors.inc({ controller: this.name });
+    this.count('error');
+    if (err instanceof TerminalError) {
+      this.queue.forget(key);
+      log.error({ err: err.message }, 'reconcile failed; not retried until the object changes');
+      return;
+    }
+    const retryAfterMs = err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
+    this.queue.addRateLimited(key, retryAfterMs);
+    const level = err instanceof ApiError && (err.conflict || err.tooManyRequests) ? 'debug' : 'warn';
+    log[level]({ err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying');
+  }
+
+  private count(result: string): void {
+    this.opts.metrics?.reconcileTotal.inc({ controller: this.name, result });
+  }
+}
+
+/**
+ * Spec, metadata and deletion changes need a reconcile; a change of status
+ * alone (our own write, usually) does not.
+ */
+function needsReconcile(e: InformerEvent<KubeObject>): boolean {
+  if (e.type !== 'updated' || !e.old) return true;
+  const a = e.old.metadata;
+  const b = e.object.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+  );
+}

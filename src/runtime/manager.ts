@@ -1,0 +1,154 @@
+import type http from 'node:http';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { KubeClient } from '../kube/client.js';
+import { Discovery } from '../kube/discovery.js';
+import { ClusterCache, type CacheTuning } from './cache.js';
+import type { Controller } from './controller.js';
+import { EventRecorder } from './events.js';
+import { closeServer, serveHealth, serveMetrics } from './http-endpoints.js';
+import { LeaderElector } from './leader-election.js';
+import type { Logger } from './logger.js';
+import { OperatorMetrics } from './metrics.js';
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ManagerOptions {
+  client: KubeClient;
+  logger: Logger;
+  /** Watch one namespace; all when undefined. */
+  namespace?: string;
+  metricsAddr?: string;
+  healthAddr?: string;
+  leaderElection?: LeaderElectionOptions;
+  tuning?: CacheTuning;
+  metrics?: OperatorMetrics;
+}
+
+/** Builds the controllers once the manager's cache, metrics and events exist. */
+export type ControllerFactory = (m: Manager) => Promise<Controller>;
+
+/**
+ * Owns what the controllers share: the cluster's informer cache, metrics,
+ * Events, the health and metrics endpoints and leader election. Caches are
+ * primed before any controller starts (on a standby too, so a takeover is
+ * fast); `/readyz` turns ready only then. Only the leader runs controllers.
+ */
+export class Manager {
+  readonly metrics: OperatorMetrics;
+  readonly cache: ClusterCache;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  private readonly controllers: Controller[] = [];
+  private readonly servers: http.Server[] = [];
+  private elector: LeaderElector | undefined;
+  private primed = false;
+  private stopping = false;
+  private readonly done = new AbortController();
+  private readonly identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  /** The ports the endpoints listen on (useful with port 0). */
+  ports: { metrics?: number; health?: number } = {};
+
+  constructor(readonly opts: ManagerOptions) {
+    this.log = opts.logger;
+    this.metrics = opts.metrics ?? new OperatorMetrics();
+    this.cache = new ClusterCache(opts.client, new Discovery(opts.client), {
+      namespace: opts.namespace,
+      logger: opts.logger,
+      metrics: this.metrics,
+      tuning: opts.tuning,
+    });
+    this.events = new EventRecorder(opts.client, 'syncprims', opts.logger);
+    opts.client.observe((r) =>
+      this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') }),
+    );
+  }
+
+  get client(): KubeClient {
+    return this.opts.client;
+  }
+
+  /** Serves the endpoints, primes the caches, then runs the controllers (as leader, if elected). */
+  async start(factories: ControllerFactory[]): Promise<void> {
+    if (this.opts.healthAddr) {
+      const health = await serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping);
+      this.servers.push(health.server);
+      this.ports.health = health.port;
+    }
+    if (this.opts.metricsAddr) {
+      const m = await serveMetrics(this.opts.metricsAddr, this.metrics.registry);
+      this.servers.push(m.server);
+      this.ports.metrics = m.port;
+    }
+    for (const make of factories) this.controllers.push(await make(this));
+    this.primed = true;
+    this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches primed');
+    if (!this.opts.leaderElection) {
+      this.startControllers();
+      return;
+    }
+    this.elector = this.createElector(this.opts.leaderElection);
+    void this.elector.run(this.done.signal).catch((err: unknown) => this.fatal('leader election failed', err));
+  }
+
+  /** Resolves when the manager has stopped (after shutdown, or a lost lease). */
+  get stopped(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.done.signal.aborted) resolve();
+      else this.done.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+
+  /** Graceful: stop taking work, finish in-flight reconciles, release the lease, stop watching. */
+  async shutdown(graceMs = 30_000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.log.info('shutting down: finishing in-flight reconciles');
+    await Promise.all(this.controllers.map((c) => c.stop(graceMs)));
+    if (this.elector?.isLeader()) await this.elector.release().catch(() => false);
+    this.done.abort();
+    await this.cache.stop();
+    await Promise.all(this.servers.map(closeServer));
+    this.log.info('shutdown complete');
+  }
+
+  private startControllers(): void {
+    for (const c of this.controllers) c.start();
+  }
+
+  private createElector(le: LeaderElectionOptions): LeaderElector {
+    return new LeaderElector({
+      client: this.opts.client,
+      namespace: le.namespace,
+      name: le.name,
+      identity: this.identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      logger: this.log,
+      onStartedLeading: () => {
+        this.metrics.leader.set(1);
+        this.log.info({ identity: this.identity }, 'became leader: starting controllers');
+        this.startControllers();
+      },
+      onStoppedLeading: () => {
+        this.metrics.leader.set(0);
+        if (!this.stopping) void this.fatal('lost the leader lease', undefined);
+      },
+      onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
+    });
+  }
+
+  /** Like controller-runtime: a lost lease or broken election ends the process's work. */
+  private async fatal(message: string, err: unknown): Promise<void> {
+    this.log.error({ err: err === undefined ? undefined : String(err) }, `${message}: stopping`);
+    process.exitCode = 1;
+    await this.shutdown(5_000);
+  }
+}

@@ -1,0 +1,67 @@
+import type { KubeClient } from '../kube/client.js';
+import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+
+/**
+ * The writes a controller makes to its own objects: status (only when it
+ * changed) and finalizers (with optimistic concurrency, so a conflict is
+ * retried by the queue rather than overwriting someone else's change).
+ */
+export class ObjectWriter {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly resource: ResourceInfo,
+  ) {}
+
+  /** Writes `status` unless it equals the object's current status; returns whether it wrote. */
+  async updateStatus(obj: KubeObject, status: Record<string, unknown>): Promise<boolean> {
+    if (canonical(obj.status ?? {}) === canonical(status)) return false;
+    await this.client.request({
+      method: 'PUT',
+      path: `${this.path(obj)}/status`,
+      body: { ...obj, status },
+    });
+    return true;
+  }
+
+  /** Adds the finalizer unless present; returns whether it wrote. */
+  async ensureFinalizer(obj: KubeObject, finalizer: string): Promise<boolean> {
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (finalizers.includes(finalizer)) return false;
+    await this.patchFinalizers(obj, [...finalizers, finalizer]);
+    return true;
+  }
+
+  /** Removes the finalizer if present; returns whether it wrote. */
+  async removeFinalizer(obj: KubeObject, finalizer: string): Promise<boolean> {
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (!finalizers.includes(finalizer)) return false;
+    await this.patchFinalizers(
+      obj,
+      finalizers.filter((f) => f !== finalizer),
+    );
+    return true;
+  }
+
+  private async patchFinalizers(obj: KubeObject, finalizers: string[]): Promise<void> {
+    await this.client.request({
+      method: 'PATCH',
+      path: this.path(obj),
+      contentType: 'application/merge-patch+json',
+      // The resourceVersion makes this conditional: 409 Conflict if the object moved on.
+      body: { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers } },
+    });
+  }
+
+  private path(obj: KubeObject): string {
+    return objectPath(this.resource, obj.metadata.name ?? '', obj.metadata.namespace);
+  }
+}
+
+/** JSON with sorted keys: equal values give equal text. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
