@@ -5,6 +5,10 @@ import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
 import { createLogger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
+import { packageVersion } from '../version.js';
+
+/** The operator's User-Agent prefix: how its requests are told apart in audit logs. */
+export const OPERATOR_USER_AGENT = 'syncprims-operator';
 
 interface RunFlags {
   kubeconfig?: string;
@@ -38,7 +42,8 @@ async function run(flags: RunFlags): Promise<void> {
   const concurrency = Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency ${flags.concurrency}: want a positive integer`);
   const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
-  const client = await KubeClient.create(kc.getCurrentContext() || 'local', kc);
+  const name = kc.getCurrentContext() || 'local';
+  const client = await KubeClient.create(name, kc, `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`);
   const manager = new Manager({
     client,
     logger: log,

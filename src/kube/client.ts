@@ -53,6 +53,7 @@ export class KubeClient {
     readonly name: string,
     readonly kubeConfig: KubeConfig,
     tls: https.AgentOptions,
+    private readonly userAgent: string,
   ) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig for ${name} has no current cluster`);
@@ -62,13 +63,14 @@ export class KubeClient {
     this.agent = this.server.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   }
 
-  static async create(name: string, kubeConfig: KubeConfig): Promise<KubeClient> {
+  /** `userAgent` tells the server (and its audit log) who sends; default `syncprims/<name>`. */
+  static async create(name: string, kubeConfig: KubeConfig, userAgent = `syncprims/${name}`): Promise<KubeClient> {
     const opts: https.RequestOptions = {};
     await kubeConfig.applyToHTTPSOptions(opts);
     const tls: https.AgentOptions = { ca: opts.ca, cert: opts.cert, key: opts.key };
     if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
     if (opts.servername) tls.servername = opts.servername;
-    return new KubeClient(name, kubeConfig, tls);
+    return new KubeClient(name, kubeConfig, tls, userAgent);
   }
 
   static async fromFile(name: string, file: string): Promise<KubeClient> {
@@ -130,7 +132,7 @@ export class KubeClient {
     const headers: http.OutgoingHttpHeaders = {
       ...(auth.headers as http.OutgoingHttpHeaders),
       accept: 'application/json',
-      'user-agent': `syncprims/${this.name}`,
+      'user-agent': this.userAgent,
       ...extraHeaders,
     };
     if (body) {

@@ -86,6 +86,7 @@ export class Manager {
       this.servers.push(m.server);
       this.ports.metrics = m.port;
     }
+    if (this.servers.length > 0) this.log.info({ ports: this.ports }, 'endpoints listening');
     for (const make of factories) this.controllers.push(await make(this));
     this.primed = true;
     this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches primed');

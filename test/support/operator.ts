@@ -1,0 +1,96 @@
+// Runs `syncprims run` (dist/cli/main.js) as a real process and reads its
+// JSON logs, /metrics and /readyz.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { eventually } from './eventually.js';
+import { kubeconfigPath, ROOT } from './controlplane.js';
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export class OperatorProcess {
+  readonly logs: LogLine[] = [];
+  readonly stderr: string[] = [];
+  private exitCode: Promise<number | null>;
+  ports: { metrics?: number; health?: number } = {};
+
+  private constructor(readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const parsed = JSON.parse(line) as LogLine;
+        this.logs.push(parsed);
+        if (parsed.msg === 'endpoints listening') this.ports = parsed.ports as typeof this.ports;
+      } catch {
+        this.stderr.push(line);
+      }
+    });
+    createInterface({ input: child.stderr! }).on('line', (line) => this.stderr.push(line));
+    this.exitCode = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  }
+
+  /** Starts the operator on a cluster; resolves once its endpoints listen. */
+  static async start(cluster: string, args: string[] = []): Promise<OperatorProcess> {
+    const child = spawn(
+      'node',
+      [
+        path.join(ROOT, 'dist', 'cli', 'main.js'),
+        'run',
+        '--kubeconfig',
+        kubeconfigPath(cluster),
+        '--metrics-addr',
+        '127.0.0.1:0',
+        '--health-addr',
+        '127.0.0.1:0',
+        ...args,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const op = new OperatorProcess(child);
+    await eventually(`the operator's endpoints (stderr: ${op.stderr.join('\n')})`, async () =>
+      op.ports.health ? true : undefined,
+    );
+    return op;
+  }
+
+  async waitForLog(what: string, match: (l: LogLine) => boolean, timeoutMs = 60_000): Promise<LogLine> {
+    return eventually(what, async () => this.logs.find(match), timeoutMs);
+  }
+
+  async readyz(): Promise<number> {
+    const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`);
+    await res.text();
+    return res.status;
+  }
+
+  async metrics(): Promise<string> {
+    const res = await fetch(`http://127.0.0.1:${this.ports.metrics}/metrics`);
+    return res.text();
+  }
+
+  /** The value of one sample, e.g. `metric('controller_runtime_reconcile_total', {controller: 'sync', result: 'success'})`. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return sampleValue(await this.metrics(), name, labels);
+  }
+
+  /** Sends a signal and waits for the exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode === null) this.child.kill(signal);
+    return this.exitCode;
+  }
+}
+
+/** Sums the samples of `name` whose labels include `labels`. */
+export function sampleValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(m[3]);
+  }
+  return total;
+}
