@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfigFile } from './config.js';
-import { apiErrorFrom, TransportError } from './errors.js';
+import { ApiError, apiErrorFrom, TransportError } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -26,6 +26,8 @@ export interface StreamOptions extends RequestOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** How many times a GET answered 429 with Retry-After is sent in all. */
+const READ_RETRIES_ON_429 = 5;
 
 /** What an observer learns of each request: for metrics, and for tests that assert what was sent. */
 export interface RequestRecord {
@@ -79,6 +81,20 @@ export class KubeClient {
 
   /** Sends a request and parses a JSON answer (text otherwise); throws ApiError or TransportError. */
   async request<T = unknown>(opts: RequestOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.requestOnce<T>(opts, extraHeaders);
+      } catch (err) {
+        // Reads are safe to repeat: wait as a 429 says (a few times), as client-go does.
+        // Writes go back to the caller, whose queue honours Retry-After.
+        const retryable = err instanceof ApiError && err.tooManyRequests && err.retryAfterSeconds !== undefined;
+        if (!retryable || (opts.method ?? 'GET') !== 'GET' || attempt >= READ_RETRIES_ON_429) throw err;
+        await new Promise((r) => setTimeout(r, Math.min(err.retryAfterSeconds ?? 1, 10) * 1000 * (1 + Math.random() * 0.2)));
+      }
+    }
+  }
+
+  private async requestOnce<T>(opts: RequestOptions, extraHeaders: Record<string, string | string[]>): Promise<T> {
     const res = await this.send(opts, extraHeaders, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const text = await readBody(res);
     if (res.statusCode === undefined || res.statusCode >= 300) {

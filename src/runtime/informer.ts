@@ -127,7 +127,8 @@ export class Informer<T extends KubeObject = KubeObject> {
           continue;
         }
         failures++;
-        const delay = backoffDelay(failures, this.opts.backoff);
+        const retryAfterMs = err instanceof ApiError ? (err.retryAfterSeconds ?? 0) * 1000 : 0;
+        const delay = Math.max(backoffDelay(failures, this.opts.backoff), retryAfterMs);
         this.log.warn({ err: String(err), reason, retryInMs: Math.round(delay) }, 'watch failed; reconnecting');
         await sleep(delay, this.abort.signal);
       }
