@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clusterFields, withOneCluster } from './cluster.js';
 import { API_VERSION, MAX_NAME_LENGTH, NAME_LENGTH_MESSAGE } from './kinds.js';
 import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
-import { commonMetadataSchema, syncSpecSchema } from './sync-spec.js';
+import { commonMetadataSchema, dependencyRefSchema, syncSpecSchema } from './sync-spec.js';
 
 /** The three kinds as whole objects: spec schemas, status schemas, object schemas and types. */
 
@@ -28,9 +28,19 @@ export const proxySyncTemplateSchema = z.object({
   spec: syncSpecSchema,
 });
 
+/**
+ * `dependsOn` and `suspend` beside the template gate the ProxySync itself in
+ * the managing cluster (so rollouts order ProxySyncs); those inside the
+ * template belong to the remote Sync and refer to objects of the remote cluster.
+ */
 export const proxySyncSpecSchema = withOneCluster(
   z.object({
     ...clusterFields,
+    dependsOn: z
+      .array(dependencyRefSchema)
+      .optional()
+      .describe('syncs in this cluster that must be ready before the remote Sync is created or updated'),
+    suspend: z.boolean().optional().describe('stop maintaining the remote Sync'),
     template: proxySyncTemplateSchema.describe('the Sync to maintain in the remote cluster'),
   }),
 );
