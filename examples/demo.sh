@@ -20,6 +20,29 @@ done
 step "syncprims CLI"
 node dist/cli/main.js version --kubeconfig .local/mgmt.kubeconfig
 
+K=("$KUBECTL" --kubeconfig .local/mgmt.kubeconfig)
+step "Installing the CRDs on mgmt"
+"${K[@]}" apply --server-side --field-manager syncprims -f crds/
+"${K[@]}" wait --for condition=Established crd --all --timeout 60s >/dev/null
+"${K[@]}" create namespace demo --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
+"${K[@]}" apply -n demo -f examples/sync-inline.yaml
+
+step "Running the operator (namespace demo) until it has reconciled the example"
+node dist/cli/main.js run --kubeconfig .local/mgmt.kubeconfig --namespace demo \
+  --metrics-addr 127.0.0.1:18080 --health-addr 127.0.0.1:18081 > .local/demo-operator.log 2>&1 &
+op=$!
+trap 'kill $op 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  [ "$("${K[@]}" get sync hello -n demo -o jsonpath='{.status.observedGeneration}')" = 1 ] && break
+  sleep 0.2
+done
+curl -fsS 127.0.0.1:18081/readyz && echo " (readyz)"
+curl -fsS 127.0.0.1:18080/metrics | grep -E '^(controller_runtime_reconcile_total|syncprims_cache_objects)'
+kill -TERM $op && wait $op || true
+"${K[@]}" get syncprims -n demo
+"${K[@]}" get sync hello -n demo -o jsonpath='{"finalizers: "}{.metadata.finalizers}{"\nstatus:     "}{.status}{"\n"}'
+echo "(the apply engine of the next stage makes this Sync apply its objects and report Ready)"
+
 cat <<'NEXT'
 
 The clusters keep running in the background. Try:
