@@ -174,6 +174,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (event.type === 'BOOKMARK') {
         if (event.object.metadata.annotations?.[INITIAL_EVENTS_END] !== 'true') continue;
         this.replace(initial, event.object.metadata.resourceVersion ?? '', 'WatchList', started);
+        initial.clear(); // the store holds them now; the stream may stay open for minutes
         collecting = false;
         continue;
       }
