@@ -1,4 +1,4 @@
-import type { KubeClient } from './client.js';
+import type { Requester } from './client.js';
 import type { Discovery } from './discovery.js';
 import { objectPath, type KubeObject } from './resources.js';
 
@@ -13,7 +13,7 @@ export interface ApplyOptions {
  * the way (an apply patch may be JSON: YAML is a superset of it).
  */
 export async function serverSideApply<T extends KubeObject = KubeObject>(
-  client: KubeClient,
+  client: Requester,
   discovery: Discovery,
   obj: KubeObject,
   opts: ApplyOptions,

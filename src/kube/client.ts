@@ -29,6 +29,12 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** How many times a GET answered 429 with Retry-After is sent in all. */
 const READ_RETRIES_ON_429 = 5;
 
+/** What the apply engine and discovery need of a client: a name and requests. */
+export interface Requester {
+  readonly name: string;
+  request<T = unknown>(opts: RequestOptions): Promise<T>;
+}
+
 /** What an observer learns of each request: for metrics, and for tests that assert what was sent. */
 export interface RequestRecord {
   method: Method;
@@ -44,7 +50,7 @@ export type RequestObserver = (record: RequestRecord) => void;
  * drop fields they do not know, see DESIGN.md), shares one keep-alive agent
  * for all its requests, and puts a deadline on every call.
  */
-export class KubeClient {
+export class KubeClient implements Requester {
   readonly server: URL;
   private readonly agent: http.Agent;
   private readonly tls: https.AgentOptions;
@@ -119,6 +125,19 @@ export class KubeClient {
       res.destroy(new TransportError(`${describe(opts)}: no data for ${opts.idleTimeoutMs} ms`));
     });
     return res;
+  }
+
+  /**
+   * The same cluster and connection pool, acting as another user: every
+   * request carries `Impersonate-User` (and `Impersonate-Group`) headers.
+   */
+  impersonate(user: string, groups: string[] = []): Requester {
+    const headers: Record<string, string | string[]> = { 'impersonate-user': user };
+    if (groups.length > 0) headers['impersonate-group'] = groups;
+    return {
+      name: `${this.name} as ${user}`,
+      request: <T>(opts: RequestOptions) => this.request<T>(opts, headers),
+    };
   }
 
   /** Calls `fn` after each request with its method, URL and status; returns the way to stop. */

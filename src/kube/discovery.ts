@@ -1,4 +1,4 @@
-import type { KubeClient } from './client.js';
+import type { Requester } from './client.js';
 import { groupVersionPath, splitApiVersion, type ResourceInfo } from './resources.js';
 
 interface APIResourceList {
@@ -25,7 +25,7 @@ export class Discovery {
   private readonly cache = new Map<string, { at: number; list: Promise<APIResourceList | undefined> }>();
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: Requester,
     private readonly ttlMs = 5 * 60_000,
   ) {}
 

@@ -8,6 +8,8 @@ import type { OperatorMetrics } from './metrics.js';
 export interface InformerSelector {
   /** Defaults to the cache's namespace (all namespaces when that is unset). */
   namespace?: string;
+  /** Watch every namespace whatever the cache's namespace (e.g. objects a sync owns). */
+  allNamespaces?: boolean;
   labelSelector?: string;
   fieldSelector?: string;
 }
@@ -39,7 +41,7 @@ export class ClusterCache {
     kind: string,
     selector: InformerSelector = {},
   ): Promise<Informer<T>> {
-    const namespace = selector.namespace ?? this.opts.namespace;
+    const namespace = selector.allNamespaces ? undefined : (selector.namespace ?? this.opts.namespace);
     const id = [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
     let pending = this.informers.get(id);
     if (!pending) {

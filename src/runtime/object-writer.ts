@@ -12,13 +12,20 @@ export class ObjectWriter {
     private readonly resource: ResourceInfo,
   ) {}
 
-  /** Writes `status` unless it equals the object's current status; returns whether it wrote. */
+  /** Writes `status` unless it equals the object's cached status; returns whether it wrote. */
   async updateStatus(obj: KubeObject, status: Record<string, unknown>): Promise<boolean> {
     if (canonical(obj.status ?? {}) === canonical(status)) return false;
+    // A merge patch without resourceVersion: the status is ours alone, and a reconcile
+    // may write it twice (progress, then result) before the cache sees the first.
+    // Arrays (conditions, inventory entries) are replaced whole; fields we dropped are nulled.
+    const old = (obj.status ?? {}) as Record<string, unknown>;
+    const patch: Record<string, unknown> = { ...status };
+    for (const key of Object.keys(old)) if (!(key in status)) patch[key] = null;
     await this.client.request({
-      method: 'PUT',
+      method: 'PATCH',
       path: `${this.path(obj)}/status`,
-      body: { ...obj, status },
+      contentType: 'application/merge-patch+json',
+      body: { status: patch },
     });
     return true;
   }

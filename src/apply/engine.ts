@@ -1,0 +1,253 @@
+import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
+import type { Requester } from '../kube/client.js';
+import { Discovery, UnknownKindError } from '../kube/discovery.js';
+import { ApiError } from '../kube/errors.js';
+import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import type { ChangeAction } from './changeset.js';
+import type { InventoryEntry } from '../api/status.js';
+import { objectId, parseObjectId } from './inventory.js';
+import { applyStages, pruneOrder } from './order.js';
+import { mapLimit } from './map-limit.js';
+
+/** The sync that owns what the engine applies, as its labels say. */
+export interface Owner {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** What happened to one object. `failed` and `conflict` are not change-set actions. */
+export interface ObjectResult {
+  id: string;
+  action: ChangeAction | 'failed' | 'conflict';
+  message?: string;
+  /** Why it failed, when it did: `CRDNotInstalled`, `Forbidden`, `Immutable`, `Invalid`... */
+  reason?: string;
+  /** The object as the server returned it (created, configured or unchanged). */
+  object?: KubeObject;
+}
+
+export interface ApplyOptions {
+  owner: Owner;
+  /** Delete and recreate objects whose immutable fields changed. */
+  force: boolean;
+  concurrency?: number;
+  /** How long to wait for a CRD applied in the first stage to be Established. */
+  crdTimeoutMs?: number;
+}
+
+/**
+ * Server-side apply of a set of objects, in stages (CRDs, Namespaces and
+ * cluster roles first, then the rest once the CRDs are Established), with
+ * concurrency within a stage; unchanged objects are detected with a dry run
+ * and not written. Compare fluxcd/pkg ssa's ApplyAllStaged.
+ */
+export class ApplyEngine {
+  readonly discovery: Discovery;
+
+  constructor(
+    readonly client: Requester,
+    discovery?: Discovery,
+  ) {
+    this.discovery = discovery ?? new Discovery(client);
+  }
+
+  async applyStaged(objects: KubeObject[], opts: ApplyOptions): Promise<ObjectResult[]> {
+    const results: ObjectResult[] = [];
+    for (const stage of applyStages(objects)) {
+      const staged = await mapLimit(stage, opts.concurrency ?? 16, (obj) => this.applyOne(obj, opts));
+      results.push(...staged);
+      const crds = staged.filter((r) => r.object?.kind === 'CustomResourceDefinition' && r.action !== 'failed');
+      if (crds.length > 0) {
+        await Promise.all(crds.map((r) => this.waitEstablished(r.object!, opts.crdTimeoutMs ?? 60_000)));
+        this.discovery.invalidate();
+      }
+    }
+    return results;
+  }
+
+  /**
+   * Deletes the inventory entries that this owner still owns: dependents
+   * first, then Namespaces and CRDs (each group concurrently).
+   */
+  async prune(entries: InventoryEntry[], owner: Owner, concurrency = 16): Promise<ObjectResult[]> {
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const ordered = pruneOrder(entries.map((e) => e.id));
+    const last = (id: string): boolean => ['Namespace', 'CustomResourceDefinition'].includes(parseObjectId(id).kind);
+    const results: ObjectResult[] = [];
+    for (const group of [ordered.filter((id) => !last(id)), ordered.filter(last)]) {
+      results.push(...(await mapLimit(group, concurrency, (id) => this.pruneOne(byId.get(id)!, owner))));
+    }
+    return results;
+  }
+
+  private async applyOne(obj: KubeObject, opts: ApplyOptions): Promise<ObjectResult> {
+    const id = objectId(obj);
+    try {
+      const info = await this.discovery.resolve(obj.apiVersion, obj.kind);
+      const path = objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace);
+      const existing = await this.get(path);
+      if (existing && ownedByOther(existing, opts.owner)) {
+        return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerOf(existing)}` };
+      }
+      if (existing) {
+        const dry = await this.ssa(path, obj, true).catch((err: unknown) => {
+          if (opts.force && isImmutable(err)) return undefined; // recreated below
+          throw err;
+        });
+        if (dry && sameObject(dry, existing)) return { id, action: 'unchanged', object: existing };
+      }
+      const applied = await this.ssaOrRecreate(path, obj, opts.force);
+      return { id, action: existing ? 'configured' : 'created', object: applied };
+    } catch (err) {
+      return failure(id, obj, err);
+    }
+  }
+
+  private async ssaOrRecreate(path: string, obj: KubeObject, force: boolean): Promise<KubeObject> {
+    try {
+      return await this.ssa(path, obj, false);
+    } catch (err) {
+      if (!force || !isImmutable(err)) throw err;
+      await this.client.request({ method: 'DELETE', path, query: { propagationPolicy: 'Background' } });
+      await this.waitGone(path, 60_000);
+      return this.ssa(path, obj, false);
+    }
+  }
+
+  private ssa(path: string, obj: KubeObject, dryRun: boolean): Promise<KubeObject> {
+    return this.client.request<KubeObject>({
+      method: 'PATCH',
+      path,
+      query: { fieldManager: FIELD_MANAGER, force: true, dryRun: dryRun ? 'All' : undefined },
+      contentType: 'application/apply-patch+yaml',
+      body: obj,
+    });
+  }
+
+  private async pruneOne(entry: InventoryEntry, owner: Owner): Promise<ObjectResult> {
+    const id = entry.id;
+    const ref = parseObjectId(id);
+    let info: ResourceInfo;
+    try {
+      info = await this.discovery.resolve(ref.group ? `${ref.group}/${entry.v}` : entry.v, ref.kind);
+    } catch (err) {
+      if (err instanceof UnknownKindError) return { id, action: 'skipped', message: 'its kind is no longer served' };
+      return { id, action: 'failed', reason: 'PruneFailed', message: String(err) };
+    }
+    const path = objectPath(info, ref.name, ref.namespace || undefined);
+    try {
+      const existing = await this.get(path);
+      if (!existing) return { id, action: 'skipped', message: 'already gone' };
+      if (!ownedBy(existing, owner)) return { id, action: 'skipped', message: `not ours (owner: ${ownerOf(existing) || 'none'})` };
+      if (existing.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) {
+        return { id, action: 'skipped', message: `${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}` };
+      }
+      await this.client.request({
+        method: 'DELETE',
+        path,
+        query: { propagationPolicy: 'Background' },
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: existing.metadata.uid } },
+      });
+      return { id, action: 'deleted' };
+    } catch (err) {
+      if (err instanceof ApiError && err.notFound) return { id, action: 'skipped', message: 'already gone' };
+      return { id, action: 'failed', reason: reasonOf(err), message: `delete ${id}: ${errorText(err)}` };
+    }
+  }
+
+  private async get(path: string): Promise<KubeObject | undefined> {
+    try {
+      return await this.client.request<KubeObject>({ path });
+    } catch (err) {
+      if (err instanceof ApiError && err.notFound) return undefined;
+      throw err;
+    }
+  }
+
+  private async waitGone(path: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.get(path)) !== undefined) {
+      if (Date.now() > deadline) throw new Error(`${path} was not deleted within ${timeoutMs / 1000}s (finalizers?)`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async waitEstablished(crd: KubeObject, timeoutMs: number): Promise<void> {
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const got = await this.get(path);
+      const conditions = (got?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
+      if (conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not Established within ${timeoutMs / 1000}s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export function ownerOf(obj: KubeObject): string {
+  const l = obj.metadata.labels ?? {};
+  if (!l[OWNER_KIND_LABEL]) return '';
+  return `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}`;
+}
+
+export function ownedBy(obj: KubeObject, owner: Owner): boolean {
+  return ownerOf(obj) === `${owner.kind}/${owner.namespace}/${owner.name}`;
+}
+
+/** Owned by another sync. An object without owner labels is adopted, not a conflict. */
+function ownedByOther(obj: KubeObject, owner: Owner): boolean {
+  const current = ownerOf(obj);
+  return current !== '' && !ownedBy(obj, owner);
+}
+
+/** Equal once what the server bumps on every write is set aside. */
+function sameObject(a: KubeObject, b: KubeObject): boolean {
+  return JSON.stringify(comparable(a)) === JSON.stringify(comparable(b));
+}
+
+function comparable(obj: KubeObject): unknown {
+  const { managedFields: _m, resourceVersion: _r, ...metadata } = obj.metadata;
+  return sortKeys({ ...obj, metadata });
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, x]) => [k, sortKeys(x)]),
+    );
+  }
+  return v;
+}
+
+function isImmutable(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 422 && /immutable/i.test(err.message);
+}
+
+function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
+  if (err instanceof UnknownKindError) {
+    return { id, action: 'failed', reason: 'CRDNotInstalled', message: `${display(obj)}: ${err.message}` };
+  }
+  const hint = isImmutable(err) ? ' (set spec.force: true to delete and recreate it)' : '';
+  return { id, action: 'failed', reason: reasonOf(err), message: `${display(obj)}: ${errorText(err)}${hint}` };
+}
+
+function reasonOf(err: unknown): string {
+  if (isImmutable(err)) return 'Immutable';
+  return err instanceof ApiError ? err.reason : 'Error';
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof ApiError) return err.message.replace(/^[A-Z]+ \S+: /, '');
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** `Kind namespace/name` or `Kind name`. */
+export function display(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return `${obj.kind} ${namespace ? `${namespace}/` : ''}${name}`;
+}

@@ -1,0 +1,255 @@
+import { Reason } from '../api/conditions.js';
+import { parseDuration } from '../api/duration.js';
+import type { InventoryEntry } from '../api/status.js';
+import type { SyncSpec } from '../api/sync-spec.js';
+import { ApplyEngine, type ObjectResult, type Owner } from '../apply/engine.js';
+import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
+import { leastReady, summarize } from '../apply/health.js';
+import { inventoryOf, staleEntries } from '../apply/inventory.js';
+import type { OwnedObjects } from '../apply/owned-objects.js';
+import { render, revisionOf } from '../apply/render.js';
+import type { KubeClient, Requester } from '../kube/client.js';
+import type { Discovery } from '../kube/discovery.js';
+import type { KubeObject } from '../kube/resources.js';
+import { fetchSource, SourceError } from '../source/index.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { Logger } from '../runtime/logger.js';
+import type { ObjectWriter } from '../runtime/object-writer.js';
+import type { SourceWatches } from './source-watches.js';
+import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
+
+/** Where a sync applies and with what. RemoteSync differs only in `target`. */
+export interface PipelineDeps {
+  /** The cluster the sync object and its source objects live in. */
+  home: KubeClient;
+  /** The cluster the objects are applied to (the home cluster for a Sync). */
+  target: KubeClient;
+  targetDiscovery: Discovery;
+  owned: OwnedObjects;
+  sources: SourceWatches;
+  writer: ObjectWriter;
+  events: EventRecorder;
+  /** `syncprims.dev/origin` on objects in remote clusters. */
+  origin?: string;
+  concurrency: number;
+}
+
+/** What the pipeline remembers of a sync between reconciles (lost on restart: then it re-checks). */
+interface AppliedState {
+  generation?: number;
+  revision: string;
+  requestedAt?: string;
+  appliedAt: number;
+  startedAt: number;
+  /** The applied entries, whose health decides Ready. */
+  inventory: InventoryEntry[];
+  /** What status.inventory lists: the applied entries and any stale ones not pruned. */
+  recorded: InventoryEntry[];
+  fresh: Map<string, KubeObject>;
+}
+
+const RETRY_SOURCE_MS = 30_000;
+
+/**
+ * The sync pipeline: fetch the source, render, apply in stages, prune what
+ * left the set, wait for health (from watches), report. When only the health
+ * of applied objects can have changed, only health is re-read, from the cache.
+ */
+export class SyncPipeline {
+  private readonly state = new Map<string, AppliedState>();
+  private readonly sourceChanged = new Set<string>();
+
+  constructor(private readonly deps: PipelineDeps) {}
+
+  /** A source object of this sync changed: the next reconcile re-reads it. */
+  markSourceChanged(key: string): void {
+    this.sourceChanged.add(key);
+  }
+
+  /** Prunes everything the sync owns (deletionPolicy Delete); throws to be retried. */
+  async finalize(obj: KubeObject, spec: SyncSpec | undefined, log: Logger): Promise<void> {
+    this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []) as InventoryEntry[];
+    if (spec?.deletionPolicy === 'Orphan' || entries.length === 0) return;
+    const engine = new ApplyEngine(spec ? this.client(spec, ownerOf(obj)) : this.deps.target, this.deps.targetDiscovery);
+    const results = await engine.prune(entries, ownerOf(obj), this.deps.concurrency);
+    const failures = results.filter((r) => r.action === 'failed');
+    if (failures.length > 0) throw new Error(`pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`);
+    log.info({ pruned: results.filter((r) => r.action === 'deleted').length }, 'pruned what the sync owned');
+  }
+
+  forget(key: string): void {
+    this.state.delete(key);
+    this.sourceChanged.delete(key);
+  }
+
+  async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
+    const generation = obj.metadata.generation;
+    const owner = ownerOf(obj);
+    const interval = parseDuration(spec.interval);
+    const prev = this.state.get(key);
+    const requestedAt = obj.metadata.annotations?.['syncprims.dev/reconcile-requested-at'];
+    if (
+      prev &&
+      !this.sourceChanged.has(key) &&
+      prev.generation === generation &&
+      prev.requestedAt === requestedAt &&
+      Date.now() - prev.appliedAt < interval
+    ) {
+      return this.report(obj, spec, base, prev, log);
+    }
+    this.sourceChanged.delete(key);
+
+    let objects: KubeObject[];
+    let revision: string;
+    try {
+      const fetched = await fetchSource({ client: this.deps.home, namespace: owner.namespace, source: spec.source, paths: spec.paths });
+      if (fetched.watch) await this.deps.sources.watch(key, fetched.watch);
+      const rendered = await render(fetched.objects, {
+        owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' | 'ProxySync' },
+        defaultNamespace: spec.defaultNamespace,
+        commonMetadata: spec.commonMetadata,
+        origin: this.deps.origin,
+        scopeOf: (apiVersion, kind) => scopeOf(this.deps.targetDiscovery, apiVersion, kind),
+      });
+      if (rendered.errors.length > 0) throw new SourceError(rendered.errors.join('; '));
+      objects = rendered.objects;
+      revision = fetched.revision ?? revisionOf(objects);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      await this.fail(obj, base, Reason.SourceError, message, generation, log);
+      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+    }
+
+    const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
+    let status: SyncStatusDraft = base;
+    if (base.lastAppliedRevision !== revision || prev?.generation !== generation || !prev) {
+      status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision };
+      await this.deps.writer.updateStatus(obj, status);
+    }
+
+    const engine = new ApplyEngine(this.client(spec, owner), this.deps.targetDiscovery);
+    const applied = await engine.applyStaged(objects, { owner, force: spec.force ?? false, concurrency: this.deps.concurrency });
+    const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
+    const appliedIds = new Set(ok.map((r) => r.id));
+    const next = inventoryOf(objects).filter((e) => appliedIds.has(e.id));
+    const failures = applied.filter((r) => r.action === 'failed');
+    const conflicts = applied.filter((r) => r.action === 'conflict');
+
+    // Prune only after a complete apply: a half-applied set must not delete what it replaced.
+    let pruned: ObjectResult[] = [];
+    const stale = staleEntries(previous, inventoryOf(objects));
+    if (spec.prune && failures.length === 0 && stale.length > 0) pruned = await engine.prune(stale, owner, this.deps.concurrency);
+    const kept = spec.prune && failures.length === 0 ? stale.filter((e) => pruned.some((p) => p.id === e.id && p.action === 'failed')) : stale;
+    const inventory = [...next, ...kept.filter((e) => !next.some((n) => n.id === e.id))].sort((a, b) => (a.id < b.id ? -1 : 1));
+
+    await this.announce(obj, applied, pruned, log);
+    const fresh = new Map(ok.filter((r) => r.object).map((r) => [r.id, r.object!]));
+    const now = Date.now();
+    const state: AppliedState = {
+      generation,
+      revision,
+      requestedAt,
+      appliedAt: now,
+      startedAt: prev?.revision === revision ? prev.startedAt : now,
+      inventory: next,
+      recorded: inventory,
+      fresh,
+    };
+    this.state.set(key, state);
+    status = { ...status, inventory: { entries: inventory }, lastAttemptedRevision: revision };
+
+    const problems = [...conflicts, ...failures, ...pruned.filter((p) => p.action === 'failed')];
+    if (problems.length > 0) {
+      this.state.delete(key); // retry in full
+      const reason = failures.length > 0 ? reasonFor(failures) : conflicts.length > 0 ? Reason.OwnershipConflict : Reason.PruneFailed;
+      const message = problems.slice(0, 5).map((p) => p.message).join('; ') + (problems.length > 5 ? `; and ${problems.length - 5} more` : '');
+      await this.fail(obj, status, reason, message, generation, log);
+      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+    }
+    return this.report(obj, spec, status, state, log);
+  }
+
+  /** Tells what changed: an Event and a log line, only when something did. */
+  private async announce(obj: KubeObject, applied: ObjectResult[], pruned: ObjectResult[], log: Logger): Promise<void> {
+    const cs = new ChangeSet();
+    for (const r of [...applied, ...pruned]) {
+      if (r.action !== 'failed' && r.action !== 'conflict') cs.add({ id: r.id, action: r.action, message: r.message });
+    }
+    if (!cs.hasChanges) return;
+    const line = formatChangeSet(cs);
+    log.info({ changes: line }, 'applied');
+    await this.deps.events.record(obj, 'Normal', 'Applied', line);
+  }
+
+  /** Health from the cache: Ready, InProgress (wait, woken by watches) or HealthCheckFailed. */
+  private async report(
+    obj: KubeObject,
+    spec: SyncSpec,
+    base: SyncStatusDraft,
+    state: AppliedState,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const generation = obj.metadata.generation;
+    const interval = parseDuration(spec.interval);
+    const entries = state.inventory;
+    await this.deps.owned.track(entries);
+    const health = await this.deps.owned.health(entries, state.fresh);
+    const summary = summarize(health.map((h) => h.status));
+    let status: SyncStatusDraft = { ...base, summary, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision };
+    const notReady = health.filter((h) => h.status !== 'Current');
+    if (!spec.wait || notReady.length === 0) {
+      status = succeeded({ ...status, lastAppliedRevision: state.revision }, `applied revision ${state.revision}`, generation);
+      if (await this.deps.writer.updateStatus(obj, status)) log.info({ revision: state.revision }, 'ready');
+      return { requeueAfterMs: jitter(interval) };
+    }
+    const waited = Date.now() - state.startedAt;
+    const timeout = parseDuration(spec.timeout);
+    const why = leastReady(health);
+    if (waited >= timeout) {
+      const message = `timed out after ${spec.timeout} waiting for health: ${why}`;
+      await this.fail(obj, { ...status, lastAppliedRevision: state.revision }, Reason.HealthCheckFailed, message, generation, log);
+      return { requeueAfterMs: jitter(interval) };
+    }
+    status = progressing({ ...status, lastAppliedRevision: state.revision }, `waiting for ${notReady.length} of ${health.length} objects: ${why}`, generation);
+    await this.deps.writer.updateStatus(obj, status);
+    // Watches wake us when an object changes; this only brings the timeout.
+    return { requeueAfterMs: timeout - waited + 100 };
+  }
+
+  private async fail(obj: KubeObject, base: SyncStatusDraft, reason: Reason, message: string, generation: number | undefined, log: Logger): Promise<void> {
+    const status = failed(base, reason, message, generation);
+    if (await this.deps.writer.updateStatus(obj, status)) {
+      log.warn({ reason, message }, 'not ready');
+      await this.deps.events.record(obj, 'Warning', reason, message);
+    }
+  }
+
+  private client(spec: SyncSpec, owner: Owner): Requester {
+    if (!spec.serviceAccountName) return this.deps.target;
+    const user = `system:serviceaccount:${owner.namespace}:${spec.serviceAccountName}`;
+    return this.deps.target.impersonate(user, ['system:serviceaccounts', `system:serviceaccounts:${owner.namespace}`]);
+  }
+}
+
+export function ownerOf(obj: KubeObject): Owner {
+  return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+}
+
+async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): Promise<'Namespaced' | 'Cluster' | undefined> {
+  try {
+    return (await discovery.resolve(apiVersion, kind)).namespaced ? 'Namespaced' : 'Cluster';
+  } catch {
+    return undefined;
+  }
+}
+
+function reasonFor(failures: ObjectResult[]): Reason {
+  return failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;
+}
+
+function jitter(ms: number): number {
+  return Math.round(ms * (0.95 + Math.random() * 0.1));
+}
+

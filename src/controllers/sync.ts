@@ -1,0 +1,27 @@
+import type { SyncKind } from '../api/kinds.js';
+import { parseSyncObject } from '../api/validate.js';
+import type { SyncSpec } from '../api/sync-spec.js';
+import type { Reconciler } from '../runtime/controller.js';
+import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
+import type { SyncPipeline } from './sync-pipeline.js';
+
+/**
+ * The Sync reconciler, in prose: find the object; on deletion prune what it
+ * owns (unless Orphan) and let it go; add the finalizer; check the spec;
+ * honour suspend; then fetch, render, apply, prune, wait and report.
+ */
+export function syncReconciler(deps: LifecycleDeps & { kind: SyncKind }, pipeline: SyncPipeline): Reconciler {
+  return {
+    async reconcile(key, log) {
+      const ctx = await beginReconcile(deps, key, log, async (obj, l) => {
+        const parsed = parseSyncObject(deps.kind, obj);
+        await pipeline.finalize(obj, parsed.ok ? (parsed.value.spec as SyncSpec) : undefined, l);
+      });
+      if (!ctx) {
+        if (!deps.informer.store.get(key)) pipeline.forget(key);
+        return undefined;
+      }
+      return pipeline.run(key, ctx.obj, ctx.value.spec as SyncSpec, ctx.status, log);
+    },
+  };
+}

@@ -1,0 +1,221 @@
+import http from 'node:http';
+import { SOURCE_FORMS, type ArtifactSource, type HttpSource, type KeyRef, type SourceForm, type SyncSource } from '../api/source.js';
+import type { KubeClient } from '../kube/client.js';
+import { Discovery, UnknownKindError } from '../kube/discovery.js';
+import { objectPath, type KubeObject } from '../kube/resources.js';
+import { extractTarGz } from './archive.js';
+import { messageOf, SourceError } from './errors.js';
+import { digestOf, displayUrl, httpGet, verifyDigest } from './http.js';
+import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from './kube-refs.js';
+import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './limits.js';
+import { checkObjects, parseManifests } from './parse.js';
+import { selectManifests } from './select.js';
+
+export interface FetchSourceOptions {
+  /** A client of the cluster the sync lives in (ConfigMaps, Secrets and Flux objects are read there). */
+  client: KubeClient;
+  /** The sync's namespace: every object a source names lives there. */
+  namespace: string;
+  source: SyncSource;
+  /** Files or folders inside an archive; the whole archive when omitted. */
+  paths?: string[];
+  /** Missing fields take DEFAULT_SOURCE_LIMITS. */
+  limits?: Partial<SourceLimits>;
+  signal?: AbortSignal;
+}
+
+export interface FetchedSource {
+  objects: KubeObject[];
+  /**
+   * The artifact's revision (`artifact`); `sha256:<hex>` of the bytes fetched
+   * (`http`); undefined otherwise: the caller hashes the rendered objects.
+   */
+  revision?: string;
+  /** What was read, for status and logs: `ConfigMap ns/name`, a URL (without credentials or query), ... */
+  origin: string;
+  /** The object whose changes change the source (ConfigMap, Secret, Flux source object). */
+  watch?: ObjectRef;
+}
+
+interface Context extends FetchSourceOptions {
+  limits: SourceLimits;
+}
+
+/** Reads a sync's source and parses its objects. Every failure is a SourceError. */
+export async function fetchSource(opts: FetchSourceOptions): Promise<FetchedSource> {
+  const ctx: Context = { ...opts, limits: { ...DEFAULT_SOURCE_LIMITS, ...opts.limits } };
+  const set = SOURCE_FORMS.filter((f) => opts.source?.[f] !== undefined);
+  const form = set[0];
+  if (set.length !== 1 || form === undefined) {
+    throw new SourceError(`spec.source must set exactly one of ${SOURCE_FORMS.join(', ')} (found ${set.join(', ') || 'none'})`);
+  }
+  try {
+    if (opts.signal?.aborted) throw new SourceError(`reading the source (${form}): cancelled`);
+    return await FORMS[form](ctx);
+  } catch (err) {
+    if (err instanceof SourceError) throw err;
+    throw new SourceError(`reading the source (${form}): ${messageOf(err)}`, { cause: err });
+  }
+}
+
+const FORMS: Record<SourceForm, (ctx: Context) => Promise<FetchedSource>> = {
+  inline: async (ctx) => fromInline(ctx),
+  configMap: (ctx) => fromKeys(ctx, 'ConfigMap', ctx.source.configMap as KeyRef),
+  secret: (ctx) => fromKeys(ctx, 'Secret', ctx.source.secret as KeyRef),
+  http: (ctx) => fromHttp(ctx, ctx.source.http as HttpSource),
+  artifact: (ctx) => fromArtifact(ctx, ctx.source.artifact as ArtifactSource),
+};
+
+function noPaths(ctx: Context, what: string): void {
+  if (ctx.paths?.length) {
+    throw new SourceError(`spec.paths selects files inside an archive, but the source is ${what}: remove spec.paths`);
+  }
+}
+
+function fromInline(ctx: Context): FetchedSource {
+  noPaths(ctx, 'inline');
+  const objects = checkObjects(ctx.source.inline ?? [], 'spec.source.inline', { maxObjects: ctx.limits.maxObjects });
+  return { objects, origin: 'inline' };
+}
+
+async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyRef): Promise<FetchedSource> {
+  const ref: ObjectRef = { apiVersion: 'v1', kind, name: keyRef.name, namespace: ctx.namespace };
+  noPaths(ctx, `a ${kind}`);
+  const field = `spec.source.${kind === 'Secret' ? 'secret' : 'configMap'}`;
+  const entries = keyRef.key
+    ? [[keyRef.key, await readKey(ctx.client, ref, keyRef.key, `${field}.key`, ctx.signal)] as [string, Buffer]]
+    : await readKeys(ctx.client, ref, `${field}.name`, ctx.signal);
+  const objects: KubeObject[] = [];
+  for (const [key, data] of entries) {
+    const budget = ctx.limits.maxObjects - objects.length;
+    objects.push(...parseManifests(data.toString('utf8'), `${describeRef(ref)} key ${key}`, { maxObjects: budget }));
+  }
+  return { objects, origin: describeRef(ref), watch: ref };
+}
+
+async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource> {
+  const label = displayUrl(source.url);
+  const headers = source.headersSecretRef ? await secretHeaders(ctx, source.headersSecretRef.name) : undefined;
+  const ca = source.caSecretRef ? await secretCa(ctx, source.caSecretRef) : undefined;
+  const data = await httpGet({
+    url: source.url,
+    headers,
+    ca,
+    timeoutMs: ctx.limits.fetchTimeoutMs,
+    maxBytes: ctx.limits.maxFetchedBytes,
+    signal: ctx.signal,
+  });
+  const revision = source.digest ? verifyDigest(data, source.digest, label) : digestOf(data);
+  const objects = await objectsFrom(ctx, data, source.url, label);
+  return { objects, revision, origin: label };
+}
+
+/** Every key of the Secret is a header; values are trimmed, and never shown in messages. */
+async function secretHeaders(ctx: Context, name: string): Promise<Record<string, string>> {
+  const ref: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name, namespace: ctx.namespace };
+  const headers: Record<string, string> = {};
+  for (const [key, data] of await readKeys(ctx.client, ref, 'spec.source.http.headersSecretRef.name', ctx.signal)) {
+    const value = data.toString('utf8').trim();
+    try {
+      http.validateHeaderName(key);
+      http.validateHeaderValue(key, value);
+    } catch {
+      throw new SourceError(`${describeRef(ref)} key ${JSON.stringify(key)}: not a valid HTTP header name or value`);
+    }
+    headers[key] = value;
+  }
+  return headers;
+}
+
+async function secretCa(ctx: Context, keyRef: KeyRef): Promise<string> {
+  const ref: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name: keyRef.name, namespace: ctx.namespace };
+  const key = keyRef.key ?? 'ca.crt';
+  const pem = (await readKey(ctx.client, ref, key, 'spec.source.http.caSecretRef.key', ctx.signal)).toString('utf8');
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new SourceError(`${describeRef(ref)} key ${key}: not a PEM certificate bundle (-----BEGIN CERTIFICATE-----)`);
+  }
+  return pem;
+}
+
+/** An archive by the URL's suffix (.tar.gz, .tgz), a manifest file by .yaml/.yml/.json, else by gzip's magic bytes. */
+export function isArchive(url: string, data: Buffer): boolean {
+  let pathname = url;
+  try {
+    pathname = new URL(url).pathname;
+  } catch {
+    // not a URL: use it as it is
+  }
+  const p = pathname.toLowerCase();
+  if (p.endsWith('.tar.gz') || p.endsWith('.tgz')) return true;
+  if (/\.(ya?ml|json)$/.test(p)) return false;
+  return data[0] === 0x1f && data[1] === 0x8b;
+}
+
+async function objectsFrom(ctx: Context, data: Buffer, url: string, label: string): Promise<KubeObject[]> {
+  const { maxObjects } = ctx.limits;
+  if (!isArchive(url, data)) {
+    noPaths(ctx, `a single file (${label})`);
+    return parseManifests(data.toString('utf8'), label, { maxObjects });
+  }
+  const files = await extractTarGz(data, ctx.limits, label);
+  const objects: KubeObject[] = [];
+  for (const file of selectManifests(files, ctx.paths, label)) {
+    const budget = maxObjects - objects.length;
+    objects.push(...parseManifests(file.data.toString('utf8'), `${label}: ${file.path}`, { maxObjects: budget }));
+  }
+  return objects;
+}
+
+interface FluxArtifact {
+  url?: string;
+  digest?: string;
+  /** Before Flux v2.1 (v1beta2): sha256 hex of the tarball. */
+  checksum?: string;
+  revision?: string;
+}
+
+interface FluxSourceObject {
+  status?: { artifact?: FluxArtifact; conditions?: { type: string; status: string; message?: string }[] };
+}
+
+const discoveries = new WeakMap<KubeClient, Discovery>();
+
+async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<FetchedSource> {
+  const ref: ObjectRef = { ...source, namespace: ctx.namespace };
+  const obj = await getFluxSource(ctx, ref);
+  const artifact = obj.status?.artifact;
+  if (!artifact?.url) {
+    const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+    const why = ready?.message ? ` (Ready=${ready.status}: ${ready.message})` : '';
+    throw new SourceError(`${describeRef(ref)} has no artifact: not ready yet${why}; it is used once its status.artifact is set`);
+  }
+  const label = `${describeRef(ref)} artifact ${displayUrl(artifact.url)}`;
+  const data = await httpGet({
+    url: artifact.url,
+    timeoutMs: ctx.limits.fetchTimeoutMs,
+    maxBytes: ctx.limits.maxFetchedBytes,
+    signal: ctx.signal,
+  });
+  const digest = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
+  const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
+  const objects = await objectsFrom(ctx, data, artifact.url, label);
+  return { objects, revision: artifact.revision ?? verified, origin: describeRef(ref), watch: ref };
+}
+
+async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
+  let discovery = discoveries.get(ctx.client);
+  if (!discovery) discoveries.set(ctx.client, (discovery = new Discovery(ctx.client)));
+  let path: string;
+  try {
+    path = objectPath(await discovery.resolve(ref.apiVersion, ref.kind), ref.name, ref.namespace);
+  } catch (err) {
+    if (err instanceof UnknownKindError) {
+      throw new SourceError(
+        `spec.source.artifact: the cluster does not serve ${ref.kind} in ${ref.apiVersion}: is Flux (its source CRDs) installed?`,
+        { cause: err },
+      );
+    }
+    throw new SourceError(`looking up ${ref.kind} in ${ref.apiVersion}: ${messageOf(err)}`, { cause: err });
+  }
+  return getReferenced<FluxSourceObject>(ctx.client, path, ref, 'spec.source.artifact.name', ctx.signal);
+}

@@ -1,0 +1,256 @@
+import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Tags } from 'yaml';
+import type { KubeObject } from '../kube/resources.js';
+import { messageOf, SourceError } from './errors.js';
+import { jsonErrorOffset, lineColumn } from './json-position.js';
+
+/**
+ * Manifests as kubectl reads them: YAML 1.1 (`0644` is 420, `yes` is true),
+ * several documents per file, empty documents skipped, JSON when the text
+ * starts with `{`; `kind: List` and other `*List` kinds with `items` flattened.
+ */
+
+export interface ParseOptions {
+  /** More objects than this in the text is a SourceError. */
+  maxObjects?: number;
+}
+
+/** One document of a file, before it is checked. */
+interface RawDocument {
+  /** 1-based position in the file (counting empty documents). */
+  index: number;
+  /** 1-based line where its content starts. */
+  line: number;
+  value: unknown;
+  /** The line of `items[i]` when the document is a List. */
+  itemLine?: (i: number) => number | undefined;
+}
+
+/** Where an object sits, for messages: `file: document 2 (line 7): `. */
+interface Place {
+  file: string;
+  /** `document` in a file; `object` in a list given as data. */
+  unit: 'document' | 'object';
+  doc: number;
+  /** Unknown for data that was not parsed here. */
+  line?: number;
+  /** `items[3]` within a List, if any. */
+  within: string;
+}
+
+const MAX_LIST_DEPTH = 8;
+
+/** Parses one file's text into objects; every problem is a SourceError naming file, document and line. */
+export function parseManifests(text: string, file: string, options: ParseOptions = {}): KubeObject[] {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const docs = /^\s*[{[]/.test(body) ? parseJson(body, file) : parseYaml(body, file);
+  const out: KubeObject[] = [];
+  const max = options.maxObjects ?? Infinity;
+  for (const doc of docs) {
+    if (doc.value === null || doc.value === undefined) continue;
+    const place: Place = { file, unit: 'document', doc: doc.index, line: doc.line, within: '' };
+    collect(doc.value, place, doc.itemLine, out, 0);
+    if (out.length > max) {
+      throw new SourceError(
+        `${file}: more than ${max} objects (the source limit): split the manifests into several syncs`,
+      );
+    }
+  }
+  return out;
+}
+
+function where(p: Place): string {
+  const line = p.line === undefined ? '' : ` (line ${p.line})`;
+  return `${p.file}: ${p.unit} ${p.doc}${line}: ${p.within ? `${p.within}: ` : ''}`;
+}
+
+// ---- YAML ----
+
+/** kubectl's YAML (go-yaml v2) leaves timestamps and sexagesimal numbers (`1:20`) as strings. */
+function kubectlTags(tags: Tags): Tags {
+  return tags.filter((t) => typeof t === 'string' || (!t.tag.endsWith(':timestamp') && t.format !== 'TIME'));
+}
+
+function parseYaml(text: string, file: string): RawDocument[] {
+  const lineCounter = new LineCounter();
+  const docs = yamlStream(text, file, lineCounter);
+  const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
+  return docs.map((doc, i) => {
+    const index = i + 1;
+    const line = lineAt(doc.contents?.range[0] ?? doc.range[0]);
+    const error = doc.errors[0];
+    if (error) {
+      const pos = error.linePos?.[0] ?? { line, col: 1 };
+      const what = error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? error.code;
+      throw new SourceError(`${file}: document ${index} (line ${pos.line}:${pos.col}): YAML syntax error: ${what}`);
+    }
+    return { index, line, value: yamlValue(doc, `${file}: document ${index} (line ${line})`), itemLine: itemLines(doc, lineAt) };
+  });
+}
+
+function yamlStream(text: string, file: string, lineCounter: LineCounter) {
+  try {
+    return parseAllDocuments(text, { version: '1.1', lineCounter, customTags: kubectlTags });
+  } catch (err) {
+    throw new SourceError(`${file}: YAML syntax error: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function yamlValue(doc: Document, at: string): unknown {
+  try {
+    return jsonValue(doc.toJS({ maxAliasCount: 100 }), '');
+  } catch (err) {
+    throw new SourceError(`${at}: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function itemLines(doc: Document, lineAt: (offset: number) => number): (i: number) => number | undefined {
+  return (i) => {
+    if (!isMap(doc.contents)) return undefined;
+    const items = doc.contents.get('items', true);
+    if (!isSeq(items)) return undefined;
+    const item = items.items[i] as { range?: [number, number, number] } | undefined;
+    return item?.range ? lineAt(item.range[0]) : undefined;
+  };
+}
+
+/** What JSON can carry: no NaN or Infinity (`.nan`, `.inf`); sets, maps and bytes converted. */
+function jsonValue(value: unknown, path: string): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new Error(`${path || 'the document'}: ${value} is not a valid value in Kubernetes (JSON) objects`);
+  }
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Set) return jsonValue([...value], path);
+  if (value instanceof Map) return jsonValue(Object.fromEntries(value), path);
+  if (Array.isArray(value)) return value.map((v, i) => jsonValue(v, `${path}[${i}]`));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      // defineProperty: a `__proto__` key stays a key instead of changing the prototype.
+      Object.defineProperty(out, k, { value: jsonValue(v, path ? `${path}.${k}` : k), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return value;
+}
+
+// ---- JSON ----
+
+function parseJson(text: string, file: string): RawDocument[] {
+  try {
+    return [{ index: 1, line: 1, value: JSON.parse(text) as unknown }];
+  } catch (err) {
+    // Our own words: V8's message quotes the text, which may come from a Secret.
+    throw new SourceError(`${file}: document 1 (line ${jsonErrorWhere(text)}`, { cause: err });
+  }
+}
+
+/** `line:column): invalid JSON: <what>` of a syntax error, found by a scanner (V8's messages name a position only sometimes). */
+function jsonErrorWhere(text: string): string {
+  const offset = jsonErrorOffset(text);
+  if (offset === undefined) return '1): invalid JSON';
+  const what = offset >= text.length ? 'unexpected end of input' : `unexpected ${JSON.stringify(text[offset])}`;
+  return `${lineColumn(text, offset)}): invalid JSON: ${what}`;
+}
+
+// ---- objects ----
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function collect(
+  value: unknown,
+  place: Place,
+  itemLine: ((i: number) => number | undefined) | undefined,
+  out: KubeObject[],
+  depth: number,
+): void {
+  if (isRecord(value) && isList(value)) {
+    if (depth >= MAX_LIST_DEPTH) throw new SourceError(`${where(place)}Lists nested more than ${MAX_LIST_DEPTH} deep`);
+    const items = Array.isArray(value.items) ? (value.items as unknown[]) : [];
+    items.forEach((item, i) => {
+      const line = (depth === 0 ? itemLine?.(i) : undefined) ?? place.line;
+      const within = `${place.within ? `${place.within}.` : ''}items[${i}]`;
+      collect(withListKind(item, value), { ...place, line, within }, undefined, out, depth + 1);
+    });
+    return;
+  }
+  out.push(checkObject(value, place));
+}
+
+/** `kind: List` (items may be null), or any `*List` kind with an `items` array. */
+function isList(v: Record<string, unknown>): boolean {
+  if (typeof v.kind !== 'string') return false;
+  if (v.kind === 'List') return v.items === undefined || v.items === null || Array.isArray(v.items);
+  return v.kind.endsWith('List') && Array.isArray(v.items);
+}
+
+/** Items of a typed list (`ConfigMapList`) may leave out their apiVersion and kind, as the API server does. */
+function withListKind(item: unknown, list: Record<string, unknown>): unknown {
+  const kind = list.kind as string;
+  if (!isRecord(item) || kind === 'List' || item.kind !== undefined || item.apiVersion !== undefined) return item;
+  return { apiVersion: list.apiVersion, kind: kind.slice(0, -'List'.length), ...item };
+}
+
+const NEEDS = 'every object needs apiVersion, kind and metadata.name';
+
+function checkObject(value: unknown, place: Place): KubeObject {
+  const problem = problemOf(value);
+  if (problem) throw new SourceError(`${where(place)}${problem}`);
+  return value as KubeObject;
+}
+
+function problemOf(value: unknown): string | undefined {
+  if (!isRecord(value)) return `expected a Kubernetes object (a mapping), found ${typeName(value)}`;
+  const problem = fieldProblem(value, 'apiVersion') ?? fieldProblem(value, 'kind');
+  if (problem) return problem;
+  const kind = value.kind as string;
+  const meta = value.metadata;
+  if (meta === undefined || meta === null) return `${kind} has no metadata (${NEEDS})`;
+  if (!isRecord(meta)) return `${kind}: metadata must be a mapping, found ${typeName(meta)}`;
+  if (isMissing(meta.name)) return `${kind} has no metadata.name (${NEEDS}; generateName is not supported)`;
+  if (typeof meta.name !== 'string') return `${kind}: metadata.name must be a string, found ${typeName(meta.name)}`;
+  if (meta.namespace !== undefined && typeof meta.namespace !== 'string') {
+    return `${kind} ${meta.name}: metadata.namespace must be a string, found ${typeName(meta.namespace)}`;
+  }
+  return undefined;
+}
+
+function isMissing(v: unknown): boolean {
+  return v === undefined || v === null || v === '';
+}
+
+function fieldProblem(obj: Record<string, unknown>, field: 'apiVersion' | 'kind'): string | undefined {
+  const v = obj[field];
+  if (isMissing(v)) return `missing ${field} (${NEEDS})`;
+  if (typeof v !== 'string') return `${field} must be a string, found ${typeName(v)}`;
+  return undefined;
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return `${typeof v} ${JSON.stringify(v)}`;
+}
+
+/**
+ * Checks objects given as data (the `inline` form) as parsed ones are: Lists
+ * flattened, apiVersion, kind and metadata.name required. Returns copies.
+ */
+export function checkObjects(values: unknown[], label: string, options: ParseOptions = {}): KubeObject[] {
+  const out: KubeObject[] = [];
+  values.forEach((value, i) => {
+    let copy: unknown;
+    try {
+      copy = jsonValue(structuredClone(value), '');
+    } catch (err) {
+      throw new SourceError(`${label}: object ${i + 1}: ${messageOf(err)}`, { cause: err });
+    }
+    collect(copy, { file: label, unit: 'object', doc: i + 1, within: '' }, undefined, out, 0);
+  });
+  const max = options.maxObjects ?? Infinity;
+  if (out.length > max) throw new SourceError(`${label}: more than ${max} objects (the source limit)`);
+  return out;
+}

@@ -1,0 +1,194 @@
+// The switches of the sync spec, each on the real control plane through a
+// running operator: force, deletionPolicy, suspend, commonMetadata, prune,
+// the prune opt-out annotation, ownership, and applying as a service account.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { clusterClient, closeClients } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess } from '../support/operator.js';
+import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
+
+const CLUSTER = 'mgmt';
+let client: KubeClient;
+let op: OperatorProcess;
+const ns = useTestNamespace(CLUSTER, 'syncopt');
+
+beforeAll(async () => {
+  client = await clusterClient(CLUSTER);
+  await installCrds(CLUSTER);
+  op = await OperatorProcess.start(CLUSTER, ['--namespace', ns()]);
+});
+
+afterAll(async () => {
+  await op?.stop('SIGTERM');
+  await closeClients();
+});
+
+const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns(), ...extra },
+  data,
+});
+const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
+const gone = (path: string) => async () => ((await find(client, path)) === undefined ? true : undefined);
+
+async function deleteSync(name: string): Promise<void> {
+  await client.request({ method: 'DELETE', path: syncPath(ns(), name) });
+  await eventually(`Sync ${name} to be gone`, gone(syncPath(ns(), name)));
+}
+
+describe('sync spec switches', () => {
+  test('force recreates an object whose immutable fields changed; without it the failure says so', async () => {
+    const secret = (v: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen', namespace: ns() }, immutable: true, stringData: { v } });
+    await applySync(client, ns(), 'immut', { source: { inline: [secret('1')] } });
+    await waitForReady(client, ns(), 'immut', 'True');
+    await applySync(client, ns(), 'immut', { source: { inline: [secret('2')] } });
+    const failed = await waitForReady(client, ns(), 'immut', 'False', 'ApplyFailed');
+    expect(readyOf(failed)?.message).toContain('Secret');
+    expect(readyOf(failed)?.message).toContain('spec.force: true');
+    const before = await find<KubeObject>(client, `/api/v1/namespaces/${ns()}/secrets/frozen`);
+    await applySync(client, ns(), 'immut', { force: true, source: { inline: [secret('2')] } });
+    await waitForReady(client, ns(), 'immut', 'True');
+    const after = await find<KubeObject & { data: Record<string, string> }>(client, `/api/v1/namespaces/${ns()}/secrets/frozen`);
+    expect(after?.metadata.uid).not.toBe(before?.metadata.uid);
+    expect(Buffer.from(after?.data.v ?? '', 'base64').toString()).toBe('2');
+  });
+
+  test('deletionPolicy Delete prunes what the sync owned; Orphan leaves it', async () => {
+    await applySync(client, ns(), 'del', { source: { inline: [cm('del-owned')] } });
+    await applySync(client, ns(), 'orph', { deletionPolicy: 'Orphan', source: { inline: [cm('orph-owned')] } });
+    await waitForReady(client, ns(), 'del', 'True');
+    await waitForReady(client, ns(), 'orph', 'True');
+    await deleteSync('del');
+    await deleteSync('orph');
+    expect(await find(client, cmPath('del-owned'))).toBeUndefined();
+    expect(await find(client, cmPath('orph-owned'))).toBeDefined();
+  });
+
+  test('suspend stops reconciling and keeps Ready with reason Suspended; resuming applies the change', async () => {
+    await applySync(client, ns(), 'susp', { source: { inline: [cm('susp', {}, { v: '1' })] } });
+    await waitForReady(client, ns(), 'susp', 'True');
+    await applySync(client, ns(), 'susp', { suspend: true, source: { inline: [cm('susp', {}, { v: '2' })] } });
+    const suspended = await waitForReady(client, ns(), 'susp', 'True', 'Suspended');
+    expect(suspended.status?.observedGeneration).toBe(suspended.metadata.generation);
+    expect(await find(client, cmPath('susp'))).toMatchObject({ data: { v: '1' } });
+    await applySync(client, ns(), 'susp', { suspend: false, source: { inline: [cm('susp', {}, { v: '2' })] } });
+    await waitForReady(client, ns(), 'susp', 'True', 'Succeeded');
+    expect(await find(client, cmPath('susp'))).toMatchObject({ data: { v: '2' } });
+  });
+
+  test('commonMetadata labels and annotations land on every object, beside the owner labels', async () => {
+    await applySync(client, ns(), 'meta', {
+      commonMetadata: { labels: { team: 'platform' }, annotations: { 'example.com/note': 'hi' } },
+      source: { inline: [cm('meta-a'), cm('meta-b')] },
+    });
+    await waitForReady(client, ns(), 'meta', 'True');
+    for (const name of ['meta-a', 'meta-b']) {
+      const got = await find<KubeObject>(client, cmPath(name));
+      expect(got?.metadata.labels).toMatchObject({
+        team: 'platform',
+        'syncprims.dev/owner-kind': 'Sync',
+        'syncprims.dev/owner-namespace': ns(),
+        'syncprims.dev/owner-name': 'meta',
+      });
+      expect(got?.metadata.annotations).toMatchObject({ 'example.com/note': 'hi' });
+    }
+  });
+
+  test('prune: false keeps objects that left the set; the opt-out annotation protects one object', async () => {
+    await applySync(client, ns(), 'keep', { prune: false, source: { inline: [cm('keep-1'), cm('keep-2')] } });
+    await waitForReady(client, ns(), 'keep', 'True');
+    await applySync(client, ns(), 'keep', { prune: false, source: { inline: [cm('keep-1')] } });
+    await eventually('the new inventory', async () => {
+      const s = await getSync(client, ns(), 'keep');
+      return s.status?.observedGeneration === s.metadata.generation && readyOf(s)?.status === 'True' ? s : undefined;
+    });
+    expect(await find(client, cmPath('keep-2'))).toBeDefined();
+
+    await applySync(client, ns(), 'optout', {
+      source: { inline: [cm('optout-1', { annotations: { 'syncprims.dev/prune': 'disabled' } }), cm('optout-2')] },
+    });
+    await waitForReady(client, ns(), 'optout', 'True');
+    await applySync(client, ns(), 'optout', { source: { inline: [] } });
+    await eventually('optout-2 to be pruned', gone(cmPath('optout-2')));
+    expect(await find(client, cmPath('optout-1'))).toBeDefined();
+  });
+
+  test('an object owned by another sync is left alone and reported; the rest is applied', async () => {
+    await applySync(client, ns(), 'first', { source: { inline: [cm('shared', {}, { by: 'first' })] } });
+    await waitForReady(client, ns(), 'first', 'True');
+    await applySync(client, ns(), 'second', { source: { inline: [cm('shared', {}, { by: 'second' }), cm('second-own')] } });
+    const conflict = await waitForReady(client, ns(), 'second', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toContain(`ConfigMap ${ns()}/shared is owned by Sync/${ns()}/first`);
+    expect(await find(client, cmPath('shared'))).toMatchObject({ data: { by: 'first' } });
+    expect(await find(client, cmPath('second-own'))).toBeDefined();
+    // An object without owner labels is adopted.
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: cm('orphaned', {}, { v: 'old' }) });
+    await applySync(client, ns(), 'adopter', { source: { inline: [cm('orphaned', {}, { v: 'new' })] } });
+    await waitForReady(client, ns(), 'adopter', 'True');
+    expect(await find<KubeObject>(client, cmPath('orphaned'))).toMatchObject({
+      data: { v: 'new' },
+      metadata: { labels: { 'syncprims.dev/owner-name': 'adopter' } },
+    });
+  });
+
+  test('with serviceAccountName, applying and pruning are done as that account and bounded by its RBAC', async () => {
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'tenant' } } });
+    await client.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns()}/roles`,
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'tenant' },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] }],
+      },
+    });
+    await client.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns()}/rolebindings`,
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'tenant' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant' },
+        subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns() }],
+      },
+    });
+    await applySync(client, ns(), 'tenant', { serviceAccountName: 'tenant', source: { inline: [cm('tenant-1'), cm('tenant-2')] } });
+    await waitForReady(client, ns(), 'tenant', 'True');
+    // The role grants no delete: pruning is refused, reported, and nothing is deleted.
+    await applySync(client, ns(), 'tenant', { serviceAccountName: 'tenant', source: { inline: [cm('tenant-1')] } });
+    const refused = await waitForReady(client, ns(), 'tenant', 'False', 'PruneFailed');
+    expect(readyOf(refused)?.message).toContain('system:serviceaccount');
+    expect(readyOf(refused)?.message).toContain('cannot delete resource "configmaps"');
+    expect(await find(client, cmPath('tenant-2'))).toBeDefined();
+    // Nor can it create what its role does not allow.
+    await applySync(client, ns(), 'tenant-secret', {
+      serviceAccountName: 'tenant',
+      source: { inline: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'nope', namespace: ns() } }] },
+    });
+    const forbidden = await waitForReady(client, ns(), 'tenant-secret', 'False', 'ApplyFailed');
+    expect(readyOf(forbidden)?.message).toContain(`Secret ${ns()}/nope`);
+    expect(readyOf(forbidden)?.message).toContain('forbidden');
+    expect(await find(client, `/api/v1/namespaces/${ns()}/secrets/nope`)).toBeUndefined();
+    // Granting delete lets the prune through.
+    await client.request({
+      method: 'PATCH',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns()}/roles/tenant`,
+      contentType: 'application/merge-patch+json',
+      body: { rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] }] },
+    });
+    await applySync(client, ns(), 'tenant', { serviceAccountName: 'tenant', source: { inline: [cm('tenant-1')] } }, {
+      annotations: { 'syncprims.dev/reconcile-requested-at': 'granted' },
+    });
+    await eventually('tenant-2 to be pruned as the service account', gone(cmPath('tenant-2')));
+    await eventually('a PruneFailed Event', async () =>
+      (await eventsFor(client, ns(), 'tenant')).some((e) => e.reason === 'PruneFailed') || undefined,
+    );
+  });
+});

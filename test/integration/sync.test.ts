@@ -1,0 +1,183 @@
+// Sync end to end through a running operator on the real control plane:
+// staged apply, edits, prune, drift, health, and the spec's switches.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { clusterClient, closeClients } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess } from '../support/operator.js';
+import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
+
+const CLUSTER = 'mgmt';
+let client: KubeClient;
+let op: OperatorProcess;
+const ns = useTestNamespace(CLUSTER, 'sync');
+
+beforeAll(async () => {
+  client = await clusterClient(CLUSTER);
+  await installCrds(CLUSTER);
+  op = await OperatorProcess.start(CLUSTER, ['--namespace', ns()]);
+});
+
+afterAll(async () => {
+  await op?.stop('SIGTERM');
+  await closeClients();
+});
+
+const cm = (name: string, namespace: string | undefined, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: namespace ? { name, namespace } : { name },
+  data,
+});
+
+describe('apply, edit, prune, drift', () => {
+  test('a CRD, its custom resource, a Namespace and objects in it become Ready in one reconcile', async () => {
+    const group = `${ns()}.sync.test`;
+    const target = `${ns()}-app`;
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `widgets.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    // Listed in the "wrong" order on purpose: the engine stages CRDs and Namespaces first.
+    const objects = [
+      { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: target }, spec: { size: 2 } },
+      cm('settings', target, { a: '1' }),
+      crd,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: target } },
+    ];
+    await applySync(client, ns(), 'stack', { source: { inline: objects } });
+    const ready = await waitForReady(client, ns(), 'stack', 'True', 'Succeeded');
+    expect(ready.status?.inventory?.entries.map((e) => e.id)).toEqual(
+      [`${target}_settings__ConfigMap`, `${target}_w1_${group}_Widget`, `_${target}__Namespace`, `_widgets.${group}_apiextensions.k8s.io_CustomResourceDefinition`].sort(),
+    );
+    expect(ready.status?.lastAppliedRevision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(ready.status?.summary).toMatchObject({ total: 4, current: 4, leastStatus: 'Current' });
+    expect(await find(client, `/apis/${group}/v1/namespaces/${target}/widgets/w1`)).toMatchObject({ spec: { size: 2 } });
+    // One reconcile applied it all: no failed attempt on the way.
+    expect(await op.metric('controller_runtime_reconcile_errors_total', { controller: 'sync' })).toBe(0);
+    const applied = await eventually('an Applied Event', async () =>
+      (await eventsFor(client, ns(), 'stack')).find((e) => e.reason === 'Applied'),
+    );
+    expect(applied.message).toContain('4 created');
+
+    // Edit the source: the change is applied and the revision moves on.
+    objects[1] = cm('settings', target, { a: '2' });
+    await applySync(client, ns(), 'stack', { source: { inline: objects } });
+    const edited = await eventually('the edit to be applied', async () => {
+      const s = await getSync(client, ns(), 'stack');
+      return s.status?.lastAppliedRevision !== ready.status?.lastAppliedRevision && readyOf(s)?.status === 'True' ? s : undefined;
+    });
+    expect(edited.status?.lastAttemptedRevision).toBe(edited.status?.lastAppliedRevision);
+    expect(await find(client, `/api/v1/namespaces/${target}/configmaps/settings`)).toMatchObject({ data: { a: '2' } });
+
+    // Remove an object: it is pruned.
+    await applySync(client, ns(), 'stack', { source: { inline: objects.filter((o) => o.kind !== 'Widget') } });
+    await eventually('the Widget to be pruned', async () =>
+      (await find(client, `/apis/${group}/v1/namespaces/${target}/widgets/w1`)) === undefined ? true : undefined,
+    );
+    const after = await waitForReady(client, ns(), 'stack', 'True');
+    expect(after.status?.inventory?.entries).toHaveLength(3);
+
+    // Change an object by hand: corrected at once on request.
+    await client.request({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${target}/configmaps/settings`,
+      contentType: 'application/merge-patch+json',
+      body: { data: { a: 'tampered' } },
+    });
+    await applySync(client, ns(), 'stack', { source: { inline: objects.filter((o) => o.kind !== 'Widget') } }, {
+      annotations: { 'syncprims.dev/reconcile-requested-at': 'now-1' },
+    });
+    await eventually('the drift to be corrected', async () => {
+      const got = await find<{ data: Record<string, string> }>(client, `/api/v1/namespaces/${target}/configmaps/settings`);
+      return got?.data.a === '2' ? true : undefined;
+    });
+    const handled = await eventually('lastHandledReconcileAt', async () => {
+      const s = await getSync(client, ns(), 'stack');
+      return s.status?.lastHandledReconcileAt === 'now-1' ? s : undefined;
+    });
+    expect(readyOf(handled)?.status).toBe('True');
+  });
+
+  test('drift is corrected within the interval', async () => {
+    await applySync(client, ns(), 'drifty', { interval: '2s', source: { inline: [cm('drifty', ns(), { v: 'good' })] } });
+    await waitForReady(client, ns(), 'drifty', 'True');
+    await client.request({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${ns()}/configmaps/drifty`,
+      contentType: 'application/merge-patch+json',
+      body: { data: { v: 'bad' } },
+    });
+    await eventually('the interval resync to correct it', async () => {
+      const got = await find<{ data: Record<string, string> }>(client, `/api/v1/namespaces/${ns()}/configmaps/drifty`);
+      return got?.data.v === 'good' ? true : undefined;
+    }, 30_000);
+  });
+});
+
+describe('health', () => {
+  const deployment = (name: string): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns() },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/app:1' }] } },
+    },
+  });
+
+  test('a Deployment goes from InProgress to Current when its status says so (the test plays the controllers)', async () => {
+    await applySync(client, ns(), 'web', { timeout: '5m', source: { inline: [deployment('web')] } });
+    const waiting = await waitForReady(client, ns(), 'web', 'Unknown', 'Progressing');
+    expect(readyOf(waiting)?.message).toContain('Deployment');
+    expect(waiting.status?.summary).toMatchObject({ inProgress: 1, leastStatus: 'InProgress' });
+    const before = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
+
+    const d = await client.request<KubeObject>({ path: `/apis/apps/v1/namespaces/${ns()}/deployments/web` });
+    await client.request({
+      method: 'PUT',
+      path: `/apis/apps/v1/namespaces/${ns()}/deployments/web/status`,
+      body: {
+        ...d,
+        status: {
+          observedGeneration: d.metadata.generation,
+          replicas: 1,
+          updatedReplicas: 1,
+          readyReplicas: 1,
+          availableReplicas: 1,
+          conditions: [
+            { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok' },
+            { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'ok' },
+          ],
+        },
+      },
+    });
+    const ready = await waitForReady(client, ns(), 'web', 'True', 'Succeeded', 30_000);
+    expect(ready.status?.summary).toMatchObject({ current: 1, leastStatus: 'Current' });
+    // Woken by the watch, not by polling: a handful of reconciles, not one per tick.
+    const after = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
+    expect(after - before).toBeLessThan(6);
+  });
+
+  test('a Deployment that never becomes ready ends in HealthCheckFailed naming it', async () => {
+    await applySync(client, ns(), 'stuck', { timeout: '3s', source: { inline: [deployment('stuck')] } });
+    const failed = await waitForReady(client, ns(), 'stuck', 'False', 'HealthCheckFailed', 60_000);
+    expect(readyOf(failed)?.message).toContain(`Deployment ${ns()}/stuck`);
+    expect(readyOf(failed)?.message).toContain('timed out after 3s');
+    // The Event follows the status write.
+    await eventually('a HealthCheckFailed Event', async () =>
+      (await eventsFor(client, ns(), 'stuck')).some((e) => e.reason === 'HealthCheckFailed' && e.type === 'Warning') || undefined,
+    );
+  });
+});

@@ -1,0 +1,89 @@
+// Helpers for tests that drive Syncs through a running operator.
+import { API_VERSION } from '../../src/api/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { ApiError } from '../../src/kube/errors.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import type { Condition } from '../../src/runtime/conditions.js';
+import { eventually } from './eventually.js';
+
+export interface SyncObject extends KubeObject {
+  spec: Record<string, unknown>;
+  status?: {
+    observedGeneration?: number;
+    conditions?: Condition[];
+    lastAppliedRevision?: string;
+    lastAttemptedRevision?: string;
+    inventory?: { entries: { id: string; v: string }[] };
+    summary?: Record<string, unknown>;
+    lastHandledReconcileAt?: string;
+  };
+}
+
+export const syncPath = (namespace: string, name = '', kind = 'syncs'): string =>
+  `/apis/${API_VERSION}/namespaces/${namespace}/${kind}${name ? `/${name}` : ''}`;
+
+/** Creates or updates a Sync with server-side apply (manager `test`). */
+export async function applySync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<SyncObject> {
+  return client.request<SyncObject>({
+    method: 'PATCH',
+    path: syncPath(namespace, name),
+    query: { fieldManager: 'test', force: true },
+    contentType: 'application/apply-patch+yaml',
+    body: { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace, ...metadata }, spec },
+  });
+}
+
+export function getSync(client: KubeClient, namespace: string, name: string): Promise<SyncObject> {
+  return client.request<SyncObject>({ path: syncPath(namespace, name) });
+}
+
+export function readyOf(sync: SyncObject): Condition | undefined {
+  return sync.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/** Waits until the Sync's Ready condition has this status (and reason, if given) for its current generation. */
+export async function waitForReady(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  status: 'True' | 'False' | 'Unknown',
+  reason?: string,
+  timeoutMs = 60_000,
+): Promise<SyncObject> {
+  return eventually(
+    `Sync ${namespace}/${name} Ready=${status}${reason ? ` (${reason})` : ''}`,
+    async () => {
+      const s = await getSync(client, namespace, name);
+      const ready = readyOf(s);
+      const current = s.status?.observedGeneration === s.metadata.generation;
+      return current && ready?.status === status && (!reason || ready.reason === reason) ? s : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** The object at `path`, or undefined when it does not exist. */
+export async function find<T = KubeObject>(client: KubeClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.request<T>({ path });
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound) return undefined;
+    throw err;
+  }
+}
+
+export interface EventObject {
+  reason: string;
+  message: string;
+  type: string;
+  involvedObject: { name: string; kind: string };
+}
+
+/** Events recorded on an object. */
+export async function eventsFor(client: KubeClient, namespace: string, name: string): Promise<EventObject[]> {
+  const list = await client.request<{ items: EventObject[] }>({
+    path: `/api/v1/namespaces/${namespace}/events`,
+    query: { fieldSelector: `involvedObject.name=${name}` },
+  });
+  return list.items;
+}

@@ -1,0 +1,195 @@
+// Extracting .tar.gz archives in memory: real archives built here, good and hostile.
+import { describe, expect, test } from '@jest/globals';
+import { gzipSync } from 'node:zlib';
+import { extractTarGz, selectManifests, SourceError, type ArchiveFiles } from '../../src/source/index.js';
+import { tarGz, type TarEntry as Entry } from '../support/tarball.js';
+
+const MiB = 1024 * 1024;
+const LIMITS = { maxUnpackedBytes: 200 * MiB, maxFiles: 10_000 };
+
+async function refusal(data: Buffer | Iterable<Buffer>, limits = LIMITS): Promise<string> {
+  const err = await extractTarGz(data, limits, 'https://example.test/x.tgz').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SourceError);
+  return (err as SourceError).message;
+}
+
+function cm(name: string): string {
+  return `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
+}
+
+describe('a good archive', () => {
+  test('regular files by normalized path; folders and inside links are not files', async () => {
+    const data = await tarGz([
+      { name: './', type: 'directory' },
+      { name: './apps/', type: 'directory' },
+      { name: './apps/web.yaml', data: cm('web') },
+      { name: 'apps/db/db.yml', data: cm('db') },
+      { name: 'base//ns.json', data: '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n"}}' },
+      { name: 'README.md', data: '# hi' },
+      { name: 'apps/a/../tidy.yaml', data: cm('tidy') },
+      { name: 'apps/link.yaml', type: 'symlink', linkname: 'web.yaml' },
+      { name: 'apps/hard.yaml', type: 'link', linkname: 'apps/web.yaml' },
+    ]);
+    const files = await extractTarGz(data, LIMITS, 'a.tgz');
+    expect([...files.keys()].sort()).toEqual(['README.md', 'apps/db/db.yml', 'apps/tidy.yaml', 'apps/web.yaml', 'base/ns.json']);
+    expect(files.get('apps/web.yaml')?.toString()).toBe(cm('web'));
+  });
+
+  test('a later entry of the same path replaces an earlier one, as tar does', async () => {
+    const files = await extractTarGz(await tarGz([{ name: 'a.yaml', data: 'one' }, { name: './a.yaml', data: 'two' }]), LIMITS, 'a.tgz');
+    expect(files.get('a.yaml')?.toString()).toBe('two');
+  });
+
+  test('exactly maxFiles files (folders not counted) is fine', async () => {
+    const data = await tarGz([{ name: 'd/', type: 'directory' }, { name: 'd/1.yaml' }, { name: 'd/2.yaml' }, { name: 'd/3.yaml' }]);
+    await expect(extractTarGz(data, { ...LIMITS, maxFiles: 3 }, 'a.tgz')).resolves.toHaveProperty('size', 3);
+  });
+});
+
+describe('hostile archives are refused whole, naming the entry', () => {
+  test.each<[string, Entry, string]>([
+    ['a parent path', { name: '../evil.yaml', data: cm('evil') }, 'entry "../evil.yaml" is an absolute path or leaves the archive root (..)'],
+    ['a path that climbs out midway', { name: 'apps/../../evil.yaml' }, 'entry "apps/../../evil.yaml" is an absolute path or leaves'],
+    ['an absolute path', { name: '/etc/evil.yaml' }, 'entry "/etc/evil.yaml" is an absolute path'],
+    ['a Windows drive path', { name: 'C:/evil.yaml' }, 'entry "C:/evil.yaml" is an absolute path'],
+    ['a backslash traversal', { name: 'apps\\..\\..\\evil.yaml' }, 'entry "apps\\\\..\\\\..\\\\evil.yaml" is an absolute path or leaves'],
+    ['a symlink out of the root', { name: 'apps/l', type: 'symlink', linkname: '../../etc/passwd' }, 'entry "apps/l" is a link to "../../etc/passwd", outside the archive root'],
+    ['an absolute symlink', { name: 'l', type: 'symlink', linkname: '/etc/passwd' }, 'entry "l" is a link to "/etc/passwd", outside the archive root'],
+    ['a hard link out of the root', { name: 'h', type: 'link', linkname: '../secret' }, 'entry "h" is a link to "../secret", outside the archive root'],
+    ['a character device', { name: 'dev/null', type: 'character-device' }, 'entry "dev/null" is a character-device'],
+    ['a block device', { name: 'sda', type: 'block-device' }, 'entry "sda" is a block-device'],
+    ['a fifo', { name: 'pipe', type: 'fifo' }, 'entry "pipe" is a fifo'],
+  ])('%s', async (_what, hostile, message) => {
+    const data = await tarGz([{ name: 'ok.yaml', data: cm('ok') }, hostile, { name: 'after.yaml', data: cm('after') }]);
+    const msg = await refusal(data);
+    expect(msg).toContain(`https://example.test/x.tgz: ${message}`);
+    expect(msg).toContain('archive refused');
+  });
+
+  test('a symlink that climbs out only through its own folder is judged from that folder', async () => {
+    // "a/b/l -> ../x" stays inside (a/x); "a/l -> ../../x" leaves.
+    await expect(extractTarGz(await tarGz([{ name: 'a/b/l', type: 'symlink', linkname: '../x' }]), LIMITS, 'a.tgz')).resolves.toBeDefined();
+    expect(await refusal(await tarGz([{ name: 'a/l', type: 'symlink', linkname: '../../x' }]))).toContain('outside the archive root');
+  });
+
+  test('more than maxFiles files', async () => {
+    const data = await tarGz([{ name: '1.yaml' }, { name: '2.yaml' }, { name: '3.yaml' }, { name: '4.yaml' }]);
+    expect(await refusal(data, { ...LIMITS, maxFiles: 3 })).toBe(
+      'https://example.test/x.tgz: more than 3 files (the source limit); archive refused',
+    );
+  });
+
+  test('more than maxUnpackedBytes in ordinary files', async () => {
+    const data = await tarGz([{ name: 'big.yaml', data: 'x'.repeat(3 * MiB) }]);
+    expect(await refusal(data, { ...LIMITS, maxUnpackedBytes: 2 * MiB })).toBe(
+      'https://example.test/x.tgz: more than 2 MiB once unpacked (the source limit); archive refused',
+    );
+  });
+});
+
+describe('gzip bombs stop at the limit, without inflating the rest', () => {
+  // A gzip stream may hold several members, inflated one after the other; each
+  // member here is 1 MiB of zeros in about 1 KiB. The streams below never end:
+  // only a limit enforced while inflating can stop them.
+  const zeros = gzipSync(Buffer.alloc(MiB), { level: 9 });
+
+  function* endless(first: Buffer, counter: { members: number }): Generator<Buffer> {
+    yield first;
+    for (;;) {
+      counter.members++;
+      yield zeros;
+    }
+  }
+
+  /** A ustar header for one file of `size` bytes, whose content never comes in full. */
+  function ustarHeader(name: string, size: number): Buffer {
+    const b = Buffer.alloc(512);
+    b.write(name, 0);
+    b.write('0000644\0', 100);
+    b.write('0000000\0', 108);
+    b.write('0000000\0', 116);
+    b.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
+    b.write('00000000000\0', 136);
+    b.write('        ', 148);
+    b.write('0', 156);
+    b.write('ustar\0', 257);
+    b.write('00', 263);
+    let sum = 0;
+    for (const byte of b) sum += byte;
+    b.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+    return b;
+  }
+
+  test('zeros after a small valid archive', async () => {
+    const valid = await tarGz([{ name: 'a.yaml', data: cm('a') }]);
+    const counter = { members: 0 };
+    const msg = await refusal(endless(valid, counter), { ...LIMITS, maxUnpackedBytes: 8 * MiB });
+    expect(msg).toBe('https://example.test/x.tgz: more than 8 MiB once unpacked (the source limit); archive refused');
+    // 8 MiB is 8 members; a few more may sit in stream buffers, not hundreds.
+    expect(counter.members).toBeGreaterThanOrEqual(8);
+    expect(counter.members).toBeLessThan(40);
+  });
+
+  test('a file that claims 5 GiB of zeros, at the default limit', async () => {
+    const counter = { members: 0 };
+    const started = Date.now();
+    const msg = await refusal(endless(gzipSync(ustarHeader('bomb.yaml', 5 * 1024 * MiB)), counter));
+    expect(msg).toContain('more than 200 MiB once unpacked');
+    expect(counter.members).toBeGreaterThanOrEqual(200);
+    expect(counter.members).toBeLessThan(240);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('not an archive', () => {
+  test('bytes that are not gzip', async () => {
+    expect(await refusal(Buffer.from('apiVersion: v1\nkind: ConfigMap\n'))).toMatch(
+      /^https:\/\/example\.test\/x\.tgz: not a valid gzip stream \(.*\); expected a \.tar\.gz$/,
+    );
+  });
+
+  test('gzip of something that is not a tar', async () => {
+    expect(await refusal(gzipSync(Buffer.from('x'.repeat(2000))))).toMatch(/not a valid tar archive/);
+  });
+
+  test('a truncated archive', async () => {
+    const data = await tarGz([{ name: 'a.yaml', data: 'y'.repeat(100_000) }]);
+    expect(await refusal(data.subarray(0, data.length - 40))).toMatch(/not a valid (gzip stream|tar archive)/);
+  });
+});
+
+describe('paths', () => {
+  const files: ArchiveFiles = new Map(
+    ['apps/web/deploy.yaml', 'apps/web/svc.yml', 'apps/db/db.json', 'apps/db/notes.txt', 'base/ns.yaml', 'apps-extra/x.yaml', 'README.md', 'Z.YAML'].map(
+      (p) => [p, Buffer.from(p)],
+    ),
+  );
+  const select = (paths?: string[]): string[] => selectManifests(files, paths, 'a.tgz').map((f) => f.path);
+
+  test('without paths: every manifest file, sorted by path', () => {
+    expect(select()).toEqual(['Z.YAML', 'apps-extra/x.yaml', 'apps/db/db.json', 'apps/web/deploy.yaml', 'apps/web/svc.yml', 'base/ns.yaml']);
+  });
+
+  test('folders recursively (not by name prefix), files, the root; union, sorted', () => {
+    expect(select(['base', 'apps'])).toEqual(['apps/db/db.json', 'apps/web/deploy.yaml', 'apps/web/svc.yml', 'base/ns.yaml']);
+    expect(select(['./apps/web/', 'apps/web/svc.yml'])).toEqual(['apps/web/deploy.yaml', 'apps/web/svc.yml']);
+    expect(select(['base/ns.yaml'])).toEqual(['base/ns.yaml']);
+    expect(select(['.'])).toHaveLength(6);
+  });
+
+  test('a path that matches nothing names it and shows what is there', () => {
+    expect(() => select(['apps/cache'])).toThrow(
+      'a.tgz: paths[0] "apps/cache" matches no .yaml, .yml or .json file in the archive (top level: README.md, Z.YAML, apps, apps-extra, base)',
+    );
+    expect(() => select(['apps/web/deploy'])).toThrow(SourceError);
+  });
+
+  test('a named file that is not a manifest, and paths outside the archive', () => {
+    expect(() => select(['apps/db/notes.txt'])).toThrow('a.tgz: paths[0] "apps/db/notes.txt" is not a .yaml, .yml or .json file');
+    expect(() => select(['base', '../etc'])).toThrow('a.tgz: paths[1] "../etc" must be a relative path inside the archive');
+    expect(() => select(['/base'])).toThrow('must be a relative path inside the archive');
+  });
+});
