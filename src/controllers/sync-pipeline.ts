@@ -51,6 +51,9 @@ interface AppliedState {
 
 const RETRY_SOURCE_MS = 30_000;
 
+/** The set has kinds that neither the cluster serves nor a CRD in the set defines. */
+class MissingKindsError extends Error {}
+
 /**
  * The sync pipeline: fetch the source, render, apply in stages, prune what
  * left the set, wait for health (from watches), report. When only the health
@@ -113,12 +116,14 @@ export class SyncPipeline {
         origin: this.deps.origin,
         scopeOf: (apiVersion, kind) => scopeOf(this.deps.targetDiscovery, apiVersion, kind),
       });
+      if (rendered.unknownKinds.length > 0) throw new MissingKindsError(rendered.errors.join('; '));
       if (rendered.errors.length > 0) throw new SourceError(rendered.errors.join('; '));
       objects = rendered.objects;
       revision = fetched.revision ?? revisionOf(objects);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      await this.fail(obj, base, Reason.SourceError, message, generation, log);
+      const reason = err instanceof MissingKindsError ? Reason.CRDNotInstalled : Reason.SourceError;
+      await this.fail(obj, base, reason, message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
 

@@ -1,0 +1,185 @@
+// Sources through a running operator: a Flux artifact whose new revision is
+// applied at once (watched, not polled), ConfigMap edits, and bad input of
+// every kind: each ends in Ready=False with an actionable message and an
+// Event, applies nothing, and the operator keeps serving other Syncs.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeClient } from '../../src/kube/client.js';
+import { clusterClient, closeClients } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { createGitRepository, FLUX_SOURCE_API_VERSION, installGitRepositoryCrd, setArtifact } from '../support/flux.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess } from '../support/operator.js';
+import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
+import { tarGz } from '../support/tarball.js';
+
+const CLUSTER = 'mgmt';
+let client: KubeClient;
+let op: OperatorProcess;
+let server: http.Server;
+let base = '';
+const files = new Map<string, Buffer>();
+const ns = useTestNamespace(CLUSTER, 'syncsrc');
+
+beforeAll(async () => {
+  client = await clusterClient(CLUSTER);
+  await installCrds(CLUSTER);
+  await installGitRepositoryCrd(CLUSTER);
+  server = http.createServer((req, res) => {
+    const body = files.get(req.url ?? '');
+    if (!body) return void res.writeHead(404).end('not found');
+    res.writeHead(200).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  op = await OperatorProcess.start(CLUSTER, ['--namespace', ns()]);
+});
+
+afterAll(async () => {
+  await op?.stop('SIGTERM');
+  await new Promise((r) => server.close(r));
+  await closeClients();
+});
+
+const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const cmYaml = (name: string, value: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
+const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
+
+async function expectWarningEvent(name: string, reason: string): Promise<void> {
+  await eventually(`a ${reason} Event on ${name}`, async () =>
+    (await eventsFor(client, ns(), name)).some((e) => e.reason === reason && e.type === 'Warning') || undefined,
+  );
+}
+
+describe('Flux artifact source', () => {
+  test('a new revision of the artifact is applied at once', async () => {
+    const v1 = await tarGz([{ name: 'app/cm.yaml', data: cmYaml('from-artifact', 'one') }]);
+    files.set('/artifact-1.tar.gz', v1);
+    await createGitRepository(CLUSTER, ns(), 'repo');
+    await setArtifact(CLUSTER, ns(), 'repo', { url: `${base}/artifact-1.tar.gz`, digest: sha256(v1), revision: 'main@sha1:1111' });
+    await applySync(client, ns(), 'from-flux', {
+      defaultNamespace: ns(),
+      paths: ['app'],
+      source: { artifact: { apiVersion: FLUX_SOURCE_API_VERSION, kind: 'GitRepository', name: 'repo' } },
+    });
+    const ready = await waitForReady(client, ns(), 'from-flux', 'True');
+    expect(ready.status?.lastAppliedRevision).toBe('main@sha1:1111');
+    expect(await find(client, cmPath('from-artifact'))).toMatchObject({ data: { value: 'one' } });
+
+    const v2 = await tarGz([{ name: 'app/cm.yaml', data: cmYaml('from-artifact', 'two') }]);
+    files.set('/artifact-2.tar.gz', v2);
+    const before = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
+    await setArtifact(CLUSTER, ns(), 'repo', { url: `${base}/artifact-2.tar.gz`, digest: sha256(v2), revision: 'main@sha1:2222' });
+    const next = await eventually('revision 2222 to be applied', async () => {
+      const s = await getSync(client, ns(), 'from-flux');
+      return s.status?.lastAppliedRevision === 'main@sha1:2222' ? s : undefined;
+    }, 20_000);
+    expect(readyOf(next)?.status).toBe('True');
+    expect(await find(client, cmPath('from-artifact'))).toMatchObject({ data: { value: 'two' } });
+    // Woken by the watch on the GitRepository: a few reconciles, no polling loop.
+    expect((await op.metric('controller_runtime_reconcile_total', { controller: 'sync' })) - before).toBeLessThan(6);
+  });
+
+  test('a ConfigMap source is watched: editing it applies the change', async () => {
+    await client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns()}/configmaps`,
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'manifests' }, data: { 'a.yaml': cmYaml('from-cm', 'one') } },
+    });
+    await applySync(client, ns(), 'from-cm', { defaultNamespace: ns(), source: { configMap: { name: 'manifests' } } });
+    await waitForReady(client, ns(), 'from-cm', 'True');
+    await client.request({
+      method: 'PATCH',
+      path: cmPath('manifests'),
+      contentType: 'application/merge-patch+json',
+      body: { data: { 'a.yaml': cmYaml('from-cm', 'two') } },
+    });
+    await eventually('the edit to be applied', async () => {
+      const got = await find<{ data: Record<string, string> }>(client, cmPath('from-cm'));
+      return got?.data.value === 'two' ? true : undefined;
+    }, 20_000);
+  });
+});
+
+describe('bad input', () => {
+  const cases: { name: string; source: () => Promise<Record<string, unknown>>; reason: string; message: RegExp }[] = [
+    {
+      name: 'bad-yaml',
+      reason: 'SourceError',
+      message: /document 2.*line \d+/,
+      source: async () => {
+        files.set('/bad.yaml', Buffer.from(`${cmYaml('never-1', 'x')}---\nkind: [unclosed\n`));
+        return { http: { url: `${base}/bad.yaml` } };
+      },
+    },
+    {
+      name: 'unknown-kind',
+      reason: 'CRDNotInstalled',
+      message: /Gizmo/,
+      source: async () => ({
+        inline: [
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never-2' } },
+          { apiVersion: 'nowhere.example.com/v1', kind: 'Gizmo', metadata: { name: 'g' } },
+        ],
+      }),
+    },
+    {
+      name: 'schema-violation',
+      reason: 'ApplyFailed',
+      message: /Deployment .*\/broken: .*selector/,
+      source: async () => ({
+        inline: [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'broken' }, spec: { template: {} } }],
+      }),
+    },
+    {
+      name: 'traversal',
+      reason: 'SourceError',
+      message: /\.\.\/evil\.yaml/,
+      source: async () => {
+        files.set('/evil.tar.gz', await tarGz([{ name: 'ok.yaml', data: cmYaml('never-3', 'x') }, { name: '../evil.yaml', data: cmYaml('never-4', 'x') }]));
+        return { http: { url: `${base}/evil.tar.gz` } };
+      },
+    },
+    {
+      name: 'bad-digest',
+      reason: 'SourceError',
+      message: /digest/,
+      source: async () => {
+        files.set('/d.yaml', Buffer.from(cmYaml('never-5', 'x')));
+        return { http: { url: `${base}/d.yaml`, digest: `sha256:${'0'.repeat(64)}` } };
+      },
+    },
+    {
+      name: 'unreachable',
+      reason: 'SourceError',
+      message: /127\.0\.0\.1:9/,
+      source: async () => ({ http: { url: 'http://127.0.0.1:9/nothing.yaml' } }),
+    },
+    {
+      name: 'missing-cm',
+      reason: 'SourceError',
+      message: /ConfigMap .*absent/,
+      source: async () => ({ configMap: { name: 'absent' } }),
+    },
+  ];
+
+  test.each(cases)('$name ends in Ready=False ($reason) with an Event, and applies nothing', async ({ name, source, reason, message }) => {
+    await applySync(client, ns(), name, { defaultNamespace: ns(), source: await source() });
+    const failed = await waitForReady(client, ns(), name, 'False', reason);
+    expect(readyOf(failed)?.message).toMatch(message);
+    await expectWarningEvent(name, reason);
+    for (const i of [1, 2, 3, 4, 5]) expect(await find(client, cmPath(`never-${i}`))).toBeUndefined();
+  });
+
+  test('the operator keeps serving other Syncs meanwhile', async () => {
+    await applySync(client, ns(), 'healthy', { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fine', namespace: ns() } }] } });
+    await waitForReady(client, ns(), 'healthy', 'True');
+    expect(op.stderr.filter((l) => /Error|uncaught/i.test(l))).toEqual([]);
+    expect(await op.readyz()).toBe(200);
+  });
+});
+
