@@ -129,7 +129,10 @@ export class SyncPipeline {
 
     const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
     let status: SyncStatusDraft = base;
-    if (base.lastAppliedRevision !== revision || prev?.generation !== generation || !prev) {
+    // A new revision or spec: say so before applying. The same one again (a resync,
+    // a restart) writes nothing unless something changes.
+    const storedGeneration = (obj.status as SyncStatusDraft | undefined)?.observedGeneration;
+    if (base.lastAppliedRevision !== revision || storedGeneration !== generation) {
       status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision };
       await this.deps.writer.updateStatus(obj, status);
     }
@@ -182,7 +185,7 @@ export class SyncPipeline {
     for (const r of [...applied, ...pruned]) {
       if (r.action !== 'failed' && r.action !== 'conflict') cs.add({ id: r.id, action: r.action, message: r.message });
     }
-    if (!cs.hasChanges) return;
+    if (!cs.hasChanges()) return;
     const line = formatChangeSet(cs);
     log.info({ changes: line }, 'applied');
     await this.deps.events.record(obj, 'Normal', 'Applied', line);

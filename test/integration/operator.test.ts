@@ -44,7 +44,7 @@ async function createSyncs(namespace: string, names: string[]): Promise<void> {
           apiVersion: API_VERSION,
           kind: 'Sync',
           metadata: { name },
-          spec: { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } }] } },
+          spec: { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } }] } },
         },
       });
     }
@@ -67,6 +67,12 @@ async function allObserved(namespace: string, count: number): Promise<true | und
   return done.length === count ? true : undefined;
 }
 
+async function allReady(namespace: string, count: number): Promise<true | undefined> {
+  const items = (await syncs(namespace)) as (KubeObject & { status?: { conditions?: { type: string; status: string }[] } })[];
+  const ready = items.filter((s) => s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  return ready.length === count ? true : undefined;
+}
+
 describe('operator start and restart over 1,000 Syncs', () => {
   const ns = useTestNamespace(CLUSTER, 'operator');
   const names = Array.from({ length: 1000 }, (_, i) => `s-${String(i).padStart(4, '0')}`);
@@ -84,9 +90,15 @@ describe('operator start and restart over 1,000 Syncs', () => {
     const first = await op.waitForLog('the first reconcile', (l) => l.msg.startsWith('first reconcile') && l.controller === 'sync');
     expect(first.cached).toBe(1000);
     expect(await op.metric('syncprims_first_reconcile_cache_objects', { controller: 'sync' })).toBe(1000);
-    await eventually('every Sync to be reconciled', () => allObserved(ns(), 1000), 120_000);
+    await eventually('every Sync to be Ready', () => allReady(ns(), 1000), 300_000, 1000);
+    // The full pipeline ran: each Sync applied its ConfigMap.
+    const applied = await client.request<{ items: unknown[] }>({
+      path: `/api/v1/namespaces/${ns()}/configmaps`,
+      query: { labelSelector: 'syncprims.dev/owner-kind=Sync' },
+    });
+    expect(applied.items).toHaveLength(1000);
     expect(await op.stop('SIGTERM')).toBe(0);
-  });
+  }, 400_000);
 
   test('a restart over unchanged, reconciled objects writes nothing', async () => {
     const since = new Date();
@@ -98,6 +110,40 @@ describe('operator start and restart over 1,000 Syncs', () => {
     // Let anything queued behind the count finish.
     await eventually('the queue to drain', async () =>
       (await op.metric('workqueue_depth', { name: 'sync' })) === 0 ? true : undefined,
+    );
+    expect(await op.stop('SIGTERM')).toBe(0);
+    const writes = await writesSince(CLUSTER, since, OPERATOR_USER_AGENT);
+    expect(writes.map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+  });
+});
+
+describe('no-op resync', () => {
+  const ns = useTestNamespace(CLUSTER, 'operator-resync');
+
+  test('resyncs at the interval over unchanged objects write nothing', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `r-${i}`);
+    await Promise.all(
+      names.map((name) =>
+        client.request({
+          method: 'POST',
+          path: `/apis/${API_VERSION}/namespaces/${ns()}/syncs`,
+          body: {
+            apiVersion: API_VERSION,
+            kind: 'Sync',
+            metadata: { name },
+            spec: { interval: '2s', source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() } }] } },
+          },
+        }),
+      ),
+    );
+    const op = await start(['--namespace', ns()]);
+    await eventually('all Ready', () => allReady(ns(), 20));
+    // Let the status writes of the first pass land before counting.
+    await new Promise((r) => setTimeout(r, 500));
+    const since = new Date();
+    const before = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
+    await eventually('two more resyncs of each', async () =>
+      (await op.metric('controller_runtime_reconcile_total', { controller: 'sync' })) >= before + 40 ? true : undefined,
     );
     expect(await op.stop('SIGTERM')).toBe(0);
     const writes = await writesSince(CLUSTER, since, OPERATOR_USER_AGENT);

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll } from '@jest/globals';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterClient } from './controlplane.js';
 
 export const TEST_LABEL = 'syncprims.dev/test';
@@ -23,9 +25,36 @@ export function useTestNamespace(cluster: string, prefix: string): () => string 
     if (!name) return;
     const client = await clusterClient(cluster);
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${name}` }).catch(() => undefined);
+    await releaseSyncFinalizers(client, name);
   });
   return () => {
     if (!name) throw new Error('the test namespace exists only inside tests (after beforeAll)');
     return name;
   };
+}
+
+/**
+ * The operator of a test has stopped by the time its namespace is deleted, so
+ * nothing would remove the finalizers of the syncs left in it and the
+ * namespace would stay Terminating (and its controller busy) for ever.
+ */
+async function releaseSyncFinalizers(client: KubeClient, namespace: string): Promise<void> {
+  for (const plural of ['syncs', 'remotesyncs', 'proxysyncs']) {
+    const path = `/apis/syncprims.dev/v1alpha1/namespaces/${namespace}/${plural}`;
+    const list = await client.request<{ items: KubeObject[] }>({ path }).catch(() => ({ items: [] as KubeObject[] }));
+    await Promise.all(
+      list.items
+        .filter((o) => (o.metadata.finalizers ?? []).length > 0)
+        .map((o) =>
+          client
+            .request({
+              method: 'PATCH',
+              path: `${path}/${o.metadata.name}`,
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { finalizers: null } },
+            })
+            .catch(() => undefined),
+        ),
+    );
+  }
 }
