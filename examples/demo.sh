@@ -27,21 +27,18 @@ step "Installing the CRDs on mgmt"
 "${K[@]}" create namespace demo --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
 "${K[@]}" apply -n demo -f examples/sync-inline.yaml
 
-step "Running the operator (namespace demo) until it has reconciled the example"
+step "Running the operator (namespace demo) until the example Sync is Ready"
 node dist/cli/main.js run --kubeconfig .local/mgmt.kubeconfig --namespace demo \
   --metrics-addr 127.0.0.1:18080 --health-addr 127.0.0.1:18081 > .local/demo-operator.log 2>&1 &
 op=$!
 trap 'kill $op 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  [ "$("${K[@]}" get sync hello -n demo -o jsonpath='{.status.observedGeneration}')" = 1 ] && break
-  sleep 0.2
-done
+"${K[@]}" wait --for=condition=Ready sync/hello -n demo --timeout=60s
 curl -fsS 127.0.0.1:18081/readyz && echo " (readyz)"
 curl -fsS 127.0.0.1:18080/metrics | grep -E '^(controller_runtime_reconcile_total|syncprims_cache_objects)'
 kill -TERM $op && wait $op || true
 "${K[@]}" get syncprims -n demo
-"${K[@]}" get sync hello -n demo -o jsonpath='{"finalizers: "}{.metadata.finalizers}{"\nstatus:     "}{.status}{"\n"}'
-echo "(the apply engine of the next stage makes this Sync apply its objects and report Ready)"
+"${K[@]}" get configmap greeting -n hello -o jsonpath='{"ConfigMap hello/greeting: "}{.data.message}{"\n"}'
+"${K[@]}" get events -n demo --field-selector involvedObject.name=hello -o custom-columns=REASON:.reason,MESSAGE:.message
 
 cat <<'NEXT'
 

@@ -139,8 +139,12 @@ describe('health', () => {
 
   test('a Deployment goes from InProgress to Current when its status says so (the test plays the controllers)', async () => {
     await applySync(client, ns(), 'web', { timeout: '5m', source: { inline: [deployment('web')] } });
-    const waiting = await waitForReady(client, ns(), 'web', 'Unknown', 'Progressing');
-    expect(readyOf(waiting)?.message).toContain('Deployment');
+    // Past "applying revision ...": applied, and waiting for health.
+    const waiting = await eventually('the Sync to wait for the Deployment', async () => {
+      const s = await getSync(client, ns(), 'web');
+      return readyOf(s)?.reason === 'Progressing' && readyOf(s)?.message.startsWith('waiting for') ? s : undefined;
+    });
+    expect(readyOf(waiting)?.message).toContain(`Deployment ${ns()}/web (InProgress)`);
     expect(waiting.status?.summary).toMatchObject({ inProgress: 1, leastStatus: 'InProgress' });
     const before = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
 
