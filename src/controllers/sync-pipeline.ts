@@ -5,13 +5,13 @@ import type { SyncSpec } from '../api/sync-spec.js';
 import { ApplyEngine, type ObjectResult, type Owner } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
-import { inventoryOf, staleEntries } from '../apply/inventory.js';
+import { compareIds, inventoryOf, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
 import { render, revisionOf } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
-import { fetchSource, SourceError } from '../source/index.js';
+import { fetchSource } from '../source/index.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
@@ -51,8 +51,7 @@ interface AppliedState {
 
 const RETRY_SOURCE_MS = 30_000;
 
-/** The set has kinds that neither the cluster serves nor a CRD in the set defines. */
-class MissingKindsError extends Error {}
+
 
 /**
  * The sync pipeline: fetch the source, render, apply in stages, prune what
@@ -89,23 +88,61 @@ export class SyncPipeline {
 
   async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
     const generation = obj.metadata.generation;
-    const owner = ownerOf(obj);
     const interval = parseDuration(spec.interval);
     const prev = this.state.get(key);
     const requestedAt = obj.metadata.annotations?.['syncprims.dev/reconcile-requested-at'];
-    if (
-      prev &&
-      !this.sourceChanged.has(key) &&
-      prev.generation === generation &&
-      prev.requestedAt === requestedAt &&
-      Date.now() - prev.appliedAt < interval
-    ) {
+    if (prev && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
       return this.report(obj, spec, base, prev, log);
     }
     this.sourceChanged.delete(key);
 
-    let objects: KubeObject[];
-    let revision: string;
+    const set = await this.fetchAndRender(key, obj, spec);
+    if ('reason' in set) {
+      await this.fail(obj, base, set.reason, set.message, generation, log);
+      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+    }
+    let status = await this.announceProgress(obj, base, set.revision, generation);
+    const outcome = await this.applyAndPrune(obj, spec, set.objects, (base.inventory?.entries ?? []) as InventoryEntry[]);
+    await this.announce(obj, outcome.applied, outcome.pruned, log);
+    const now = Date.now();
+    const state: AppliedState = {
+      generation,
+      revision: set.revision,
+      requestedAt,
+      appliedAt: now,
+      startedAt: prev?.revision === set.revision ? prev.startedAt : now,
+      inventory: outcome.next,
+      recorded: outcome.recorded,
+      fresh: outcome.fresh,
+    };
+    this.state.set(key, state);
+    status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
+    const problem = problemOf(outcome.applied, outcome.pruned);
+    if (problem) {
+      this.state.delete(key); // the next attempt runs in full
+      await this.fail(obj, status, problem.reason, problem.message, generation, log);
+      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+    }
+    return this.report(obj, spec, status, state, log);
+  }
+
+  /** Same generation, revision request and source, within the interval: only health is to be re-read. */
+  private onlyHealthCanHaveChanged(key: string, prev: AppliedState, generation: number | undefined, requestedAt: string | undefined, interval: number): boolean {
+    return (
+      !this.sourceChanged.has(key) &&
+      prev.generation === generation &&
+      prev.requestedAt === requestedAt &&
+      Date.now() - prev.appliedAt < interval
+    );
+  }
+
+  /** The rendered set and its revision, or why there is none. */
+  private async fetchAndRender(
+    key: string,
+    obj: KubeObject,
+    spec: SyncSpec,
+  ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
+    const owner = ownerOf(obj);
     try {
       const fetched = await fetchSource({ client: this.deps.home, namespace: owner.namespace, source: spec.source, paths: spec.paths });
       if (fetched.watch) await this.deps.sources.watch(key, fetched.watch);
@@ -116,67 +153,44 @@ export class SyncPipeline {
         origin: this.deps.origin,
         scopeOf: (apiVersion, kind) => scopeOf(this.deps.targetDiscovery, apiVersion, kind),
       });
-      if (rendered.unknownKinds.length > 0) throw new MissingKindsError(rendered.errors.join('; '));
-      if (rendered.errors.length > 0) throw new SourceError(rendered.errors.join('; '));
-      objects = rendered.objects;
-      revision = fetched.revision ?? revisionOf(objects);
+      if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: rendered.errors.join('; ') };
+      if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: rendered.errors.join('; ') };
+      return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const reason = err instanceof MissingKindsError ? Reason.CRDNotInstalled : Reason.SourceError;
-      await this.fail(obj, base, reason, message, generation, log);
-      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+      return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err) };
     }
+  }
 
-    const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
-    let status: SyncStatusDraft = base;
-    // A new revision or spec: say so before applying. The same one again (a resync,
-    // a restart) writes nothing unless something changes.
+  /**
+   * A new revision or spec: say so before applying. The same one again (a
+   * resync, a restart) writes nothing unless something changes.
+   */
+  private async announceProgress(obj: KubeObject, base: SyncStatusDraft, revision: string, generation?: number): Promise<SyncStatusDraft> {
     const storedGeneration = (obj.status as SyncStatusDraft | undefined)?.observedGeneration;
-    if (base.lastAppliedRevision !== revision || storedGeneration !== generation) {
-      status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision };
-      await this.deps.writer.updateStatus(obj, status);
-    }
+    if (base.lastAppliedRevision === revision && storedGeneration === generation) return base;
+    const status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision };
+    await this.deps.writer.updateStatus(obj, status);
+    return status;
+  }
 
+  /** Applies the set, then prunes what left it, but only after a complete apply. */
+  private async applyAndPrune(obj: KubeObject, spec: SyncSpec, objects: KubeObject[], previous: InventoryEntry[]) {
+    const owner = ownerOf(obj);
     const engine = new ApplyEngine(this.client(spec, owner), this.deps.targetDiscovery);
     const applied = await engine.applyStaged(objects, { owner, force: spec.force ?? false, concurrency: this.deps.concurrency });
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
     const next = inventoryOf(objects).filter((e) => appliedIds.has(e.id));
-    const failures = applied.filter((r) => r.action === 'failed');
-    const conflicts = applied.filter((r) => r.action === 'conflict');
-
-    // Prune only after a complete apply: a half-applied set must not delete what it replaced.
-    let pruned: ObjectResult[] = [];
+    const complete = !applied.some((r) => r.action === 'failed');
+    // A half-applied set must not delete what it was to replace.
     const stale = staleEntries(previous, inventoryOf(objects));
-    if (spec.prune && failures.length === 0 && stale.length > 0) pruned = await engine.prune(stale, owner, this.deps.concurrency);
-    const kept = spec.prune && failures.length === 0 ? stale.filter((e) => pruned.some((p) => p.id === e.id && p.action === 'failed')) : stale;
-    const inventory = [...next, ...kept.filter((e) => !next.some((n) => n.id === e.id))].sort((a, b) => (a.id < b.id ? -1 : 1));
-
-    await this.announce(obj, applied, pruned, log);
+    const pruned = spec.prune && complete && stale.length > 0 ? await engine.prune(stale, owner, this.deps.concurrency) : [];
+    const failedPrunes = new Set(pruned.filter((p) => p.action === 'failed').map((p) => p.id));
+    // Entries not deleted stay recorded: those that failed to prune, and all stale ones when pruning did not run.
+    const kept = stale.filter((e) => !(spec.prune && complete) || failedPrunes.has(e.id));
+    const recorded = [...next, ...kept.filter((e) => !appliedIds.has(e.id))].sort((a, b) => compareIds(a.id, b.id));
     const fresh = new Map(ok.filter((r) => r.object).map((r) => [r.id, r.object!]));
-    const now = Date.now();
-    const state: AppliedState = {
-      generation,
-      revision,
-      requestedAt,
-      appliedAt: now,
-      startedAt: prev?.revision === revision ? prev.startedAt : now,
-      inventory: next,
-      recorded: inventory,
-      fresh,
-    };
-    this.state.set(key, state);
-    status = { ...status, inventory: { entries: inventory }, lastAttemptedRevision: revision };
-
-    const problems = [...conflicts, ...failures, ...pruned.filter((p) => p.action === 'failed')];
-    if (problems.length > 0) {
-      this.state.delete(key); // retry in full
-      const reason = failures.length > 0 ? reasonFor(failures) : conflicts.length > 0 ? Reason.OwnershipConflict : Reason.PruneFailed;
-      const message = problems.slice(0, 5).map((p) => p.message).join('; ') + (problems.length > 5 ? `; and ${problems.length - 5} more` : '');
-      await this.fail(obj, status, reason, message, generation, log);
-      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
-    }
-    return this.report(obj, spec, status, state, log);
+    return { applied, pruned, next, recorded, fresh };
   }
 
   /** Tells what changed: an Event and a log line, only when something did. */
@@ -253,8 +267,21 @@ async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): 
   }
 }
 
-function reasonFor(failures: ObjectResult[]): Reason {
-  return failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;
+/** The condition reason and message of what went wrong in an apply and prune, if anything. */
+function problemOf(applied: ObjectResult[], pruned: ObjectResult[]): { reason: Reason; message: string } | undefined {
+  const failures = applied.filter((r) => r.action === 'failed');
+  const conflicts = applied.filter((r) => r.action === 'conflict');
+  const pruneFailures = pruned.filter((p) => p.action === 'failed');
+  const problems = [...conflicts, ...failures, ...pruneFailures];
+  if (problems.length === 0) return undefined;
+  let reason: Reason = Reason.PruneFailed;
+  if (failures.length > 0) {
+    reason = failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;
+  } else if (conflicts.length > 0) {
+    reason = Reason.OwnershipConflict;
+  }
+  const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
+  return { reason, message: problems.slice(0, 5).map((p) => p.message).join('; ') + more };
 }
 
 function jitter(ms: number): number {
