@@ -1,30 +1,19 @@
 // The switches of the sync spec, each on the real control plane through a
 // running operator: force, deletionPolicy, suspend, commonMetadata, prune,
 // the prune opt-out annotation, ownership, and applying as a service account.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { useSyncOperator } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
-let op: OperatorProcess;
 const ns = useTestNamespace(CLUSTER, 'syncopt');
-
-beforeAll(async () => {
-  client = await clusterClient(CLUSTER);
-  await installCrds(CLUSTER);
-  op = await OperatorProcess.start(CLUSTER, ['--namespace', ns()]);
-});
-
-afterAll(async () => {
-  await op?.stop('SIGTERM');
-  await closeClients();
+useSyncOperator(CLUSTER, ns, (c) => {
+  client = c;
 });
 
 const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Record<string, string> = {}): KubeObject => ({

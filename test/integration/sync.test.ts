@@ -1,29 +1,20 @@
 // Sync end to end through a running operator on the real control plane:
 // staged apply, edits, prune, drift, health, and the spec's switches.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { OperatorProcess, useSyncOperator } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
 let op: OperatorProcess;
 const ns = useTestNamespace(CLUSTER, 'sync');
-
-beforeAll(async () => {
-  client = await clusterClient(CLUSTER);
-  await installCrds(CLUSTER);
-  op = await OperatorProcess.start(CLUSTER, ['--namespace', ns()]);
-});
-
-afterAll(async () => {
-  await op?.stop('SIGTERM');
-  await closeClients();
+useSyncOperator(CLUSTER, ns, (c, o) => {
+  client = c;
+  op = o;
 });
 
 const cm = (name: string, namespace: string | undefined, data: Record<string, string> = {}): KubeObject => ({

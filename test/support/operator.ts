@@ -3,8 +3,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { afterAll, beforeAll } from '@jest/globals';
+import type { KubeClient } from '../../src/kube/client.js';
+import { clusterClient, closeClients, kubeconfigPath, ROOT } from './controlplane.js';
+import { installCrds } from './crds.js';
 import { eventually } from './eventually.js';
-import { kubeconfigPath, ROOT } from './controlplane.js';
 
 export interface LogLine {
   level: string;
@@ -93,4 +96,27 @@ export function sampleValue(text: string, name: string, labels: Record<string, s
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(m[3]);
   }
   return total;
+}
+
+/**
+ * For a test file that drives syncs: installs the CRDs, starts one operator
+ * watching the file's namespace before its tests, and stops it after them.
+ * `ready` receives an admin client and the operator.
+ */
+export function useSyncOperator(
+  cluster: string,
+  namespace: () => string,
+  ready: (client: KubeClient, op: OperatorProcess) => void,
+): void {
+  let op: OperatorProcess | undefined;
+  beforeAll(async () => {
+    const client = await clusterClient(cluster);
+    await installCrds(cluster);
+    op = await OperatorProcess.start(cluster, ['--namespace', namespace()]);
+    ready(client, op);
+  });
+  afterAll(async () => {
+    await op?.stop('SIGTERM');
+    await closeClients();
+  });
 }
