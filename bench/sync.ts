@@ -1,0 +1,1346 @@
+// Applying with a Sync (a real `syncprims run` process) next to `kubectl apply
+// --server-side` and a bare concurrent client, on one dedicated cluster of the
+// local control plane (bench-sync, started here and stopped at the end):
+//
+// 1. 1,000 ConfigMaps: a Sync with them inline (wait: true), timed from
+//    creating the Sync to Ready=True, then a no-op resync (the
+//    reconcile-requested-at annotation until status.lastHandledReconcileAt
+//    echoes it); kubectl on a fresh namespace and again on the unchanged
+//    objects; bare server-side apply PATCHes at 16 and 32 in flight. Requests
+//    are counted from the operator's metrics, the bare client's own count and
+//    the API server's audit log (write requests only).
+// 2. Real-world sets from /work/shared/corpus (kube-prometheus with its setup/
+//    CRDs, Argo CD's install.yaml): a Sync with an http source (a .tar.gz built
+//    and served here), wait: false, versus kubectl as their docs say to apply them.
+//
+// Run it with `bench/run.sh sync` (from the repository root). The operator is
+// compiled from the committed HEAD into .local/bench-sync-operator (so others'
+// work in progress under src/ and dist/ does not change what is measured), and
+// run as `node .../dist/cli/main.js run`. RUNS (default 3) and COUNT (default
+// 1000) can be changed through the environment. It prints figures and writes docs/benchmarks/sync.md;
+// it asserts nothing about them.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import tar from 'tar-stream';
+import { stringify } from 'yaml';
+import { customResourceDefinitions } from '../src/api/crds.js';
+import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
+import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../src/api/marks.js';
+import { mapLimit } from '../src/apply/map-limit.js';
+import { serverSideApply } from '../src/kube/apply.js';
+import { KubeClient } from '../src/kube/client.js';
+import { loadKubeConfigFile } from '../src/kube/config.js';
+import { Discovery } from '../src/kube/discovery.js';
+import { ApiError } from '../src/kube/errors.js';
+import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
+import { watchEvents } from '../src/kube/watch-stream.js';
+
+const run = promisify(execFile);
+
+const ROOT = process.cwd();
+const LOCAL = path.join(ROOT, '.local');
+const CLUSTER = 'bench-sync';
+const CONTROLPLANE = path.join(LOCAL, 'bin', 'controlplane');
+const KUBECTL = path.join(LOCAL, 'bin', 'kubectl');
+const KUBECONFIG = path.join(LOCAL, `${CLUSTER}.kubeconfig`);
+const AUDIT_LOG = path.join(LOCAL, `${CLUSTER}.audit.log`);
+const OPERATOR_LOG = path.join(LOCAL, `${CLUSTER}-operator.log`);
+/** The operator measured: compiled here from the committed HEAD (others may rebuild dist/ meanwhile). */
+const OPERATOR_DIR = path.join(LOCAL, `${CLUSTER}-operator`);
+const OPERATOR_MAIN = path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js');
+const CORPUS = process.env.CORPUS ?? '/work/shared/corpus';
+const OUT = path.join(ROOT, 'docs', 'benchmarks', 'sync.md');
+const RUNS = Number(process.env.RUNS ?? 3);
+const COUNT = Number(process.env.COUNT ?? 1000);
+const BARE_CONCURRENCY = [16, 32];
+const BENCH_UA = 'syncprims-bench/sync';
+const BARE_UA = 'syncprims-bench/bare-client';
+const OPERATOR_UA = 'syncprims-operator';
+const KUBECTL_UA = 'kubectl/';
+const SYNC_NAME = 'configmaps';
+const NS_PREFIX = 'bench-sync-';
+/** How long the audit log is given to catch up before it is read. */
+const AUDIT_SETTLE_MS = 1_000;
+const TIMEOUT_MS = 600_000;
+const SYNCS: ResourceInfo = { group: GROUP, version: VERSION, kind: 'Sync', resource: KIND_NAMES.Sync.plural, namespaced: true };
+
+// ---------------------------------------------------------------- results
+
+/** Write requests one client sent, from the audit log. */
+interface Writes {
+  total: number;
+  /** `dryRun=All` requests: logged as writes, nothing is stored. */
+  dryRun: number;
+  /** The others, by `verb resource[/subresource]`. */
+  byKind: Record<string, number>;
+  /** Every one, in the order received. */
+  timeline: TimedWrite[];
+}
+
+interface TimedWrite {
+  /** resource[/subresource] */
+  resource: string;
+  dryRun: boolean;
+  /** Epoch ms: requestReceivedTimestamp and stageTimestamp (ResponseComplete). */
+  received: number;
+  completed: number;
+}
+
+interface Sample {
+  ms: number;
+  /** Requests by method, where they could be counted (operator metrics, bare client). */
+  requests?: Record<string, number>;
+  writes?: Writes;
+  /** Objects whose resourceVersion changed (second passes). */
+  changed?: number;
+  /** Objects applied (Sync inventory, or kubectl's apply patches). */
+  objects?: number;
+  clientCpuMs: number;
+  apiserverCpuMs: number;
+  /** Steps of a multi-command run, in ms. */
+  steps?: number[];
+  /** The operator's: ms from the request that started the phase to each milestone. */
+  timeline?: Record<string, number>;
+}
+
+type Rows = Map<string, Sample[]>;
+
+function record(rows: Rows | undefined, label: string, sample: Sample): void {
+  const line = [
+    `${Math.round(sample.ms)} ms`,
+    sample.requests ? `requests ${formatCounts(sample.requests)}` : '',
+    sample.writes ? `writes ${formatWrites(sample.writes)}` : '',
+    sample.changed !== undefined ? `changed ${sample.changed}` : '',
+  ].filter(Boolean);
+  console.log(`  ${rows ? '' : '(warm-up) '}${label}: ${line.join(', ')}`);
+  if (!rows) return;
+  const samples = rows.get(label) ?? [];
+  samples.push(sample);
+  rows.set(label, samples);
+}
+
+interface Bench {
+  client: KubeClient;
+  apiserverPid: number;
+  tmp: string;
+  kubectlCache: string;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const load = sampleLoad();
+  const build = await buildOperator();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'syncprims-bench-sync-'));
+  let bench: Bench | undefined;
+  const server = await serveArchives(loadCorpora());
+  try {
+    bench = await startCluster(tmp);
+    await cleanLeftovers(bench, server.corpora);
+    const cmRows: Rows = new Map();
+    console.log(`${COUNT} ConfigMaps: warm-up round (not recorded)...`);
+    await configMapRound(bench, undefined);
+    for (let round = 1; round <= RUNS; round++) {
+      console.log(`ConfigMaps, round ${round} of ${RUNS}...`);
+      await configMapRound(bench, cmRows);
+    }
+    const corpusRows: Rows = new Map();
+    for (let round = 1; round <= RUNS; round++) {
+      console.log(`corpus, round ${round} of ${RUNS}...`);
+      for (const corpus of server.corpora) await corpusRound(bench, server, corpus, corpusRows, round % 2 === 1);
+    }
+    const kubernetes = await serverVersion(bench.client);
+    writeReport({ cmRows, corpusRows, corpora: server.corpora, kubernetes, load: load.stop(), fetches: server.fetches, build });
+  } finally {
+    load.stop();
+    await stopOperators();
+    server.close();
+    bench?.client.close();
+    await stopCluster();
+    rmSync(tmp, { recursive: true, force: true });
+    rmSync(OPERATOR_DIR, { recursive: true, force: true });
+  }
+}
+
+/** The 1-minute load average every 10 s, for the report. */
+function sampleLoad(): { stop: () => number[] } {
+  const samples = [os.loadavg()[0] ?? NaN];
+  const timer = setInterval(() => samples.push(os.loadavg()[0] ?? NaN), 10_000);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return samples;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- cluster
+
+async function controlplane(args: string[]): Promise<string> {
+  const { stdout } = await run(CONTROLPLANE, ['--dir', LOCAL, ...args], { timeout: 300_000 });
+  return stdout;
+}
+
+async function startCluster(tmp: string): Promise<Bench> {
+  console.log(`starting ${CLUSTER}...`);
+  await controlplane(['up', CLUSTER]);
+  const client = await KubeClient.create(CLUSTER, loadKubeConfigFile(KUBECONFIG), BENCH_UA);
+  const apiserverPid = Number(readFileSync(path.join(LOCAL, `${CLUSTER}.pid`), 'utf8').trim());
+  await installCrds(client);
+  return { client, apiserverPid, tmp, kubectlCache: path.join(tmp, 'kubectl-cache') };
+}
+
+async function stopCluster(): Promise<void> {
+  console.log(`stopping ${CLUSTER}...`);
+  await controlplane(['stop', CLUSTER]).catch((err: unknown) => console.error(String(err)));
+}
+
+async function serverVersion(client: KubeClient): Promise<string> {
+  const v = await client.request<{ gitVersion: string }>({ path: '/version' });
+  return v.gitVersion;
+}
+
+async function installCrds(client: KubeClient): Promise<void> {
+  const discovery = new Discovery(client);
+  for (const crd of customResourceDefinitions()) {
+    await serverSideApply(client, discovery, crd, { fieldManager: FIELD_MANAGER, force: true });
+  }
+  for (const crd of customResourceDefinitions()) {
+    await until(`CRD ${crd.metadata.name} to be Established`, () => crdEstablished(client, crd.metadata.name));
+  }
+  await until('Syncs to be served', async () => {
+    await client.request({ path: collectionPath(SYNCS), query: { limit: 1 } });
+    return true;
+  });
+}
+
+async function crdEstablished(client: KubeClient, name: string): Promise<boolean> {
+  const crd = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
+    path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+  });
+  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}
+
+/** Namespaces and corpus objects left by an earlier run that was cut short (the cluster's data outlives it). */
+async function cleanLeftovers(bench: Bench, corpora: Corpus[]): Promise<void> {
+  const list = await bench.client.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces' });
+  const ours = list.items.map((n) => n.metadata.name ?? '').filter((n) => n.startsWith(NS_PREFIX));
+  // The corpora first: an APIService they leave keeps namespaces from being deleted.
+  for (const corpus of corpora) await cleanCorpus(bench, corpus);
+  for (const ns of ours) {
+    console.log(`deleting ${ns}, left by an earlier run...`);
+    await deleteSyncNamespace(bench.client, ns);
+  }
+}
+
+/**
+ * Compiles the operator from the committed HEAD (`git archive`, then tsc with
+ * the project's tsconfig.build.json) into .local/bench-sync-operator, so that
+ * what is measured is one commit, whatever others do to src/ and dist/ during
+ * the run. Returns a description for the report.
+ */
+async function buildOperator(): Promise<string> {
+  const git = async (args: string[]): Promise<string> => (await run('git', args, { cwd: ROOT })).stdout.trim();
+  const commit = await git(['rev-parse', '--short', 'HEAD']);
+  const dirty = (await git(['status', '--porcelain', '--', 'src'])).split('\n').filter(Boolean).length;
+  console.log(`compiling the operator from commit ${commit} into ${path.relative(ROOT, OPERATOR_DIR)}...`);
+  rmSync(OPERATOR_DIR, { recursive: true, force: true });
+  mkdirSync(OPERATOR_DIR, { recursive: true });
+  const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  await run('bash', ['-c', `git archive HEAD ${files.join(' ')} | tar -x -C "${OPERATOR_DIR}"`], { cwd: ROOT });
+  // Inside the repository, so node_modules (and @types) are found by walking up.
+  await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(OPERATOR_DIR, 'tsconfig.build.json')], {
+    cwd: ROOT,
+    maxBuffer: 16 * 2 ** 20,
+  });
+  const left = dirty > 0 ? `; ${dirty} file${dirty === 1 ? '' : 's'} under \`src/\` had uncommitted changes, not measured` : '';
+  return `compiled by the benchmark from commit ${commit} (\`git archive HEAD\`, \`tsconfig.build.json\`)${left}`;
+}
+
+// ---------------------------------------------------------------- helpers
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 300_000, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await check().catch(() => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+async function withTimeout<T>(what: string, promise: Promise<T>, ms = TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
+  try {
+    await promise;
+  } catch (err) {
+    if (!(err instanceof ApiError && err.notFound)) throw err;
+  }
+}
+
+async function exists(client: KubeClient, apiPath: string): Promise<boolean> {
+  try {
+    await client.request({ path: apiPath });
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound) return false;
+    throw err;
+  }
+}
+
+async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
+  const name = `${NS_PREFIX}${prefix}-${randomBytes(3).toString('hex')}`;
+  await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  return name;
+}
+
+async function deleteNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await ignoreNotFound(client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` }));
+  await until(`namespace ${namespace} to be gone`, async () => !(await exists(client, `/api/v1/namespaces/${namespace}`)));
+}
+
+/** Deletes a namespace holding Syncs once no operator runs: their finalizers are removed first. */
+async function deleteSyncNamespace(client: KubeClient, namespace: string): Promise<void> {
+  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace) }).catch(() => ({ items: [] }));
+  for (const sync of syncs.items) {
+    await ignoreNotFound(
+      client.request({
+        method: 'PATCH',
+        path: `${collectionPath(SYNCS, namespace)}/${sync.metadata.name}`,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { finalizers: null } },
+      }),
+    );
+  }
+  await deleteNamespace(client, namespace);
+}
+
+/** name -> resourceVersion of the ConfigMaps of a namespace. */
+async function configMapVersions(client: KubeClient, namespace: string): Promise<Map<string, string>> {
+  const versions = new Map<string, string>();
+  let token: string | undefined;
+  do {
+    const page = await client.request<{ metadata: { continue?: string }; items: KubeObject[] }>({
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      query: { limit: 500, continue: token },
+      timeoutMs: 60_000,
+    });
+    for (const cm of page.items) versions.set(cm.metadata.name ?? '', cm.metadata.resourceVersion ?? '');
+    token = page.metadata.continue || undefined;
+  } while (token);
+  return versions;
+}
+
+function changedCount(before: Map<string, string>, after: Map<string, string>): number {
+  let n = 0;
+  for (const [name, rv] of after) if (before.get(name) !== rv) n++;
+  return n + [...before.keys()].filter((name) => !after.has(name)).length;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** User plus system CPU time of a process, from /proc (Linux; 10 ms resolution). */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+function countsDiff(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) {
+    const d = v - (before[k] ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- watching
+
+interface Seen {
+  at: number;
+  object: KubeObject;
+}
+
+/** What a timed action saw: when its request was sent (performance.now() and epoch ms) and the awaited event. */
+interface Timed {
+  sentAt: number;
+  sentEpoch: number;
+  seen: Seen;
+}
+
+/**
+ * Opens a watch on one object (it may not exist yet) and resolves `seen` with
+ * the time the first event that passes `test` arrived. `test` may throw to fail.
+ */
+async function watchFor(
+  client: KubeClient,
+  collection: string,
+  name: string,
+  test: (o: KubeObject) => boolean,
+): Promise<{ seen: Promise<Seen>; close: () => void }> {
+  const fieldSelector = `metadata.name=${name}`;
+  const list = await client.request<{ metadata: { resourceVersion: string } }>({ path: collection, query: { fieldSelector } });
+  const res = await client.stream({
+    path: collection,
+    query: { watch: 1, fieldSelector, resourceVersion: list.metadata.resourceVersion },
+    idleTimeoutMs: TIMEOUT_MS,
+  });
+  const seen = (async (): Promise<Seen> => {
+    for await (const event of watchEvents(res)) {
+      if (event.type === 'ERROR') throw new Error(`watch of ${name}: ${JSON.stringify(event.object)}`);
+      if ((event.type === 'ADDED' || event.type === 'MODIFIED') && test(event.object)) return { at: performance.now(), object: event.object };
+    }
+    throw new Error(`the watch of ${name} ended`);
+  })();
+  seen.catch(() => undefined);
+  return { seen, close: () => res.destroy() };
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+interface SyncStatus {
+  conditions?: Condition[];
+  lastHandledReconcileAt?: string;
+  inventory?: { entries?: unknown[] };
+}
+
+const statusOf = (o: KubeObject): SyncStatus => (o.status ?? {}) as SyncStatus;
+
+/** Ready=True for the current generation; throws on Ready=False. */
+function syncReady(o: KubeObject): boolean {
+  const ready = statusOf(o).conditions?.find((c) => c.type === 'Ready');
+  if (!ready || ready.observedGeneration !== o.metadata.generation) return false;
+  if (ready.status === 'False') throw new Error(`Sync ${o.metadata.namespace}/${o.metadata.name}: Ready=False ${ready.reason}: ${ready.message}`);
+  return ready.status === 'True';
+}
+
+// ---------------------------------------------------------------- audit log
+
+interface AuditEvent {
+  verb: string;
+  requestURI: string;
+  userAgent?: string;
+  objectRef?: { resource?: string; subresource?: string; namespace?: string };
+  requestReceivedTimestamp: string;
+  stageTimestamp?: string;
+}
+
+/** The write requests the API server logged between open() and close(). */
+class AuditWindow {
+  private readonly offset: number;
+  private readonly from: number;
+  private to = Infinity;
+
+  constructor() {
+    this.offset = existsSync(AUDIT_LOG) ? statSync(AUDIT_LOG).size : 0;
+    this.from = Date.now();
+  }
+
+  close(): void {
+    this.to = Date.now();
+  }
+
+  async writes(userAgentPrefix: string): Promise<Writes> {
+    await sleep(AUDIT_SETTLE_MS);
+    const writes: Writes = { total: 0, dryRun: 0, byKind: {}, timeline: [] };
+    for (const e of this.events()) {
+      if (!(e.userAgent ?? '').startsWith(userAgentPrefix)) continue;
+      writes.total++;
+      const dryRun = /[?&]dryRun=/.test(e.requestURI);
+      const resource = `${e.objectRef?.resource ?? '?'}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
+      const received = Date.parse(e.requestReceivedTimestamp);
+      writes.timeline.push({ resource, dryRun, received, completed: e.stageTimestamp ? Date.parse(e.stageTimestamp) : received });
+      if (dryRun) {
+        writes.dryRun++;
+        continue;
+      }
+      const kind = `${e.verb} ${resource}`;
+      writes.byKind[kind] = (writes.byKind[kind] ?? 0) + 1;
+    }
+    writes.timeline.sort((a, b) => a.received - b.received);
+    return writes;
+  }
+
+  private events(): AuditEvent[] {
+    const size = statSync(AUDIT_LOG).size;
+    // The log was rotated (200 MB): what went to the backup is not read.
+    const start = size >= this.offset ? this.offset : 0;
+    const buffer = Buffer.alloc(size - start);
+    const fd = openSync(AUDIT_LOG, 'r');
+    try {
+      readSync(fd, buffer, 0, buffer.length, start);
+    } finally {
+      closeSync(fd);
+    }
+    const events: AuditEvent[] = [];
+    for (const line of buffer.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const e = JSON.parse(line) as AuditEvent;
+      const t = Date.parse(e.requestReceivedTimestamp);
+      if (t >= this.from - 5 && t <= this.to) events.push(e);
+    }
+    return events;
+  }
+}
+
+// ---------------------------------------------------------------- the operator
+
+interface LogLine {
+  msg: string;
+  /** Epoch ms. */
+  time: number;
+}
+
+const operators = new Set<OperatorProcess>();
+let operatorLog: WriteStream | undefined;
+
+/** `syncprims run` as a real process, watching one namespace. */
+class OperatorProcess {
+  ports: { metrics?: number; health?: number } = {};
+  private readonly logs: LogLine[] = [];
+  private readonly exited: Promise<number | null>;
+  private exitCode: number | null | undefined;
+
+  private constructor(private readonly child: ChildProcess) {
+    operatorLog ??= createWriteStream(OPERATOR_LOG, { flags: 'a' });
+    const log = operatorLog;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      log.write(`${line}\n`);
+      try {
+        const parsed = JSON.parse(line) as { msg?: string; time?: string; ports?: OperatorProcess['ports'] };
+        if (parsed.msg === 'endpoints listening' && parsed.ports) this.ports = parsed.ports;
+        if (parsed.msg && parsed.time) this.logs.push({ msg: parsed.msg, time: Date.parse(parsed.time) });
+      } catch {
+        // not a log line
+      }
+    });
+    createInterface({ input: child.stderr! }).on('line', (line) => log.write(`stderr: ${line}\n`));
+    this.exited = new Promise((resolve) =>
+      child.on('exit', (code) => {
+        this.exitCode = code;
+        operators.delete(this);
+        resolve(code);
+      }),
+    );
+    operators.add(this);
+  }
+
+  static async start(namespace: string): Promise<OperatorProcess> {
+    const args = ['run', '--kubeconfig', KUBECONFIG, '--namespace', namespace, '--metrics-addr', '127.0.0.1:0', '--health-addr', '127.0.0.1:0'];
+    operatorLog?.write(`--- ${new Date().toISOString()} node ${path.relative(ROOT, OPERATOR_MAIN)} ${args.join(' ')}\n`);
+    const op = new OperatorProcess(spawn(process.execPath, [OPERATOR_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (op.exitCode !== undefined) throw new Error(`the operator exited with ${op.exitCode} (see ${OPERATOR_LOG})`);
+      if (Date.now() > deadline) throw new Error(`the operator was not ready within 60 s (see ${OPERATOR_LOG})`);
+      if (op.ports.health !== undefined && (await op.readyz())) return op;
+      await sleep(50);
+    }
+  }
+
+  private async readyz(): Promise<boolean> {
+    const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`).catch(() => undefined);
+    await res?.text();
+    return res?.ok ?? false;
+  }
+
+  /** Its log lines from `epoch` on. */
+  logsSince(epoch: number): LogLine[] {
+    return this.logs.filter((l) => l.time >= epoch);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** syncprims_cluster_requests_total by method. */
+  async requests(): Promise<Record<string, number>> {
+    const text = await (await fetch(`http://127.0.0.1:${this.ports.metrics}/metrics`)).text();
+    const counts: Record<string, number> = {};
+    for (const line of text.split('\n')) {
+      const m = /^syncprims_cluster_requests_total\{([^}]*)\} (\S+)$/.exec(line);
+      const method = m && /method="([^"]*)"/.exec(m[1] ?? '')?.[1];
+      if (m && method) counts[method] = (counts[method] ?? 0) + Number(m[2]);
+    }
+    return counts;
+  }
+
+  async stop(): Promise<void> {
+    if (this.exitCode !== undefined) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+async function stopOperators(): Promise<void> {
+  await Promise.all([...operators].map((op) => op.stop()));
+  operatorLog?.end();
+}
+
+/** What the operator, the API server and the audit log say about one timed phase. */
+async function operatorPhase(bench: Bench, op: OperatorProcess, action: () => Promise<Timed>): Promise<{ sample: Sample; seen: Seen }> {
+  const requests = await op.requests();
+  const cpu = processCpuMs(op.pid);
+  const apiCpu = processCpuMs(bench.apiserverPid);
+  const audit = new AuditWindow();
+  const { sentAt, sentEpoch, seen } = await action();
+  const sample: Sample = {
+    ms: seen.at - sentAt,
+    clientCpuMs: processCpuMs(op.pid) - cpu,
+    apiserverCpuMs: processCpuMs(bench.apiserverPid) - apiCpu,
+  };
+  audit.close();
+  sample.requests = countsDiff(await op.requests(), requests);
+  sample.writes = await audit.writes(OPERATOR_UA);
+  sample.timeline = operatorTimeline(sample.writes.timeline, op.logsSince(sentEpoch), sentEpoch, sample.ms);
+  return { sample, seen };
+}
+
+/** Stage 1 of the apply engine (src/apply/order.ts): applied and, for CRDs, Established before the rest. */
+const STAGE_ONE = new Set(['customresourcedefinitions', 'namespaces', 'clusterroles']);
+const OWN_RESOURCES = new Set(['syncs', 'events']);
+
+/**
+ * Where the operator's time went, in ms from the request that started the phase:
+ * from its writes in the audit log and its own log lines.
+ */
+function operatorTimeline(writes: TimedWrite[], logs: LogLine[], from: number, seenMs: number): Record<string, number> {
+  const t: Record<string, number> = {};
+  const rel = (epoch: number): number => epoch - from;
+  const applies = writes.filter((w) => !OWN_RESOURCES.has(w.resource.split('/')[0] ?? '') && !w.dryRun);
+  const checks = writes.filter((w) => w.dryRun);
+  const first = writes[0];
+  if (first) t['first write sent'] = rel(first.received);
+  const work = applies.length > 0 ? applies : checks;
+  if (work[0]) t['first apply PATCH (or dry run) sent'] = rel(work[0].received);
+  const lastStageOne = applies.filter((w) => STAGE_ONE.has(w.resource)).pop();
+  const afterStageOne = lastStageOne && applies.find((w) => !STAGE_ONE.has(w.resource) && w.received >= lastStageOne.completed);
+  if (lastStageOne && afterStageOne) {
+    t['stage 1 (CRDs, Namespaces, ClusterRoles) written'] = rel(lastStageOne.completed);
+    t['stage 2 starts (CRDs Established)'] = rel(afterStageOne.received);
+  }
+  const last = work[work.length - 1];
+  if (last) t['last apply PATCH (or dry run) answered'] = rel(last.completed);
+  const applied = logs.find((l) => l.msg === 'applied');
+  if (applied) t["'applied' logged"] = rel(applied.time);
+  const ready = logs.find((l) => l.msg === 'ready');
+  if (ready) t["'ready' logged"] = rel(ready.time);
+  const status = writes.filter((w) => w.resource === 'syncs/status').pop();
+  if (status) t['last status PATCH answered'] = rel(status.completed);
+  t['seen by the watch'] = seenMs;
+  return t;
+}
+
+/** Creates a Sync and resolves when it is Ready=True. */
+async function createSyncUntilReady(client: KubeClient, namespace: string, sync: KubeObject): Promise<Timed> {
+  const collection = collectionPath(SYNCS, namespace);
+  const watch = await watchFor(client, collection, sync.metadata.name ?? '', syncReady);
+  try {
+    const sentEpoch = Date.now();
+    const sentAt = performance.now();
+    await client.request({ method: 'POST', path: collection, body: sync, timeoutMs: 60_000 });
+    return { sentAt, sentEpoch, seen: await withTimeout(`Sync ${sync.metadata.name} to be Ready`, watch.seen) };
+  } finally {
+    watch.close();
+  }
+}
+
+/** Annotates a Sync and resolves when its status echoes the annotation. */
+async function resyncUntilEchoed(client: KubeClient, namespace: string, name: string, value: string): Promise<Timed> {
+  const collection = collectionPath(SYNCS, namespace);
+  const watch = await watchFor(client, collection, name, (o) => statusOf(o).lastHandledReconcileAt === value);
+  try {
+    const sentEpoch = Date.now();
+    const sentAt = performance.now();
+    await client.request({
+      method: 'PATCH',
+      path: `${collection}/${name}`,
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { [RECONCILE_REQUESTED_AT_ANNOTATION]: value } } },
+    });
+    return { sentAt, sentEpoch, seen: await withTimeout(`Sync ${name} to echo the reconcile request`, watch.seen) };
+  } finally {
+    watch.close();
+  }
+}
+
+// ---------------------------------------------------------------- part 1: 1,000 ConfigMaps
+
+const LABEL = {
+  opCreate: `operator: create the Sync → Ready=True`,
+  opResync: 'operator: no-op resync (annotation → `lastHandledReconcileAt` echoed)',
+  kubectlFresh: '`kubectl apply --server-side`, fresh namespace',
+  kubectlAgain: '`kubectl apply --server-side`, again, objects unchanged',
+  bareFresh: (c: number) => `bare client, ${c} in flight, fresh namespace`,
+  bareAgain: (c: number) => `bare client, ${c} in flight, again, objects unchanged`,
+};
+
+/** The ConfigMaps; `namespace` and the owner labels as the operator renders them, for the other appliers. */
+function configMaps(rendered?: { namespace: string }): KubeObject[] {
+  return Array.from({ length: COUNT }, (_, i) => {
+    const name = `cm-${String(i).padStart(4, '0')}`;
+    const labels: Record<string, string> = { 'app.kubernetes.io/part-of': 'bench-sync' };
+    if (rendered) {
+      Object.assign(labels, { [OWNER_KIND_LABEL]: 'Sync', [OWNER_NAMESPACE_LABEL]: rendered.namespace, [OWNER_NAME_LABEL]: SYNC_NAME });
+    }
+    const metadata = rendered ? { name, namespace: rendered.namespace, labels } : { name, labels };
+    return {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata,
+      data: { index: String(i), 'settings.yaml': `replicas: ${i % 5}\nlevel: info\nowner: team-${i % 17}\nnote: ${'x'.repeat(64)}\n` },
+    };
+  });
+}
+
+async function configMapRound(bench: Bench, rows: Rows | undefined): Promise<void> {
+  await operatorConfigMaps(bench, rows);
+  await kubectlConfigMaps(bench, rows);
+  for (const c of BARE_CONCURRENCY) await bareConfigMaps(bench, rows, c);
+}
+
+async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
+  const { client } = bench;
+  const namespace = await createNamespace(client, 'op');
+  const op = await OperatorProcess.start(namespace);
+  try {
+    const sync: KubeObject = {
+      apiVersion: API_VERSION,
+      kind: 'Sync',
+      metadata: { name: SYNC_NAME, namespace },
+      spec: { source: { inline: configMaps() }, defaultNamespace: namespace, wait: true },
+    };
+    const created = await operatorPhase(bench, op, () => createSyncUntilReady(client, namespace, sync));
+    created.sample.objects = statusOf(created.seen.object).inventory?.entries?.length;
+    record(rows, LABEL.opCreate, created.sample);
+    await sleep(1_000); // what follows Ready (an Event) stays out of the resync's window
+    const before = await configMapVersions(client, namespace);
+    const value = new Date().toISOString();
+    const resync = await operatorPhase(bench, op, () => resyncUntilEchoed(client, namespace, SYNC_NAME, value));
+    resync.sample.changed = changedCount(before, await configMapVersions(client, namespace));
+    record(rows, LABEL.opResync, resync.sample);
+  } finally {
+    await op.stop();
+  }
+  await deleteSyncNamespace(client, namespace);
+}
+
+interface KubectlRun {
+  ms: number;
+  cpuMs: number;
+  stdout: string;
+}
+
+/** Runs kubectl (version-matched, from .local/bin) under /usr/bin/time for its CPU. */
+async function kubectl(bench: Bench, args: string[]): Promise<KubectlRun> {
+  const timeFile = path.join(bench.tmp, 'kubectl.time');
+  const started = performance.now();
+  const { stdout } = await run(
+    '/usr/bin/time',
+    ['-f', '%U %S', '-o', timeFile, KUBECTL, '--kubeconfig', KUBECONFIG, '--cache-dir', bench.kubectlCache, ...args],
+    { maxBuffer: 256 * 2 ** 20, timeout: TIMEOUT_MS },
+  ).catch((err: unknown) => {
+    throw new Error(`kubectl ${args.join(' ')}: ${(err as { stderr?: string }).stderr ?? String(err)}`);
+  });
+  const ms = performance.now() - started;
+  const [user = NaN, system = NaN] = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  return { ms, cpuMs: (user + system) * 1000, stdout };
+}
+
+async function kubectlPhase(bench: Bench, commands: string[][]): Promise<Sample> {
+  const apiCpu = processCpuMs(bench.apiserverPid);
+  const audit = new AuditWindow();
+  const startEpoch = Date.now();
+  const steps: KubectlRun[] = [];
+  for (const args of commands) steps.push(await kubectl(bench, args));
+  audit.close();
+  const sample: Sample = {
+    ms: steps.reduce((n, s) => n + s.ms, 0),
+    clientCpuMs: steps.reduce((n, s) => n + s.cpuMs, 0),
+    apiserverCpuMs: processCpuMs(bench.apiserverPid) - apiCpu,
+    steps: steps.map((s) => s.ms),
+  };
+  sample.writes = await audit.writes(KUBECTL_UA);
+  sample.objects = sample.writes.byKind['patch configmaps'] ?? undefined;
+  const { timeline } = sample.writes;
+  const first = timeline[0];
+  const last = timeline[timeline.length - 1];
+  sample.timeline = {};
+  if (first) sample.timeline['first apply PATCH (or dry run) sent'] = first.received - startEpoch;
+  if (last) sample.timeline['last apply PATCH (or dry run) answered'] = last.completed - startEpoch;
+  sample.timeline['kubectl exited'] = sample.ms;
+  return sample;
+}
+
+async function kubectlConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
+  const { client } = bench;
+  const namespace = await createNamespace(client, 'kubectl');
+  const file = path.join(bench.tmp, `${namespace}.yaml`);
+  writeFileSync(file, configMaps({ namespace }).map((o) => stringify(o)).join('---\n'));
+  const apply = ['apply', '--server-side', '--force-conflicts', '-f', file];
+  record(rows, LABEL.kubectlFresh, await kubectlPhase(bench, [apply]));
+  const before = await configMapVersions(client, namespace);
+  const again = await kubectlPhase(bench, [apply]);
+  again.changed = changedCount(before, await configMapVersions(client, namespace));
+  record(rows, LABEL.kubectlAgain, again);
+  rmSync(file);
+  await deleteNamespace(client, namespace);
+}
+
+/** Server-side apply PATCHes, `concurrency` in flight, from a new client (new connections). */
+async function bareApply(bench: Bench, objects: KubeObject[], concurrency: number): Promise<Sample> {
+  const client = await KubeClient.create('bare', loadKubeConfigFile(KUBECONFIG), BARE_UA);
+  const requests: Record<string, number> = {};
+  client.observe((r) => void (requests[r.method] = (requests[r.method] ?? 0) + 1));
+  const cpu = process.cpuUsage();
+  const apiCpu = processCpuMs(bench.apiserverPid);
+  const audit = new AuditWindow();
+  const started = performance.now();
+  await mapLimit(objects, concurrency, (obj) =>
+    client.request({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${obj.metadata.namespace}/configmaps/${obj.metadata.name}`,
+      query: { fieldManager: 'bench-bare', force: true },
+      contentType: 'application/apply-patch+yaml',
+      body: obj,
+    }),
+  );
+  const ms = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  audit.close();
+  client.close();
+  return {
+    ms,
+    requests,
+    clientCpuMs: (used.user + used.system) / 1000,
+    apiserverCpuMs: processCpuMs(bench.apiserverPid) - apiCpu,
+    writes: await audit.writes(BARE_UA),
+  };
+}
+
+async function bareConfigMaps(bench: Bench, rows: Rows | undefined, concurrency: number): Promise<void> {
+  const { client } = bench;
+  const namespace = await createNamespace(client, `bare${concurrency}`);
+  const objects = configMaps({ namespace });
+  record(rows, LABEL.bareFresh(concurrency), await bareApply(bench, objects, concurrency));
+  const before = await configMapVersions(client, namespace);
+  const again = await bareApply(bench, objects, concurrency);
+  again.changed = changedCount(before, await configMapVersions(client, namespace));
+  record(rows, LABEL.bareAgain(concurrency), again);
+  await deleteNamespace(client, namespace);
+}
+
+// ---------------------------------------------------------------- part 2: real-world sets
+
+interface Corpus {
+  name: string;
+  /** What the archive holds: path inside it -> content. */
+  files: { name: string; content: Buffer }[];
+  archive: Buffer;
+  defaultNamespace?: string;
+  /** A namespace the set uses but does not create: created (untimed) before each run. */
+  precreate?: string;
+  /** kubectl commands, as the project's docs say, timed together. */
+  kubectlSteps: string[][];
+  kubectlStepNames: string[];
+  deleteSteps: string[][];
+  namespaces: string[];
+  crdGroups: string[];
+  apiServices: string[];
+  /** The value of app.kubernetes.io/part-of on its objects. */
+  partOf: string;
+  /** How long each clean-up took (deleting, until the namespaces and CRDs were gone). */
+  cleanupMs: number[];
+}
+
+function yamlFiles(dir: string, prefix = ''): { name: string; content: Buffer }[] {
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => ({ name: `${prefix}${f}`, content: readFileSync(path.join(dir, f)) }));
+}
+
+function loadCorpora(): Corpus[] {
+  const kp = path.join(CORPUS, 'kube-prometheus', 'manifests');
+  const argo = path.join(CORPUS, 'argo-cd', 'install.yaml');
+  const apply = ['apply', '--server-side', '--force-conflicts'];
+  return [
+    {
+      name: 'kube-prometheus',
+      files: [...yamlFiles(path.join(kp, 'setup'), 'setup/'), ...yamlFiles(kp)],
+      archive: Buffer.alloc(0),
+      kubectlSteps: [
+        [...apply, '-f', path.join(kp, 'setup')],
+        ['wait', '--for', 'condition=Established', '--all', 'CustomResourceDefinition', '--namespace=monitoring', '--timeout=300s'],
+        [...apply, '-f', kp],
+      ],
+      kubectlStepNames: ['apply setup/', 'wait Established', 'apply manifests/'],
+      // The CRs before their CRDs; the unavailable APIService is deleted first (below).
+      deleteSteps: [
+        ['delete', '--ignore-not-found', '--wait=false', '-f', kp],
+        ['delete', '--ignore-not-found', '--wait=false', '-f', path.join(kp, 'setup')],
+      ],
+      namespaces: ['monitoring'],
+      crdGroups: ['monitoring.coreos.com'],
+      apiServices: ['v1beta1.metrics.k8s.io'],
+      partOf: 'kube-prometheus',
+      cleanupMs: [],
+    },
+    {
+      name: 'argo-cd',
+      files: [{ name: 'install.yaml', content: readFileSync(argo) }],
+      archive: Buffer.alloc(0),
+      defaultNamespace: 'argocd',
+      precreate: 'argocd',
+      kubectlSteps: [[...apply, '-n', 'argocd', '-f', argo]],
+      kubectlStepNames: ['apply -n argocd'],
+      deleteSteps: [['delete', '--ignore-not-found', '--wait=false', '-n', 'argocd', '-f', argo]],
+      namespaces: ['argocd'],
+      crdGroups: ['argoproj.io'],
+      apiServices: [],
+      partOf: 'argocd',
+      cleanupMs: [],
+    },
+  ];
+}
+
+async function tarGz(files: { name: string; content: Buffer }[]): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const f of files) pack.entry({ name: f.name, size: f.content.length, mode: 0o644, mtime: new Date(0) }, f.content);
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack.pipe(zlib.createGzip())) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+interface ArchiveServer {
+  corpora: Corpus[];
+  url: (corpus: Corpus) => string;
+  fetches: Map<string, number>;
+  close: () => void;
+}
+
+/** A node:http server on 127.0.0.1 serving each corpus as <name>.tar.gz. */
+async function serveArchives(corpora: Corpus[]): Promise<ArchiveServer> {
+  for (const corpus of corpora) corpus.archive = await tarGz(corpus.files);
+  const fetches = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const corpus = corpora.find((c) => req.url === `/${c.name}.tar.gz`);
+    if (!corpus) {
+      res.writeHead(404).end();
+      return;
+    }
+    fetches.set(corpus.name, (fetches.get(corpus.name) ?? 0) + 1);
+    res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': corpus.archive.length }).end(corpus.archive);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { corpora, url: (c) => `http://127.0.0.1:${port}/${c.name}.tar.gz`, fetches, close: () => server.close() };
+}
+
+const corpusLabel = (corpus: Corpus, how: 'operator' | 'kubectl'): string => `${corpus.name}|${how}`;
+
+async function corpusRound(bench: Bench, server: ArchiveServer, corpus: Corpus, rows: Rows, operatorFirst: boolean): Promise<void> {
+  const order = operatorFirst ? (['operator', 'kubectl'] as const) : (['kubectl', 'operator'] as const);
+  for (const how of order) {
+    if (corpus.precreate) {
+      await bench.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: corpus.precreate } } });
+    }
+    let syncNamespace: string | undefined;
+    let sample: Sample;
+    if (how === 'operator') {
+      ({ sample, namespace: syncNamespace } = await corpusOperator(bench, server, corpus));
+    } else {
+      sample = await kubectlPhase(bench, corpus.kubectlSteps);
+      sample.objects = Object.entries(sample.writes?.byKind ?? {})
+        .filter(([k]) => k.startsWith('patch '))
+        .reduce((n, [, v]) => n + v, 0);
+    }
+    record(rows, corpusLabel(corpus, how), sample);
+    const started = performance.now();
+    await cleanCorpus(bench, corpus);
+    if (syncNamespace) await deleteSyncNamespace(bench.client, syncNamespace);
+    corpus.cleanupMs.push(performance.now() - started);
+  }
+}
+
+/** Applies the corpus with a Sync; returns the Sync's namespace, deleted by the caller after the corpus. */
+async function corpusOperator(bench: Bench, server: ArchiveServer, corpus: Corpus): Promise<{ sample: Sample; namespace: string }> {
+  const { client } = bench;
+  const namespace = await createNamespace(client, 'corpus');
+  const op = await OperatorProcess.start(namespace);
+  let sample: Sample;
+  try {
+    const spec: Record<string, unknown> = { source: { http: { url: server.url(corpus) } }, wait: false };
+    if (corpus.defaultNamespace) spec.defaultNamespace = corpus.defaultNamespace;
+    const sync: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name: corpus.name, namespace }, spec };
+    const created = await operatorPhase(bench, op, () => createSyncUntilReady(client, namespace, sync));
+    sample = { ...created.sample, objects: statusOf(created.seen.object).inventory?.entries?.length };
+  } finally {
+    await op.stop();
+  }
+  return { sample, namespace };
+}
+
+/** Deletes what a corpus created (the operator is stopped by then) and waits until it is gone. */
+async function cleanCorpus(bench: Bench, corpus: Corpus): Promise<void> {
+  const { client } = bench;
+  // An APIService without a backend makes discovery fail, which keeps namespaces from being deleted.
+  for (const name of corpus.apiServices) {
+    await ignoreNotFound(client.request({ method: 'DELETE', path: `/apis/apiregistration.k8s.io/v1/apiservices/${name}` }));
+  }
+  for (const args of corpus.deleteSteps) {
+    await kubectl(bench, args).catch((err: unknown) => console.log(`  (cleanup) ${String(err).split('\n')[0]}`));
+  }
+  // kubectl delete stops at kinds whose CRD is gone: the cluster-scoped RBAC objects by label too.
+  const selector = { labelSelector: `app.kubernetes.io/part-of=${corpus.partOf}` };
+  for (const kind of ['clusterroles', 'clusterrolebindings']) {
+    await client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/${kind}`, query: selector });
+  }
+  for (const ns of corpus.namespaces) await ignoreNotFound(client.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }));
+  await until(`${corpus.name} to be deleted`, async () => {
+    for (const ns of corpus.namespaces) if (await exists(client, `/api/v1/namespaces/${ns}`)) return false;
+    const roles = await client.request<{ items: unknown[] }>({ path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', query: selector });
+    if (roles.items.length > 0) return false;
+    const crds = await client.request<{ items: { spec: { group: string } }[] }>({ path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions' });
+    return !crds.items.some((c) => corpus.crdGroups.includes(c.spec.group));
+  }, 600_000, 500);
+}
+
+// ---------------------------------------------------------------- report
+
+function median(values: number[]): number {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+}
+
+const int = (n: number): string => (Number.isNaN(n) ? '?' : Math.round(n).toLocaleString('en-US'));
+const sec = (ms: number): string => (ms / 1000).toFixed(2);
+
+/** `GET 1,004, PATCH 1,001`; per-run values joined with `/` where they differ. */
+function formatCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, v]) => `${k} ${int(v)}`)
+    .join(', ');
+}
+
+function formatWrites(w: Writes): string {
+  const kinds = Object.entries(w.byKind)
+    .sort(([, a], [, b]) => b - a)
+    .map(([k, v]) => `${k} ${int(v)}`);
+  if (w.dryRun) kinds.push(`dry-run patches ${int(w.dryRun)}`);
+  return `${int(w.total)}${kinds.length ? ` (${kinds.join('; ')})` : ''}`;
+}
+
+/** The value of every run when they differ, else the one value. */
+function perRun(samples: Sample[], show: (s: Sample) => string | undefined): string {
+  const values = samples.map(show);
+  if (values.every((v) => v === undefined)) return '';
+  const distinct = [...new Set(values.map((v) => v ?? '–'))];
+  return distinct.length === 1 ? (distinct[0] ?? '') : values.map((v) => v ?? '–').join(' / ');
+}
+
+function timingCells(samples: Sample[], objects: number): string[] {
+  const ms = median(samples.map((s) => s.ms));
+  return [
+    `${sec(ms)} s`,
+    samples.map((s) => int(s.ms)).join(', '),
+    objects > 0 ? int(objects / (ms / 1000)) : '',
+    `${int(median(samples.map((s) => s.clientCpuMs)))} ms`,
+    `${int(median(samples.map((s) => s.apiserverCpuMs)))} ms`,
+  ];
+}
+
+function configMapTable(rows: Rows): string {
+  const header = [
+    '| how | median | runs (ms) | objects/s | client CPU | apiserver CPU | requests sent (by method) | write requests in the audit log | objects changed |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  const lines = [...rows].map(([label, samples]) => {
+    const cells = [
+      label,
+      ...timingCells(samples, COUNT),
+      perRun(samples, (s) => (s.requests ? formatCounts(s.requests) : undefined)) || 'not visible',
+      perRun(samples, (s) => (s.writes ? formatWrites(s.writes) : undefined)),
+      perRun(samples, (s) => (s.changed === undefined ? undefined : int(s.changed))) || 'all (created)',
+    ];
+    return `| ${cells.join(' | ')} |`;
+  });
+  return [...header, ...lines].join('\n');
+}
+
+function corpusTable(rows: Rows, corpora: Corpus[]): string {
+  const header = [
+    '| set | how | objects | median | runs (ms) | objects/s | client CPU | apiserver CPU | steps (median, ms) | requests sent (by method) | write requests in the audit log |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const lines: string[] = [];
+  for (const corpus of corpora) {
+    for (const how of ['operator', 'kubectl'] as const) {
+      const samples = rows.get(corpusLabel(corpus, how)) ?? [];
+      if (samples.length === 0) continue;
+      const objects = median(samples.map((s) => s.objects ?? NaN));
+      const steps = how === 'kubectl' ? corpus.kubectlStepNames.map((n, i) => `${n} ${int(median(samples.map((s) => s.steps?.[i] ?? NaN)))}`).join('; ') : '';
+      const what = how === 'operator' ? 'Sync, http source (.tar.gz), `wait: false`: create → Ready=True' : `\`kubectl\`: ${corpus.kubectlStepNames.join(', ')}`;
+      const cells = [
+        corpus.name,
+        what,
+        int(objects),
+        ...timingCells(samples, objects),
+        steps,
+        perRun(samples, (s) => (s.requests ? formatCounts(s.requests) : undefined)) || 'not visible',
+        perRun(samples, (s) => (s.writes ? formatWrites(s.writes) : undefined)),
+      ];
+      lines.push(`| ${cells.join(' | ')} |`);
+    }
+  }
+  return [...header, ...lines].join('\n');
+}
+
+function fetchNote(r: ReportInput): string {
+  const runs = r.corpusRows.get(corpusLabel(r.corpora[0]!, 'operator'))?.length ?? 0;
+  return r.corpora.map((c) => `${c.name}: ${r.fetches.get(c.name) ?? 0} times in ${runs} runs`).join(', ');
+}
+
+/** The milestones of the timelines, in the order they happen. */
+const MILESTONES = [
+  'first write sent',
+  'first apply PATCH (or dry run) sent',
+  'stage 1 (CRDs, Namespaces, ClusterRoles) written',
+  'stage 2 starts (CRDs Established)',
+  'last apply PATCH (or dry run) answered',
+  "'applied' logged",
+  'last status PATCH answered',
+  "'ready' logged",
+  'seen by the watch',
+  'kubectl exited',
+];
+
+/** Median ms of each milestone, one column per row of samples. */
+function timelineTable(columns: [string, Sample[]][]): string {
+  const milestones: string[] = [];
+  for (const [, samples] of columns) {
+    for (const s of samples) for (const k of Object.keys(s.timeline ?? {})) if (!milestones.includes(k)) milestones.push(k);
+  }
+  const rank = (k: string): number => (MILESTONES.includes(k) ? MILESTONES.indexOf(k) : MILESTONES.length);
+  milestones.sort((a, b) => rank(a) - rank(b));
+  const header = [`| ms from the request that starts it | ${columns.map(([label]) => label).join(' | ')} |`, `|---${'|---'.repeat(columns.length)}|`];
+  const lines = milestones.map((k) => {
+    const cells = columns.map(([, samples]) => {
+      const values = samples.map((s) => s.timeline?.[k]);
+      return values.every((v) => v === undefined) ? '' : int(median(values.map((v) => v ?? NaN)));
+    });
+    return `| ${k} | ${cells.join(' | ')} |`;
+  });
+  return [...header, ...lines].join('\n');
+}
+
+/**
+ * Two rows compared round by round (run i of each row was measured in the same round): which was
+ * faster how often, and whether their ranges overlap, so a difference is not read into noise.
+ */
+function comparison(nameA: string, a: Sample[], nameB: string, b: Sample[]): string {
+  const n = Math.min(a.length, b.length);
+  if (n === 0) return '';
+  let aFaster = 0;
+  for (let i = 0; i < n; i++) if ((a[i]?.ms ?? NaN) < (b[i]?.ms ?? NaN)) aFaster++;
+  const range = (xs: Sample[]): [number, number] => [Math.min(...xs.map((x) => x.ms)), Math.max(...xs.map((x) => x.ms))];
+  const [aMin, aMax] = range(a);
+  const [bMin, bMax] = range(b);
+  const overlap = aMin <= bMax && bMin <= aMax;
+  const ratio = median(a.map((x) => x.ms)) / median(b.map((x) => x.ms));
+  return (
+    `- ${nameA} / ${nameB}: medians ${sec(median(a.map((x) => x.ms)))} s / ${sec(median(b.map((x) => x.ms)))} s (×${ratio.toFixed(2)}); ` +
+    `${nameA} was faster in ${aFaster} of ${n} rounds; runs ${sec(aMin)}–${sec(aMax)} s and ${sec(bMin)}–${sec(bMax)} s ` +
+    (overlap ? '**overlap**: these runs do not order the two.' : 'do not overlap.')
+  );
+}
+
+/** What the operator wrote during the no-op resync besides its dry runs and the status echo. */
+function resyncWritesNote(samples: Sample[]): string {
+  const extra = samples.map((s) =>
+    Object.entries(s.writes?.byKind ?? {})
+      .filter(([k]) => k !== 'patch syncs/status')
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', '),
+  );
+  const echoes = samples.map((s) => s.writes?.byKind['patch syncs/status'] ?? 0);
+  const others = extra.every((e) => e === '') ? 'nothing else' : `also: ${extra.map((e) => e || 'nothing').join(' / ')} (per run)`;
+  return `- During the no-op resync the operator's stored writes were the status echo (\`patch syncs/status\`: ${echoes.join(', ')} per run) and ${others}; its other writes were \`dryRun=All\` patches, one per object.`;
+}
+
+function configMapNotes(rows: Rows): string {
+  const get = (label: string): Sample[] => rows.get(label) ?? [];
+  const bare = BARE_CONCURRENCY[0] ?? 16;
+  return [
+    comparison('operator create', get(LABEL.opCreate), 'kubectl fresh', get(LABEL.kubectlFresh)),
+    comparison('operator create', get(LABEL.opCreate), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
+    comparison('operator no-op resync', get(LABEL.opResync), 'kubectl unchanged', get(LABEL.kubectlAgain)),
+    comparison('kubectl fresh', get(LABEL.kubectlFresh), 'kubectl unchanged', get(LABEL.kubectlAgain)),
+    resyncWritesNote(get(LABEL.opResync)),
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+function corpusNotes(rows: Rows, corpora: Corpus[]): string {
+  const get = (label: string): Sample[] => rows.get(label) ?? [];
+  return corpora
+    .map((c) => comparison(`${c.name} operator`, get(corpusLabel(c, 'operator')), 'kubectl', get(corpusLabel(c, 'kubectl'))))
+    .filter(Boolean)
+    .join('\n');
+}
+
+interface ReportInput {
+  cmRows: Rows;
+  corpusRows: Rows;
+  corpora: Corpus[];
+  kubernetes: string;
+  /** 1-minute load averages sampled during the run. */
+  load: number[];
+  fetches: Map<string, number>;
+  build: string;
+}
+
+function writeReport(r: ReportInput): void {
+  const date = new Date().toISOString().slice(0, 10);
+  const gib = Math.round(os.totalmem() / 2 ** 30);
+  const kb = (c: Corpus): string => `${int(c.files.reduce((n, f) => n + f.content.length, 0) / 1024)} KiB in ${c.files.length} file${c.files.length === 1 ? '' : 's'}, ${int(c.archive.length / 1024)} KiB as .tar.gz`;
+  const report = `## Applying: a Sync versus kubectl and a bare client
+
+Script: \`bench/sync.ts\`. Measured ${date} on ${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim() ?? '?'}), ${gib} GiB,
+Node ${process.version}, Kubernetes ${r.kubernetes} (kubectl of the same build, \`.local/bin/kubectl\`), etcd embedded.
+One cluster of the local control plane, \`${CLUSTER}\`, started for the benchmark and stopped at the end.
+The operator: ${r.build}. Other work shared the machine: the 1-minute load average, sampled every
+10 s during the run, was ${median(r.load).toFixed(1)} (median; ${Math.min(...r.load).toFixed(1)} to ${Math.max(...r.load).toFixed(1)}) on ${os.availableParallelism()} cores.
+
+### ${int(COUNT)} ConfigMaps
+
+Method: the same ${int(COUNT)} ConfigMaps (about ${int(Buffer.byteLength(JSON.stringify(configMaps({ namespace: 'bench-sync-x' }))) / COUNT)} B each as JSON), each approach in a
+fresh namespace:
+- **operator**: \`node dist/cli/main.js run --namespace <ns> --metrics-addr 127.0.0.1:0
+  --health-addr 127.0.0.1:0\`, one process per run, started and primed (\`/readyz\`) before the clock
+  starts; default \`--concurrency 8\`, so the pipeline applies 16 objects at a time. Per object the
+  apply engine (\`src/apply/engine.ts\`) sends a GET, then for an object that exists a \`dryRun=All\`
+  apply compared with it, and a real apply only when they differ (a new object: GET + apply; an
+  unchanged one: GET + dry run). A Sync with the ConfigMaps inline and \`wait: true\`, timed from the
+  POST of the Sync until a watch on it delivers Ready=True for its generation. Then the no-op resync: a merge patch of the
+  \`${RECONCILE_REQUESTED_AT_ANNOTATION}\` annotation, timed until the watch delivers
+  \`status.lastHandledReconcileAt\` equal to it. Requests sent are the change of the operator's
+  \`syncprims_cluster_requests_total\` over the phase (every request: GETs include its LISTs and WATCHes).
+- **kubectl**: \`kubectl apply --server-side --force-conflicts -f <one file>\` (\`--force-conflicts\`
+  because the operator and the bare client force too; \`--cache-dir\` in a temporary folder, warmed by
+  the warm-up round), timed as a process from spawn to exit; then the same command again over the
+  unchanged objects. This kubectl build has no \`-v\` flag, so its reads are not counted.
+- **bare client**: \`KubeClient\` (\`src/kube/client.ts\`), one server-side apply PATCH per object
+  (\`fieldManager=bench-bare\`, \`force=true\`), ${BARE_CONCURRENCY.join(' or ')} in flight, a new client (new
+  connections) for each pass; then the same again over the unchanged objects.
+  The floor for an applier that writes every object once.
+
+kubectl and the bare client apply the objects as the operator renders them (with its three owner
+labels and the namespace), so every approach stores the same objects. One unrecorded warm-up
+round, then ${RUNS} rounds run every row in turn; the median is reported, with every run. "Write
+requests" are the API server's audit log entries (create, update, patch, delete) from that client's
+user agent in the phase's time window; a server-side apply that changes nothing is still logged as a
+patch (the stored object, and its resourceVersion, do not change: see "objects changed", which
+compares every resourceVersion before and after). \`dryRun=All\` patches are counted apart: logged
+as writes, they store nothing. Client CPU: the operator process's and kubectl's user + system time
+(\`/proc\`, \`/usr/bin/time\`; 10 ms resolution), the bare client's is this process's. Apiserver CPU:
+the cluster's kube-apiserver process's (it includes its background work).
+
+${configMapTable(r.cmRows)}
+
+Compared round by round:
+${configMapNotes(r.cmRows)}
+
+Where the time goes (median over the runs; milestones from each client's writes in the audit log,
+the operator's own log lines, and the bench's watch; for kubectl, from the process's spawn):
+
+${timelineTable([
+  ['operator, create', r.cmRows.get(LABEL.opCreate) ?? []],
+  ['operator, no-op resync', r.cmRows.get(LABEL.opResync) ?? []],
+  ['kubectl, fresh', r.cmRows.get(LABEL.kubectlFresh) ?? []],
+  ['kubectl, unchanged', r.cmRows.get(LABEL.kubectlAgain) ?? []],
+])}
+
+### Real-world sets
+
+Method: ${r.corpora.map((c) => `\`${c.name}\` (${kb(c)})`).join(' and ')}, from \`${CORPUS}\`.
+- **operator**: a Sync whose source is \`http\`: a .tar.gz built here with tar-stream and served by a
+  \`node:http\` server on 127.0.0.1 (fetched ${fetchNote(r)}), \`wait: false\` (no pods run on this control
+  plane); one operator process per run, primed before the clock starts. Timed from the POST of the Sync
+  until Ready=True. The operator applies the whole set in stages (CRDs and Namespaces, wait for
+  Established, then the rest).
+- **kubectl**, as each project documents it: kube-prometheus: \`kubectl apply --server-side -f
+  manifests/setup\`, \`kubectl wait --for condition=Established --all CustomResourceDefinition
+  --namespace=monitoring\`, \`kubectl apply --server-side -f manifests/\` (timed together; each step's
+  median apart); Argo CD: \`kubectl apply --server-side -n argocd -f install.yaml\` (its namespaced
+  objects name no namespace: the docs apply it with \`-n argocd\`, so the Sync has
+  \`defaultNamespace: argocd\`). Namespace \`argocd\` is created, untimed, before each run of either
+  approach. \`--force-conflicts\` as above.
+
+After every run everything is deleted (the APIService \`v1beta1.metrics.k8s.io\` first: without a
+backend it makes discovery fail, which keeps namespaces from being deleted; then \`kubectl delete -f\`,
+then the namespaces), and the next run starts once the namespaces and the CRDs are gone, so each run
+creates the CRDs anew on the same cluster (nothing else ran on it; a clean-up, until the namespaces
+and CRDs were gone, took ${r.corpora.map((c) => `${c.name}: ${c.cleanupMs.map((ms) => sec(ms)).join(', ')} s`).join('; ')}:
+cheaper than a new cluster per run, whose etcd data would also stay behind). ${RUNS} rounds; in each the two approaches alternate which goes
+first. kubectl's "objects" is its count of apply patches in the audit log.
+
+${corpusTable(r.corpusRows, r.corpora)}
+
+Compared round by round:
+${corpusNotes(r.corpusRows, r.corpora)}
+
+Where the time goes (median over the runs, as above):
+
+${timelineTable(r.corpora.flatMap((c) => (['operator', 'kubectl'] as const).map((how): [string, Sample[]] => [`${c.name}, ${how}`, r.corpusRows.get(corpusLabel(c, how)) ?? []])))}
+`;
+  writeFileSync(OUT, report);
+  console.log(`\n${report}`);
+}
+
+// Exits explicitly: after a failure, a watch may still be open.
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
