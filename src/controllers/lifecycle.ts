@@ -68,12 +68,7 @@ export async function beginReconcile<K extends SyncKind>(
 
   const parsed = parseSyncObject(deps.kind, obj);
   if (!parsed.ok) {
-    const message = `invalid spec: ${parsed.message}`;
-    status = failed(status, Reason.InvalidSpec, message, generation);
-    if (await deps.writer.updateStatus(obj, status)) {
-      log.warn({ reason: Reason.InvalidSpec, message }, 'invalid spec; waiting for it to change');
-      await deps.events.record(obj, 'Warning', Reason.InvalidSpec, message);
-    }
+    await reportInvalidSpec(deps, obj, status, `invalid spec: ${parsed.message}`, log);
     return undefined;
   }
   if (status.conditions?.some((c) => c.type === ConditionType.Stalled && c.reason === Reason.InvalidSpec)) {
@@ -84,6 +79,15 @@ export async function beginReconcile<K extends SyncKind>(
     return undefined;
   }
   return { obj, value: parsed.value, status, generation };
+}
+
+/** Ready=False and Stalled=True, reason InvalidSpec: it waits for the spec to change. */
+async function reportInvalidSpec(deps: LifecycleDeps, obj: KubeObject, base: SyncStatusDraft, message: string, log: Logger): Promise<void> {
+  const status = failed(base, Reason.InvalidSpec, message, obj.metadata.generation);
+  if (await deps.writer.updateStatus(obj, status)) {
+    log.warn({ reason: Reason.InvalidSpec, message }, 'invalid spec; waiting for it to change');
+    await deps.events.record(obj, 'Warning', Reason.InvalidSpec, message);
+  }
 }
 
 /** The common steps alone, for a kind whose pipeline is not built yet. */
