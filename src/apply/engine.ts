@@ -1,4 +1,5 @@
 import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
+import { canonicalJson } from '../kube/canonical-json.js';
 import type { Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
@@ -54,14 +55,17 @@ export class ApplyEngine {
 
   async applyStaged(objects: KubeObject[], opts: ApplyOptions): Promise<ObjectResult[]> {
     const results: ObjectResult[] = [];
-    for (const stage of applyStages(objects)) {
+    const stages = applyStages(objects);
+    for (const [i, stage] of stages.entries()) {
       const staged = await mapLimit(stage, opts.concurrency ?? 16, (obj) => this.applyOne(obj, opts));
       results.push(...staged);
       const crds = staged.filter((r) => r.object?.kind === 'CustomResourceDefinition' && r.action !== 'failed');
-      if (crds.length > 0) {
-        await Promise.all(crds.map((r) => this.waitEstablished(r.object!, opts.crdTimeoutMs ?? 60_000)));
-        this.discovery.invalidate();
-      }
+      if (crds.length === 0) continue;
+      // Only the CRDs whose kinds the rest of the set uses are waited on (Argo CD's are not).
+      const later = new Set(stages.slice(i + 1).flat().map((o) => groupKind(o.apiVersion.split('/')[0] ?? '', o.kind)));
+      const needed = crds.filter((r) => later.has(crdGroupKind(r.object!)));
+      await Promise.all(needed.map((r) => this.waitEstablished(r.object!, opts.crdTimeoutMs ?? 60_000)));
+      this.discovery.invalidate();
     }
     return results;
   }
@@ -186,6 +190,16 @@ export class ApplyEngine {
   }
 }
 
+function groupKind(group: string, kind: string): string {
+  return `${group}/${kind}`;
+}
+
+/** The group/kind a CRD defines (`apiVersion` of a core object has no group: "v1" never matches a CRD). */
+function crdGroupKind(crd: KubeObject): string {
+  const spec = crd.spec as { group?: string; names?: { kind?: string } } | undefined;
+  return groupKind(spec?.group ?? '', spec?.names?.kind ?? '');
+}
+
 export function ownerOf(obj: KubeObject): string {
   const l = obj.metadata.labels ?? {};
   if (!l[OWNER_KIND_LABEL]) return '';
@@ -204,24 +218,12 @@ function ownedByOther(obj: KubeObject, owner: Owner): boolean {
 
 /** Equal once what the server bumps on every write is set aside. */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
-  return JSON.stringify(comparable(a)) === JSON.stringify(comparable(b));
+  return canonicalJson(comparable(a)) === canonicalJson(comparable(b));
 }
 
-function comparable(obj: KubeObject): unknown {
+function comparable(obj: KubeObject): KubeObject {
   const { managedFields: _m, resourceVersion: _r, ...metadata } = obj.metadata;
-  return sortKeys({ ...obj, metadata });
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.entries(v as Record<string, unknown>)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, x]) => [k, sortKeys(x)]),
-    );
-  }
-  return v;
+  return { ...obj, metadata };
 }
 
 function isImmutable(err: unknown): boolean {

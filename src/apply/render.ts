@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../kube/canonical-json.js';
 import type { SyncKind } from '../api/kinds.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ORIGIN_LABEL } from '../api/marks.js';
 import type { CommonMetadata } from '../api/sync-spec.js';
@@ -238,32 +239,6 @@ function applyMetadata(obj: KubeObject, opts: RenderOptions): void {
   if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
 }
 
-/**
- * JSON with the keys of every object sorted (arrays keep their order), as
- * JSON.stringify writes values otherwise: undefined members are left out.
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? 'null';
-}
-
-/** Realm-independent (structuredClone and vm contexts make objects of other realms). */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return (
-    isRecord(value) &&
-    Object.prototype.toString.call(value) === '[object Object]' &&
-    typeof value.toJSON !== 'function'
-  );
-}
-
-/** Plain objects get sorted keys; anything else (a Date, say) is left for JSON.stringify. */
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (!isPlainObject(value)) return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort(compareIds)) sorted[key] = sortKeys(value[key]);
-  return sorted;
-}
-
 /** `sha256:<hex>` of the canonical JSON of the rendered objects sorted by id (API.md "Revision"). */
 export function revisionOf(objects: readonly KubeObject[]): string {
   const docs = objects
@@ -272,3 +247,5 @@ export function revisionOf(objects: readonly KubeObject[]): string {
   const json = `[${docs.map((d) => d.json).join(',')}]`;
   return `sha256:${createHash('sha256').update(json).digest('hex')}`;
 }
+
+export { canonicalJson };

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeClient } from '../kube/client.js';
 import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 
@@ -14,7 +15,7 @@ export class ObjectWriter {
 
   /** Writes `status` unless it equals the object's cached status; returns whether it wrote. */
   async updateStatus(obj: KubeObject, status: Record<string, unknown>): Promise<boolean> {
-    if (canonical(obj.status ?? {}) === canonical(status)) return false;
+    if (canonicalJson(obj.status ?? {}) === canonicalJson(status)) return false;
     // A merge patch without resourceVersion: the status is ours alone, and a reconcile
     // may write it twice (progress, then result) before the cache sees the first.
     // Arrays (conditions, inventory entries) are replaced whole; fields we dropped are nulled.
@@ -62,13 +63,4 @@ export class ObjectWriter {
   private path(obj: KubeObject): string {
     return objectPath(this.resource, obj.metadata.name ?? '', obj.metadata.namespace);
   }
-}
-
-/** JSON with sorted keys: equal values give equal text. */
-export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
 }
