@@ -14,6 +14,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
+import { createSyncs } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const FLOWCONTROL = '/apis/flowcontrol.apiserver.k8s.io/v1';
@@ -121,20 +122,8 @@ describe('API Priority and Fairness rejections', () => {
 
   test('the operator absorbs real 429s, honours Retry-After, and converges', async () => {
     const count = 300;
-    await Promise.all(
-      Array.from({ length: count }, (_, i) =>
-        client.request({
-          method: 'POST',
-          path: `/apis/${API_VERSION}/namespaces/${ns()}/syncs`,
-          body: {
-            apiVersion: API_VERSION,
-            kind: 'Sync',
-            metadata: { name: `apf-${i}` },
-            spec: { source: { inline: [] } },
-          },
-        }),
-      ),
-    );
+    const names = Array.from({ length: count }, (_, i) => `apf-${i}`);
+    await createSyncs(client, ns(), names, () => ({ source: { inline: [] } }));
     const kubeconfig = await serviceAccountKubeconfig(ns(), 'operator');
     await throttle(ns(), 'operator');
     // The later --kubeconfig wins over the admin one OperatorProcess passes.

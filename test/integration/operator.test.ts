@@ -12,6 +12,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
+import { createSyncs, oneConfigMap } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const running: OperatorProcess[] = [];
@@ -31,25 +32,6 @@ async function start(args: string[]): Promise<OperatorProcess> {
   const op = await OperatorProcess.start(CLUSTER, args);
   running.push(op);
   return op;
-}
-
-async function createSyncs(namespace: string, names: string[]): Promise<void> {
-  const queue = [...names];
-  const worker = async (): Promise<void> => {
-    for (let name = queue.shift(); name; name = queue.shift()) {
-      await client.request({
-        method: 'POST',
-        path: `/apis/${API_VERSION}/namespaces/${namespace}/syncs`,
-        body: {
-          apiVersion: API_VERSION,
-          kind: 'Sync',
-          metadata: { name },
-          spec: { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } }] } },
-        },
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
 }
 
 async function syncs(namespace: string): Promise<(KubeObject & { status?: { observedGeneration?: number } })[]> {
@@ -78,7 +60,7 @@ describe('operator start and restart over 1,000 Syncs', () => {
   const names = Array.from({ length: 1000 }, (_, i) => `s-${String(i).padStart(4, '0')}`);
 
   test('the first reconcile sees all 1,000 in the cache, and /readyz turns ready only once they are', async () => {
-    await createSyncs(ns(), names);
+    await createSyncs(client, ns(), names);
     const op = await start(['--namespace', ns(), '--concurrency', '8']);
     let cachedWhenReady = -1;
     await eventually('/readyz to answer 200', async () => {
@@ -122,20 +104,7 @@ describe('no-op resync', () => {
 
   test('resyncs at the interval over unchanged objects write nothing', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `r-${i}`);
-    await Promise.all(
-      names.map((name) =>
-        client.request({
-          method: 'POST',
-          path: `/apis/${API_VERSION}/namespaces/${ns()}/syncs`,
-          body: {
-            apiVersion: API_VERSION,
-            kind: 'Sync',
-            metadata: { name },
-            spec: { interval: '2s', source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() } }] } },
-          },
-        }),
-      ),
-    );
+    await createSyncs(client, ns(), names, oneConfigMap(ns(), { interval: '2s' }));
     const op = await start(['--namespace', ns()]);
     await eventually('all Ready', () => allReady(ns(), 20));
     // Let the status writes of the first pass land before counting.
@@ -155,7 +124,7 @@ describe('metrics and graceful shutdown', () => {
   const ns = useTestNamespace(CLUSTER, 'operator-metrics');
 
   test('/metrics carries the names of the API contract', async () => {
-    await createSyncs(ns(), ['m-1', 'm-2']);
+    await createSyncs(client, ns(), ['m-1', 'm-2']);
     const op = await start(['--namespace', ns()]);
     await eventually('both reconciled', () => allObserved(ns(), 2));
     const text = await op.metrics();
@@ -179,7 +148,7 @@ describe('metrics and graceful shutdown', () => {
 
   test('SIGTERM during work finishes the reconciles in flight and exits cleanly', async () => {
     const names = Array.from({ length: 300 }, (_, i) => `t-${i}`);
-    await createSyncs(ns(), names);
+    await createSyncs(client, ns(), names);
     const op = await start(['--namespace', ns(), '--concurrency', '2']);
     await op.waitForLog('the first reconcile', (l) => l.msg.startsWith('first reconcile') && l.controller === 'sync');
     expect(await op.stop('SIGTERM')).toBe(0);
@@ -212,7 +181,7 @@ describe('leader election', () => {
     const standby = first === a ? b : a;
     // A standby has primed caches and is ready, but reconciles nothing.
     await eventually('the standby to be ready', async () => ((await standby.readyz()) === 200 ? true : undefined));
-    await createSyncs(ns(), ['le-1']);
+    await createSyncs(client, ns(), ['le-1']);
     await eventually('le-1 reconciled', () => allObserved(ns(), 1));
     expect(await first.metric('controller_runtime_reconcile_total', { controller: 'sync' })).toBeGreaterThan(0);
     expect(await standby.metric('controller_runtime_reconcile_total', { controller: 'sync' })).toBe(0);
@@ -221,7 +190,7 @@ describe('leader election', () => {
 
     expect(await first.stop('SIGTERM')).toBe(0);
     await standby.waitForLog('the standby to take over', (l) => l.msg.startsWith('became leader'), 30_000);
-    await createSyncs(ns(), ['le-2']);
+    await createSyncs(client, ns(), ['le-2']);
     await eventually('le-2 reconciled by the new leader', () => allObserved(ns(), 2));
     expect(await standby.metric('controller_runtime_reconcile_total', { controller: 'sync' })).toBeGreaterThan(0);
     expect(await standby.metric('syncprims_leader')).toBe(1);

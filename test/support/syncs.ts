@@ -1,5 +1,6 @@
 // Helpers for tests that drive Syncs through a running operator.
 import { API_VERSION } from '../../src/api/index.js';
+import { mapLimit } from '../../src/apply/map-limit.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { ApiError } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
@@ -86,4 +87,28 @@ export async function eventsFor(client: KubeClient, namespace: string, name: str
     query: { fieldSelector: `involvedObject.name=${name}` },
   });
   return list.items;
+}
+
+/** A Sync spec that applies one ConfigMap of the Sync's own name. */
+export const oneConfigMap =
+  (namespace: string, extra: Record<string, unknown> = {}) =>
+  (name: string): Record<string, unknown> => ({
+    ...extra,
+    source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } }] },
+  });
+
+/** Creates many Syncs, 32 at a time; `specOf` gives each its spec. */
+export async function createSyncs(
+  client: KubeClient,
+  namespace: string,
+  names: string[],
+  specOf: (name: string) => Record<string, unknown> = oneConfigMap(namespace),
+): Promise<void> {
+  await mapLimit(names, 32, (name) =>
+    client.request({
+      method: 'POST',
+      path: syncPath(namespace),
+      body: { apiVersion: API_VERSION, kind: 'Sync', metadata: { name }, spec: specOf(name) },
+    }),
+  );
 }
