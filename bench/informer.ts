@@ -9,27 +9,18 @@
 // this file and runs it with --expose-gc). RUNS (default 3) and SIZES (default
 // 1000,10000) can be changed through the environment. It prints figures and
 // writes docs/benchmarks/informer.md; it asserts nothing about them.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { customResourceDefinitions } from '../src/api/crds.js';
-import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
-import { FIELD_MANAGER } from '../src/api/marks.js';
-import { serverSideApply } from '../src/kube/apply.js';
+import { API_VERSION } from '../src/api/kinds.js';
 import { KubeClient } from '../src/kube/client.js';
-import { Discovery } from '../src/kube/discovery.js';
 import { ApiError } from '../src/kube/errors.js';
-import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
+import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { Informer } from '../src/runtime/informer.js';
+import { controlplane, installCrds, LOCAL, median, processCpuMs, ROOT, serverVersion, SYNCS, until } from './support.js';
 
-const run = promisify(execFile);
 
-const ROOT = process.cwd();
-const LOCAL = path.join(ROOT, '.local');
-const CONTROLPLANE = path.join(LOCAL, 'bin', 'controlplane');
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'informer.md');
 const RUNS = Number(process.env.RUNS ?? 3);
 const SIZES = (process.env.SIZES ?? '1000,10000').split(',').map(Number);
@@ -39,7 +30,6 @@ const CREATE_CONCURRENCY = 32;
 const LIST_PAGE_SIZE = 500;
 const GATE_ON = 'bench-informer';
 const GATE_OFF = 'bench-nowl';
-const SYNCS: ResourceInfo = { group: GROUP, version: VERSION, kind: 'Sync', resource: KIND_NAMES.Sync.plural, namespaced: true };
 
 /** A cluster of the benchmark, with one namespace per set size. */
 interface Cluster {
@@ -111,10 +101,6 @@ async function main(): Promise<void> {
 
 // ---------------------------------------------------------------- clusters
 
-async function controlplane(args: string[]): Promise<string> {
-  const { stdout } = await run(CONTROLPLANE, ['--dir', LOCAL, ...args], { timeout: 300_000 });
-  return stdout;
-}
 
 async function startClusters(): Promise<Cluster[]> {
   console.log(`starting ${GATE_ON} (WatchList on) and ${GATE_OFF} (WatchList=false)...`);
@@ -139,10 +125,6 @@ function clusterNamed(clusters: Cluster[], name: string): Cluster {
   return found;
 }
 
-async function serverVersion(client: KubeClient): Promise<string> {
-  const v = await client.request<{ gitVersion: string }>({ path: '/version' });
-  return v.gitVersion;
-}
 
 // ---------------------------------------------------------------- objects
 
@@ -165,36 +147,8 @@ async function fill(clusters: Cluster[]): Promise<number> {
   return created / seconds;
 }
 
-async function installCrds(client: KubeClient): Promise<void> {
-  const discovery = new Discovery(client);
-  for (const crd of customResourceDefinitions()) {
-    await serverSideApply(client, discovery, crd, { fieldManager: FIELD_MANAGER, force: true });
-  }
-  for (const crd of customResourceDefinitions()) {
-    await until(`CRD ${crd.metadata.name} to be Established`, () => isEstablished(client, crd.metadata.name));
-  }
-  await until('Syncs to be served', async () => {
-    await client.request({ path: collectionPath(SYNCS), query: { limit: 1 } });
-    return true;
-  });
-}
 
-async function isEstablished(client: KubeClient, name: string): Promise<boolean> {
-  const crd = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
-    path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-  });
-  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-}
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await check().catch(() => false);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
@@ -333,19 +287,8 @@ async function listAll(client: KubeClient, namespace: string): Promise<Primed> {
   return { count, protocol: 'LIST', done: async () => undefined };
 }
 
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** User plus system CPU time of a process, from /proc (Linux; 10 ms resolution). */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat(5), counted from the state (field 3).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return NaN;
-  }
-}
 
 // ---------------------------------------------------------------- memory
 
@@ -399,11 +342,6 @@ async function settledHeap(): Promise<number> {
 
 // ---------------------------------------------------------------- report
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
-}
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);

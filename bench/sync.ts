@@ -30,24 +30,20 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
 import { stringify } from 'yaml';
-import { customResourceDefinitions } from '../src/api/crds.js';
-import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
-import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../src/api/marks.js';
+import { API_VERSION } from '../src/api/kinds.js';
+import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../src/api/marks.js';
 import { mapLimit } from '../src/apply/map-limit.js';
-import { serverSideApply } from '../src/kube/apply.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
-import { Discovery } from '../src/kube/discovery.js';
 import { ApiError } from '../src/kube/errors.js';
-import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
+import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { watchEvents } from '../src/kube/watch-stream.js';
+import { controlplane, installCrds, LOCAL, median, processCpuMs, ROOT, serverVersion, sleep, SYNCS, until } from './support.js';
 
 const run = promisify(execFile);
 
-const ROOT = process.cwd();
-const LOCAL = path.join(ROOT, '.local');
+
 const CLUSTER = 'bench-sync';
-const CONTROLPLANE = path.join(LOCAL, 'bin', 'controlplane');
 const KUBECTL = path.join(LOCAL, 'bin', 'kubectl');
 const KUBECONFIG = path.join(LOCAL, `${CLUSTER}.kubeconfig`);
 const AUDIT_LOG = path.join(LOCAL, `${CLUSTER}.audit.log`);
@@ -69,7 +65,6 @@ const NS_PREFIX = 'bench-sync-';
 /** How long the audit log is given to catch up before it is read. */
 const AUDIT_SETTLE_MS = 1_000;
 const TIMEOUT_MS = 600_000;
-const SYNCS: ResourceInfo = { group: GROUP, version: VERSION, kind: 'Sync', resource: KIND_NAMES.Sync.plural, namespaced: true };
 
 // ---------------------------------------------------------------- results
 
@@ -183,10 +178,6 @@ function sampleLoad(): { stop: () => number[] } {
 
 // ---------------------------------------------------------------- cluster
 
-async function controlplane(args: string[]): Promise<string> {
-  const { stdout } = await run(CONTROLPLANE, ['--dir', LOCAL, ...args], { timeout: 300_000 });
-  return stdout;
-}
 
 async function startCluster(tmp: string): Promise<Bench> {
   console.log(`starting ${CLUSTER}...`);
@@ -202,31 +193,8 @@ async function stopCluster(): Promise<void> {
   await controlplane(['stop', CLUSTER]).catch((err: unknown) => console.error(String(err)));
 }
 
-async function serverVersion(client: KubeClient): Promise<string> {
-  const v = await client.request<{ gitVersion: string }>({ path: '/version' });
-  return v.gitVersion;
-}
 
-async function installCrds(client: KubeClient): Promise<void> {
-  const discovery = new Discovery(client);
-  for (const crd of customResourceDefinitions()) {
-    await serverSideApply(client, discovery, crd, { fieldManager: FIELD_MANAGER, force: true });
-  }
-  for (const crd of customResourceDefinitions()) {
-    await until(`CRD ${crd.metadata.name} to be Established`, () => crdEstablished(client, crd.metadata.name));
-  }
-  await until('Syncs to be served', async () => {
-    await client.request({ path: collectionPath(SYNCS), query: { limit: 1 } });
-    return true;
-  });
-}
 
-async function crdEstablished(client: KubeClient, name: string): Promise<boolean> {
-  const crd = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
-    path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-  });
-  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-}
 
 /** Namespaces and corpus objects left by an earlier run that was cut short (the cluster's data outlives it). */
 async function cleanLeftovers(bench: Bench, corpora: Corpus[]): Promise<void> {
@@ -266,17 +234,7 @@ async function buildOperator(): Promise<string> {
 
 // ---------------------------------------------------------------- helpers
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 300_000, everyMs = 200): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await check().catch(() => false);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 async function withTimeout<T>(what: string, promise: Promise<T>, ms = TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -357,18 +315,8 @@ function changedCount(before: Map<string, string>, after: Map<string, string>): 
   return n + [...before.keys()].filter((name) => !after.has(name)).length;
 }
 
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** User plus system CPU time of a process, from /proc (Linux; 10 ms resolution). */
-function processCpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return NaN;
-  }
-}
 
 function countsDiff(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
@@ -1045,12 +993,6 @@ async function cleanCorpus(bench: Bench, corpus: Corpus): Promise<void> {
 
 // ---------------------------------------------------------------- report
 
-function median(values: number[]): number {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
-}
 
 const int = (n: number): string => (Number.isNaN(n) ? '?' : Math.round(n).toLocaleString('en-US'));
 const sec = (ms: number): string => (ms / 1000).toFixed(2);
