@@ -19,6 +19,7 @@ interface RunFlags {
   metricsAddr: string;
   healthAddr: string;
   logLevel: string;
+  allowCrossNamespaceRefs?: boolean;
 }
 
 /** `syncprims run`: the operator. */
@@ -34,6 +35,7 @@ export function addRunCommand(program: Command): void {
     .option('--metrics-addr <addr>', 'where /metrics listens', ':8080')
     .option('--health-addr <addr>', 'where /healthz and /readyz listen', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+    .option('--allow-cross-namespace-refs', 'let dependsOn name syncs in other namespaces (default: refused, reason Forbidden)')
     .action(run);
 }
 
@@ -63,8 +65,9 @@ async function run(flags: RunFlags): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency }, 'starting');
-  await manager.start(syncControllers({ concurrency }));
+  const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
+  log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
+  await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs }));
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   client.close();

@@ -8,12 +8,15 @@ import {
   type SyncKind,
 } from '../api/index.js';
 import type { KubeObject } from '../kube/resources.js';
-import type { Reconciler } from '../runtime/controller.js';
+import { displayNode } from '../deps/refs.js';
+import type { DependencyGraph } from '../deps/graph.js';
+import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ObjectWriter } from '../runtime/object-writer.js';
 import { removeCondition } from '../runtime/conditions.js';
+import type { DependencyStep } from './dependencies.js';
 import { failed, suspended, type SyncStatusDraft } from './sync-status.js';
 
 export interface LifecycleDeps {
@@ -21,6 +24,8 @@ export interface LifecycleDeps {
   informer: Informer<KubeObject>;
   writer: ObjectWriter;
   events: EventRecorder;
+  graph: DependencyGraph;
+  dependencies: DependencyStep;
 }
 
 /** A sync object that passed the common steps and is ready for its kind's pipeline. */
@@ -32,34 +37,47 @@ export interface ReconcileContext<K extends SyncKind> {
   generation?: number;
 }
 
+/** Either the context for the kind's pipeline, or what to return from the reconcile. */
+export type Begun<K extends SyncKind> = { ctx: ReconcileContext<K> } | { done: ReconcileResult | undefined };
+
 /**
  * Cleans up what a deleted sync owns; resolves true when done (the finalizer
  * is then removed), or throws to be retried.
  */
 export type Finalizer = (obj: KubeObject, log: Logger) => Promise<void>;
 
+const NOTHING_LEFT = { done: undefined } as const;
+
 /**
  * The steps all three kinds share: find the object in the cache, handle
- * deletion through the finalizer, add the finalizer, check the spec
- * (InvalidSpec stalls until the spec changes), honour suspend. Returns the
- * context for the kind's pipeline, or undefined when nothing is left to do.
+ * deletion through the finalizer (after dependents being deleted with it
+ * have pruned), add the finalizer, check the spec (InvalidSpec stalls until
+ * the spec changes), honour suspend, check dependencies. Returns the context
+ * for the kind's pipeline, or what the reconcile returns when it stops here.
  */
 export async function beginReconcile<K extends SyncKind>(
   deps: LifecycleDeps & { kind: K },
   key: string,
   log: Logger,
   finalize: Finalizer,
-): Promise<ReconcileContext<K> | undefined> {
+): Promise<Begun<K>> {
   const obj = deps.informer.store.get(key);
-  if (!obj) return undefined;
+  if (!obj) return NOTHING_LEFT;
   if (obj.metadata.deletionTimestamp) {
-    if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
+    if (!obj.metadata.finalizers?.includes(FINALIZER)) return NOTHING_LEFT;
+    // Their deletion events bring this object back.
+    const holding = deps.graph.dependentsBeingDeleted(deps.kind, obj);
+    if (holding.length > 0) {
+      log.info({ dependents: holding.map((n) => displayNode(n, obj.metadata.namespace ?? '')) }, 'deletion waits for dependents being deleted to prune first');
+      return NOTHING_LEFT;
+    }
+    deps.dependencies.forget(deps.kind, obj);
     await finalize(obj, log);
     if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
-    return undefined;
+    return NOTHING_LEFT;
   }
   // The update event of this write brings the object back to the queue.
-  if (await deps.writer.ensureFinalizer(obj, FINALIZER)) return undefined;
+  if (await deps.writer.ensureFinalizer(obj, FINALIZER)) return NOTHING_LEFT;
 
   const generation = obj.metadata.generation;
   let status: SyncStatusDraft = { ...((obj.status as SyncStatusDraft | undefined) ?? {}), observedGeneration: generation };
@@ -69,16 +87,18 @@ export async function beginReconcile<K extends SyncKind>(
   const parsed = parseSyncObject(deps.kind, obj);
   if (!parsed.ok) {
     await reportInvalidSpec(deps, obj, status, `invalid spec: ${parsed.message}`, log);
-    return undefined;
+    return NOTHING_LEFT;
   }
   if (status.conditions?.some((c) => c.type === ConditionType.Stalled && c.reason === Reason.InvalidSpec)) {
     status = { ...status, conditions: removeCondition(status.conditions, ConditionType.Stalled) };
   }
   if ((parsed.value.spec as { suspend?: boolean }).suspend) {
     if (await deps.writer.updateStatus(obj, suspended(status, generation))) log.info('suspended');
-    return undefined;
+    return NOTHING_LEFT;
   }
-  return { obj, value: parsed.value, status, generation };
+  const dependencies = await deps.dependencies.check(deps.kind, obj, status, log);
+  if (!dependencies.proceed) return { done: dependencies.result };
+  return { ctx: { obj, value: parsed.value, status: dependencies.status, generation } };
 }
 
 /** Ready=False and Stalled=True, reason InvalidSpec: it waits for the spec to change. */
@@ -94,8 +114,10 @@ async function reportInvalidSpec(deps: LifecycleDeps, obj: KubeObject, base: Syn
 export function lifecycleReconciler(deps: LifecycleDeps): Reconciler {
   return {
     async reconcile(key, log) {
-      const ctx = await beginReconcile(deps, key, log, async () => undefined);
-      if (ctx) await deps.writer.updateStatus(ctx.obj, ctx.status);
+      const begun = await beginReconcile(deps, key, log, async () => undefined);
+      if ('done' in begun) return begun.done;
+      await deps.writer.updateStatus(begun.ctx.obj, begun.ctx.status);
+      return undefined;
     },
   };
 }

@@ -12,6 +12,7 @@ import type { KubeClient, Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
 import { fetchSource } from '../source/index.js';
+import { jitter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
@@ -282,9 +283,5 @@ function problemOf(applied: ObjectResult[], pruned: ObjectResult[]): { reason: R
   }
   const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
   return { reason, message: problems.slice(0, 5).map((p) => p.message).join('; ') + more };
-}
-
-function jitter(ms: number): number {
-  return Math.round(ms * (0.95 + Math.random() * 0.1));
 }
 

@@ -8,20 +8,21 @@ import type { SyncPipeline } from './sync-pipeline.js';
 /**
  * The Sync reconciler, in prose: find the object; on deletion prune what it
  * owns (unless Orphan) and let it go; add the finalizer; check the spec;
- * honour suspend; then fetch, render, apply, prune, wait and report.
+ * honour suspend; wait for dependencies; then fetch, render, apply, prune, wait and report.
  */
 export function syncReconciler(deps: LifecycleDeps & { kind: SyncKind }, pipeline: SyncPipeline): Reconciler {
   return {
     async reconcile(key, log) {
-      const ctx = await beginReconcile(deps, key, log, async (obj, l) => {
+      const begun = await beginReconcile(deps, key, log, async (obj, l) => {
         const parsed = parseSyncObject(deps.kind, obj);
         await pipeline.finalize(obj, parsed.ok ? (parsed.value.spec as SyncSpec) : undefined, l);
       });
-      if (!ctx) {
+      if ('done' in begun) {
         if (!deps.informer.store.get(key)) pipeline.forget(key);
-        return undefined;
+        return begun.done;
       }
-      return pipeline.run(key, ctx.obj, ctx.value.spec as SyncSpec, ctx.status, log);
+      const { obj, value, status } = begun.ctx;
+      return pipeline.run(key, obj, value.spec as SyncSpec, status, log);
     },
   };
 }

@@ -4,6 +4,11 @@ export function backoffDelay(attempt: number, opts: { initialMs: number; maxMs: 
   return exp * (0.8 + Math.random() * 0.4);
 }
 
+/** `ms` give or take 5%, so periodic work of many objects spreads out. */
+export function jitter(ms: number): number {
+  return Math.round(ms * (0.95 + Math.random() * 0.1));
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -35,6 +35,8 @@ export interface ControllerOptions<T extends KubeObject> {
   metrics?: OperatorMetrics;
   logger?: Logger;
   queue?: WorkQueue;
+  /** Called after each reconcile of a key, whatever its outcome. */
+  afterReconcile?: (key: string) => void;
 }
 
 /**
@@ -64,6 +66,11 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Reconcile this key soon (e.g. a watched dependency changed). */
   enqueue(key: string): void {
     this.queue.add(key);
+  }
+
+  /** Whether `key` is queued or being reconciled. */
+  isPending(key: string): boolean {
+    return this.queue.has(key);
   }
 
   /** Starts the workers; every object already in the cache is queued once. */
@@ -96,6 +103,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       log.info({ cached }, 'first reconcile: objects of this kind in the cache');
     }
     const end = this.opts.metrics?.reconcileTime.startTimer({ controller: this.name });
+    const started = performance.now();
     try {
       const result = await this.opts.reconciler.reconcile(key, log);
       this.queue.forget(key);
@@ -105,10 +113,13 @@ export class Controller<T extends KubeObject = KubeObject> {
       } else {
         this.count('success');
       }
+      log.debug({ ms: Math.round(performance.now() - started), requeueAfterMs: result?.requeueAfterMs }, 'reconciled');
     } catch (err) {
       this.handleError(key, err, log);
     } finally {
       end?.();
+      // After the worker has marked the key done (a microtask away), so it no longer counts as pending.
+      if (this.opts.afterReconcile) setImmediate(() => this.opts.afterReconcile?.(key));
     }
   }
 

@@ -77,6 +77,19 @@ export class OperatorMetrics {
     labelNames: ['controller'] as const,
     registers: [this.registry],
   });
+  readonly dependencyWaitSeconds = new Histogram({
+    name: 'syncprims_dependency_wait_seconds',
+    help: 'How long a sync waited for its dependencies, from the first unmet check to the check that found them met',
+    labelNames: ['controller'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+  readonly dependencyWakes = new Counter({
+    name: 'syncprims_dependency_wakes_total',
+    help: 'Reconciles queued because a dependency changed (its readiness, generation or existence)',
+    labelNames: ['controller'] as const,
+    registers: [this.registry],
+  });
   readonly watchRestarts = new Counter({
     name: 'syncprims_watch_restarts_total',
     help: 'Watches restarted, per cluster, resource and reason (ended, error, silent, gone)',

@@ -11,6 +11,8 @@ export class ObjectWriter {
   constructor(
     private readonly client: KubeClient,
     private readonly resource: ResourceInfo,
+    /** Told of each status write, with the object the server returned. */
+    private readonly onStatusWritten?: (written: KubeObject) => void,
   ) {}
 
   /** Writes `status` unless it equals the object's cached status; returns whether it wrote. */
@@ -22,12 +24,13 @@ export class ObjectWriter {
     const old = (obj.status ?? {}) as Record<string, unknown>;
     const patch: Record<string, unknown> = { ...status };
     for (const key of Object.keys(old)) if (!(key in status)) patch[key] = null;
-    await this.client.request({
+    const written = await this.client.request<KubeObject>({
       method: 'PATCH',
       path: `${this.path(obj)}/status`,
       contentType: 'application/merge-patch+json',
       body: { status: patch },
     });
+    if (written?.metadata) this.onStatusWritten?.(written);
     return true;
   }
 

@@ -132,6 +132,11 @@ export class WorkQueue {
     return this.limiter.numRequeues(key);
   }
 
+  /** Whether `key` is queued or in flight (delayed keys do not count). */
+  has(key: string): boolean {
+    return this.dirty.has(key) || this.processing.has(key);
+  }
+
   /** Keys queued and waiting for a worker (not in flight, not delayed). */
   len(): number {
     return this.queue.length;

@@ -1,0 +1,192 @@
+import type { PendingReason } from '../api/conditions.js';
+import { FINALIZER } from '../api/marks.js';
+import { SYNC_KINDS, type SyncKind } from '../api/kinds.js';
+import type { KubeObject } from '../kube/resources.js';
+import type { Informer, InformerEvent } from '../runtime/informer.js';
+import { cycleThrough } from './cycle.js';
+import { readinessFingerprint, unmetReason } from './readiness.js';
+import { dependenciesOf, displayNode, nodeKey, nodeOf, parseNodeKey, type Dependency, type SyncNode } from './refs.js';
+
+/** The store index from a referent (`Kind/namespace/name`) to the objects that depend on it. */
+export const DEPENDS_ON_INDEX = 'syncprims.dev/depends-on';
+
+export interface PendingDependency {
+  kind: SyncKind;
+  name: string;
+  namespace?: string;
+  reason: PendingReason;
+}
+
+/** What the dependencies of one object allow. */
+export type DependencyVerdict =
+  /** All met (or none declared): go on. */
+  | { state: 'met' }
+  /** Unmet: wait, and say why for each. */
+  | { state: 'waiting'; pending: PendingDependency[] }
+  /** On a cycle: `path` is the whole cycle, e.g. `['Sync/a', 'RemoteSync/b', 'Sync/a']`. */
+  | { state: 'cycle'; path: string[]; pending: PendingDependency[] }
+  /**
+   * Met as far as the cache shows, but a dependency is being reconciled (or
+   * its latest status write is not in the cache yet): the cache may be about
+   * to say it started a new revision. Write nothing; the object is woken once
+   * that settles.
+   */
+  | { state: 'deferred'; on: string[] };
+
+export interface DependencyGraphOptions {
+  /** The primed shared informers of the three kinds (their store and events). */
+  informers: Record<SyncKind, Pick<Informer<KubeObject>, 'store' | 'onEvent'>>;
+  /** Queues a reconcile of one object (its controller's key `namespace/name`). */
+  wake: (kind: SyncKind, key: string) => void;
+  /** Whether the object is queued or being reconciled by its controller. */
+  inFlight?: (kind: SyncKind, key: string) => boolean;
+  allowCrossNamespaceRefs?: boolean;
+}
+
+/**
+ * The dependency graph of every sync object in the cache, across the three
+ * kinds. An index from each referent to its referrers is kept by the shared
+ * informers' stores; when a referent's readiness (status, generation,
+ * existence) changes, its referrers are woken at once, so no dependent polls.
+ */
+export class DependencyGraph {
+  /** Status writes not yet seen in the cache: node key -> resourceVersion written. */
+  private readonly unseenWrites = new Map<string, bigint>();
+  /** Referrers deferred on an in-flight dependency: dependency node key -> referrer node keys. */
+  private readonly deferred = new Map<string, Set<string>>();
+
+  constructor(private readonly opts: DependencyGraphOptions) {
+    for (const kind of SYNC_KINDS) {
+      const informer = opts.informers[kind];
+      if (!informer.store.hasIndex(DEPENDS_ON_INDEX)) {
+        informer.store.addIndex(DEPENDS_ON_INDEX, (obj) => dependenciesOf(obj).map(nodeKey));
+      }
+      informer.onEvent((e) => this.onEvent(kind, e));
+    }
+  }
+
+  get(node: SyncNode): KubeObject | undefined {
+    return this.opts.informers[node.kind].store.get(`${node.namespace}/${node.name}`);
+  }
+
+  /** The objects that declare a dependency on `node`, of any kind. */
+  dependentsOf(node: SyncNode): { kind: SyncKind; obj: KubeObject }[] {
+    const key = nodeKey(node);
+    return SYNC_KINDS.flatMap((kind) => this.opts.informers[kind].store.byIndex(DEPENDS_ON_INDEX, key).map((obj) => ({ kind, obj })));
+  }
+
+  /** Judges the dependencies of one object against the cache. */
+  verdict(kind: SyncKind, obj: KubeObject): DependencyVerdict {
+    const self = nodeOf(kind, obj);
+    const dependencies = dependenciesOf(obj);
+    if (dependencies.length === 0) return { state: 'met' };
+    const pending: PendingDependency[] = [];
+    const inFlight: string[] = [];
+    const cycle = cycleThrough(nodeKey(self), (key) => this.successors(key));
+    for (const dep of dependencies) {
+      const reason = this.reasonOf(self, dep, cycle);
+      if (reason) pending.push(pendingEntry(dep, self.namespace, reason));
+      else if (this.isInFlight(dep)) inFlight.push(nodeKey(dep));
+    }
+    if (cycle) return { state: 'cycle', path: cycle.map((k) => displayNode(parseNodeKey(k), self.namespace)), pending };
+    if (pending.length > 0) return { state: 'waiting', pending };
+    if (inFlight.length > 0) {
+      for (const key of inFlight) {
+        let set = this.deferred.get(key);
+        if (!set) this.deferred.set(key, (set = new Set()));
+        set.add(nodeKey(self));
+      }
+      return { state: 'deferred', on: inFlight.map((k) => displayNode(parseNodeKey(k), self.namespace)) };
+    }
+    return { state: 'met' };
+  }
+
+  /**
+   * Dependents of `obj` that are being deleted and still hold our finalizer:
+   * while they prune, `obj` (being deleted too) keeps its own objects.
+   */
+  dependentsBeingDeleted(kind: SyncKind, obj: KubeObject): SyncNode[] {
+    return this.dependentsOf(nodeOf(kind, obj))
+      .filter(({ obj: d }) => d.metadata.deletionTimestamp && d.metadata.finalizers?.includes(FINALIZER))
+      .map(({ kind: k, obj: d }) => nodeOf(k, d));
+  }
+
+  /** A status write of ours: until the cache shows it, the object counts as in flight. */
+  noteWrite(kind: SyncKind, written: KubeObject): void {
+    const rv = parseRv(written.metadata.resourceVersion);
+    if (rv === undefined) return;
+    const key = nodeKey(nodeOf(kind, written));
+    const cached = this.get(nodeOf(kind, written));
+    if ((parseRv(cached?.metadata.resourceVersion) ?? -1n) >= rv) return;
+    this.unseenWrites.set(key, rv);
+  }
+
+  /** The object's reconcile ended: wake whoever deferred on it. */
+  reconciled(kind: SyncKind, key: string): void {
+    const [namespace = '', name = ''] = key.split('/');
+    this.wakeDeferred(nodeKey({ kind, namespace, name }));
+  }
+
+  private reasonOf(self: SyncNode, dep: Dependency, cycle: string[] | undefined): PendingReason | undefined {
+    if (dep.namespace !== self.namespace && !this.opts.allowCrossNamespaceRefs) return 'Forbidden';
+    if (cycle && cycle[1] === nodeKey(dep)) return 'Cycle';
+    return unmetReason(this.get(dep), dep.requiredStatus);
+  }
+
+  private isInFlight(node: SyncNode): boolean {
+    return this.unseenWrites.has(nodeKey(node)) || (this.opts.inFlight?.(node.kind, `${node.namespace}/${node.name}`) ?? false);
+  }
+
+  private successors(key: string): string[] {
+    const obj = this.get(parseNodeKey(key));
+    if (!obj) return [];
+    const namespace = obj.metadata.namespace ?? '';
+    return dependenciesOf(obj)
+      .filter((d) => d.namespace === namespace || this.opts.allowCrossNamespaceRefs)
+      .map(nodeKey);
+  }
+
+  private onEvent(kind: SyncKind, e: InformerEvent<KubeObject>): void {
+    const node = nodeOf(kind, e.object);
+    const key = nodeKey(node);
+    const written = this.unseenWrites.get(key);
+    if (written !== undefined && (e.type === 'deleted' || (parseRv(e.object.metadata.resourceVersion) ?? -1n) >= written)) {
+      this.unseenWrites.delete(key);
+      this.wakeDeferred(key);
+    }
+    const changed = e.type !== 'updated' || !e.old || readinessFingerprint(e.old) !== readinessFingerprint(e.object);
+    if (changed) for (const d of this.dependentsOf(node)) this.opts.wake(d.kind, objectKeyOf(d.obj));
+    // A dependent that finished deleting releases the referents it held up.
+    const deleting = e.type === 'deleted' || e.object.metadata.deletionTimestamp;
+    if (deleting) {
+      for (const dep of dependenciesOf(e.object)) {
+        if (this.get(dep)?.metadata.deletionTimestamp) this.opts.wake(dep.kind, `${dep.namespace}/${dep.name}`);
+      }
+    }
+  }
+
+  private wakeDeferred(key: string): void {
+    const waiting = this.deferred.get(key);
+    if (!waiting) return;
+    this.deferred.delete(key);
+    for (const k of waiting) {
+      const n = parseNodeKey(k);
+      this.opts.wake(n.kind, `${n.namespace}/${n.name}`);
+    }
+  }
+}
+
+function pendingEntry(dep: Dependency, namespace: string, reason: PendingReason): PendingDependency {
+  return dep.namespace === namespace
+    ? { kind: dep.kind, name: dep.name, reason }
+    : { kind: dep.kind, name: dep.name, namespace: dep.namespace, reason };
+}
+
+function objectKeyOf(obj: KubeObject): string {
+  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+}
+
+function parseRv(rv: string | undefined): bigint | undefined {
+  if (!rv || !/^\d+$/.test(rv)) return undefined;
+  return BigInt(rv);
+}

@@ -1,0 +1,56 @@
+import { ConditionType, type PendingReason } from '../api/conditions.js';
+import type { RequiredStatus } from '../api/sync-spec.js';
+import type { KubeObject } from '../kube/resources.js';
+import { findCondition, type Condition } from '../runtime/conditions.js';
+
+interface SyncStatusFields {
+  observedGeneration?: number;
+  lastAttemptedRevision?: string;
+  lastAppliedRevision?: string;
+  conditions?: Condition[];
+}
+
+/**
+ * Why a dependency is not met, or undefined when it is (API.md): its
+ * generation is observed, its attempted revision is its applied one, and it
+ * is Ready (`Current`) or has merely applied that revision (`InProgress`). A
+ * suspended dependency is judged by the status it kept.
+ */
+export function unmetReason(dep: KubeObject | undefined, required: RequiredStatus): PendingReason | undefined {
+  if (!dep) return 'NotFound';
+  if (dep.metadata.deletionTimestamp) return 'NotReady';
+  const status = (dep.status ?? {}) as SyncStatusFields;
+  const generation = dep.metadata.generation;
+  if (status.observedGeneration !== generation) return 'NotObserved';
+  const ready = findCondition(status.conditions, ConditionType.Ready);
+  if (ready?.observedGeneration !== undefined && ready.observedGeneration !== generation) return 'NotObserved';
+  const applied = status.lastAppliedRevision;
+  if (applied === undefined || status.lastAttemptedRevision !== applied) {
+    // A new revision is being applied (or was tried and failed): its old Ready does not count.
+    return ready?.status === 'False' ? 'NotReady' : 'Progressing';
+  }
+  if (required === 'InProgress') return undefined;
+  if (ready?.status === 'True') return undefined;
+  return ready?.status === 'Unknown' ? 'Progressing' : 'NotReady';
+}
+
+/**
+ * The parts of a sync object that dependency rules read. Its dependents are
+ * woken when this changes, and not for other writes (a health message, the
+ * summary), so a waiting dependent is reconciled a handful of times, not once
+ * per status write.
+ */
+export function readinessFingerprint(obj: KubeObject): string {
+  const status = (obj.status ?? {}) as SyncStatusFields;
+  const ready = findCondition(status.conditions, ConditionType.Ready);
+  return JSON.stringify([
+    obj.metadata.generation,
+    obj.metadata.deletionTimestamp ?? null,
+    status.observedGeneration ?? null,
+    status.lastAttemptedRevision ?? null,
+    status.lastAppliedRevision ?? null,
+    ready?.status ?? null,
+    ready?.reason ?? null,
+    ready?.observedGeneration ?? null,
+  ]);
+}
