@@ -64,16 +64,7 @@ export async function beginReconcile<K extends SyncKind>(
   const obj = deps.informer.store.get(key);
   if (!obj) return NOTHING_LEFT;
   if (obj.metadata.deletionTimestamp) {
-    if (!obj.metadata.finalizers?.includes(FINALIZER)) return NOTHING_LEFT;
-    // Their deletion events bring this object back.
-    const holding = deps.graph.dependentsBeingDeleted(deps.kind, obj);
-    if (holding.length > 0) {
-      log.info({ dependents: holding.map((n) => displayNode(n, obj.metadata.namespace ?? '')) }, 'deletion waits for dependents being deleted to prune first');
-      return NOTHING_LEFT;
-    }
-    deps.dependencies.forget(deps.kind, obj);
-    await finalize(obj, log);
-    if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
+    await handleDeletion(deps, obj, log, finalize);
     return NOTHING_LEFT;
   }
   // The update event of this write brings the object back to the queue.
@@ -99,6 +90,23 @@ export async function beginReconcile<K extends SyncKind>(
   const dependencies = await deps.dependencies.check(deps.kind, obj, status, log);
   if (!dependencies.proceed) return { done: dependencies.result };
   return { ctx: { obj, value: parsed.value, status: dependencies.status, generation } };
+}
+
+/**
+ * A sync being deleted: once dependents being deleted with it have pruned
+ * (their deletion events bring it back), clean up and remove the finalizer.
+ */
+async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger, finalize: Finalizer): Promise<void> {
+  if (!obj.metadata.finalizers?.includes(FINALIZER)) return;
+  const holding = deps.graph.dependentsBeingDeleted(deps.kind, obj);
+  if (holding.length > 0) {
+    const dependents = holding.map((n) => displayNode(n, obj.metadata.namespace ?? ''));
+    log.info({ dependents }, 'deletion waits for dependents being deleted to prune first');
+    return;
+  }
+  deps.dependencies.forget(deps.kind, obj);
+  await finalize(obj, log);
+  if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
 }
 
 /** Ready=False and Stalled=True, reason InvalidSpec: it waits for the spec to change. */

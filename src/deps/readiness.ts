@@ -24,12 +24,17 @@ export function unmetReason(dep: KubeObject | undefined, required: RequiredStatu
   if (status.observedGeneration !== generation) return 'NotObserved';
   const ready = findCondition(status.conditions, ConditionType.Ready);
   if (ready?.observedGeneration !== undefined && ready.observedGeneration !== generation) return 'NotObserved';
+  return revisionReason(status, ready) ?? (required === 'InProgress' ? undefined : readyReason(ready));
+}
+
+/** Unmet while a new revision is being applied (or was tried and failed): its old Ready does not count. */
+function revisionReason(status: SyncStatusFields, ready: Condition | undefined): PendingReason | undefined {
   const applied = status.lastAppliedRevision;
-  if (applied === undefined || status.lastAttemptedRevision !== applied) {
-    // A new revision is being applied (or was tried and failed): its old Ready does not count.
-    return ready?.status === 'False' ? 'NotReady' : 'Progressing';
-  }
-  if (required === 'InProgress') return undefined;
+  if (applied !== undefined && status.lastAttemptedRevision === applied) return undefined;
+  return ready?.status === 'False' ? 'NotReady' : 'Progressing';
+}
+
+function readyReason(ready: Condition | undefined): PendingReason | undefined {
   if (ready?.status === 'True') return undefined;
   return ready?.status === 'Unknown' ? 'Progressing' : 'NotReady';
 }
