@@ -63,10 +63,7 @@ export async function beginReconcile<K extends SyncKind>(
 ): Promise<Begun<K>> {
   const obj = deps.informer.store.get(key);
   if (!obj) return NOTHING_LEFT;
-  if (obj.metadata.deletionTimestamp) {
-    await handleDeletion(deps, obj, log, finalize);
-    return NOTHING_LEFT;
-  }
+  if (obj.metadata.deletionTimestamp) return { done: await handleDeletion(deps, obj, log, finalize) };
   // The update event of this write brings the object back to the queue.
   if (await deps.writer.ensureFinalizer(obj, FINALIZER)) return NOTHING_LEFT;
 
@@ -93,20 +90,31 @@ export async function beginReconcile<K extends SyncKind>(
 }
 
 /**
+ * How long a sync being deleted that still has dependents waits before it
+ * prunes, so that dependents deleted in the same breath (`kubectl delete -f`,
+ * a namespace's deletion) are seen as such and prune first.
+ */
+export const DELETION_GRACE_MS = 2000;
+
+/**
  * A sync being deleted: once dependents being deleted with it have pruned
  * (their deletion events bring it back), clean up and remove the finalizer.
+ * A dependent that is not being deleted does not hold it up.
  */
-async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger, finalize: Finalizer): Promise<void> {
-  if (!obj.metadata.finalizers?.includes(FINALIZER)) return;
+async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger, finalize: Finalizer): Promise<ReconcileResult | undefined> {
+  if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
+  const namespace = obj.metadata.namespace ?? '';
   const holding = deps.graph.dependentsBeingDeleted(deps.kind, obj);
   if (holding.length > 0) {
-    const dependents = holding.map((n) => displayNode(n, obj.metadata.namespace ?? ''));
-    log.info({ dependents }, 'deletion waits for dependents being deleted to prune first');
-    return;
+    log.info({ dependents: holding.map((n) => displayNode(n, namespace)) }, 'deletion waits for dependents being deleted to prune first');
+    return undefined;
   }
+  const graceLeft = Date.parse(obj.metadata.deletionTimestamp ?? '') + DELETION_GRACE_MS - Date.now();
+  if (graceLeft > 0 && deps.graph.liveDependents(deps.kind, obj).length > 0) return { requeueAfterMs: graceLeft };
   deps.dependencies.forget(deps.kind, obj);
   await finalize(obj, log);
   if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
+  return undefined;
 }
 
 /** Ready=False and Stalled=True, reason InvalidSpec: it waits for the spec to change. */

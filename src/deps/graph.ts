@@ -111,6 +111,13 @@ export class DependencyGraph {
       .map(({ kind: k, obj: d }) => nodeOf(k, d));
   }
 
+  /** Dependents of `obj` that are not being deleted. */
+  liveDependents(kind: SyncKind, obj: KubeObject): SyncNode[] {
+    return this.dependentsOf(nodeOf(kind, obj))
+      .filter(({ obj: d }) => !d.metadata.deletionTimestamp)
+      .map(({ kind: k, obj: d }) => nodeOf(k, d));
+  }
+
   /** A status write of ours: until the cache shows it, the object counts as in flight. */
   noteWrite(kind: SyncKind, written: KubeObject): void {
     const rv = parseRv(written.metadata.resourceVersion);

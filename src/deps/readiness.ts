@@ -31,6 +31,8 @@ export function unmetReason(dep: KubeObject | undefined, required: RequiredStatu
 function revisionReason(status: SyncStatusFields, ready: Condition | undefined): PendingReason | undefined {
   const applied = status.lastAppliedRevision;
   if (applied !== undefined && status.lastAttemptedRevision === applied) return undefined;
+  // Nothing attempted and nothing to say: not started (e.g. a kind whose pipeline is not there).
+  if (status.lastAttemptedRevision === undefined && ready === undefined) return 'NotReady';
   return ready?.status === 'False' ? 'NotReady' : 'Progressing';
 }
 

@@ -63,6 +63,11 @@ export class OperatorProcess {
     return eventually(what, async () => this.logs.find(match), timeoutMs);
   }
 
+  /** Reconciles of one object so far (the `reconciled` debug lines: start it with `--log-level debug`). */
+  reconcilesOf(kind: string, namespace: string, name: string): number {
+    return this.logs.filter((l) => l.msg === 'reconciled' && l.kind === kind && l.namespace === namespace && l.name === name).length;
+  }
+
   async readyz(): Promise<number> {
     const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`);
     await res.text();
@@ -101,18 +106,19 @@ export function sampleValue(text: string, name: string, labels: Record<string, s
 /**
  * For a test file that drives syncs: installs the CRDs, starts one operator
  * watching the file's namespace before its tests, and stops it after them.
- * `ready` receives an admin client and the operator.
+ * `ready` receives an admin client and the operator; `args` are more flags.
  */
 export function useSyncOperator(
   cluster: string,
   namespace: () => string,
   ready: (client: KubeClient, op: OperatorProcess) => void,
+  args: string[] = [],
 ): void {
   let op: OperatorProcess | undefined;
   beforeAll(async () => {
     const client = await clusterClient(cluster);
     await installCrds(cluster);
-    op = await OperatorProcess.start(cluster, ['--namespace', namespace()]);
+    op = await OperatorProcess.start(cluster, ['--namespace', namespace(), ...args]);
     ready(client, op);
   });
   afterAll(async () => {

@@ -85,9 +85,10 @@ describe('unmetReason (API.md readiness rules)', () => {
     expect(unmetReason(sync('a', { status }), 'InProgress')).toBe('NotReady');
   });
 
-  test('never applied: Progressing while trying, NotReady once failed', () => {
+  test('never applied: Progressing while trying, NotReady once failed or before any attempt', () => {
     expect(unmetReason(sync('a', { status: { observedGeneration: 1, lastAttemptedRevision: 'r1' } }), 'Current')).toBe('Progressing');
     expect(unmetReason(sync('a', { status: { observedGeneration: 1, conditions: [ready('False', 'SourceError')] } }), 'Current')).toBe('NotReady');
+    expect(unmetReason(sync('a', { status: { observedGeneration: 1 } }), 'InProgress')).toBe('NotReady');
   });
 
   test('Current wants Ready=True; InProgress only the revision applied', () => {
