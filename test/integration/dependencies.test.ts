@@ -309,3 +309,32 @@ describe('deletion order', () => {
     expect(await find(client, `/api/v1/namespaces/${ns()}/configmaps/keep-app`)).toBeDefined();
   });
 });
+
+describe('restart', () => {
+  test('a restart over everything above (chains, waits, cycles, a Forbidden reference) writes nothing', async () => {
+    const syncs = (await client.request<{ items: SyncObject[] }>({ path: syncPath(ns()) })).items;
+    const remote = (await client.request<{ items: SyncObject[] }>({ path: syncPath(ns(), '', 'remotesyncs') })).items;
+    expect(syncs.length).toBeGreaterThan(20);
+    await op.stop('SIGTERM');
+    const since = new Date();
+    const again = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--log-level', 'debug']);
+    try {
+      await eventually('every object reconciled again', async () =>
+        [...syncs.map((s) => ['Sync', s] as const), ...remote.map((s) => ['RemoteSync', s] as const)].every(
+          ([kind, s]) => again.reconcilesOf(kind, ns(), s.metadata.name!) >= 1,
+        )
+          ? true
+          : undefined,
+      );
+      await eventually('the queues to drain', async () =>
+        (await again.metric('workqueue_depth')) === 0 ? true : undefined,
+      );
+      // Dependents deferred on a dependency in flight run again once it is done.
+      await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      expect(await again.stop('SIGTERM')).toBe(0);
+    }
+    const writes = await writesSince(CLUSTER, since, OPERATOR);
+    expect(writes.map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+  });
+});
