@@ -2,9 +2,13 @@
 // a state, waking the moment a dependency is met (counted in reconciles, not
 // timed), revisions, cycles across kinds, diamonds and deletion order.
 import { describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince } from '../support/audit.js';
+import { ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
@@ -212,6 +216,18 @@ describe('ordering', () => {
     await openGate('rev-gate');
     await waitForReady(client, ns(), 'rev-app', 'True', 'Succeeded');
     expect(await find(client, `/api/v1/namespaces/${ns()}/configmaps/rev-app`)).toMatchObject({ data: { v: '2' } });
+  });
+
+  test('examples/sync-dependencies.yaml applies database, app, dashboards in that order', async () => {
+    const docs = parseAllDocuments(readFileSync(path.join(ROOT, 'examples', 'sync-dependencies.yaml'), 'utf8'), { version: '1.1' });
+    const examples = docs.map((d) => d.toJS() as SyncObject);
+    const since = new Date(Date.now() - 1000);
+    // Into this test's namespace, last first.
+    await createAll(examples.reverse().map((e) => [e.metadata.name!, { ...e.spec, defaultNamespace: ns() }]));
+    for (const e of examples) await waitForReady(client, ns(), e.metadata.name!, 'True', 'Succeeded');
+    const first = await firstWrites(since, ['database-config', 'app-config', 'shop-dashboards']);
+    expect(first.get('app-config')!).toBeGreaterThan(first.get('database-config')!);
+    expect(first.get('shop-dashboards')!).toBeGreaterThan(first.get('app-config')!);
   });
 });
 
