@@ -1,6 +1,6 @@
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
-import type { KubeObject } from '../kube/resources.js';
+import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache } from '../runtime/cache.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Owner } from './engine.js';
@@ -86,8 +86,5 @@ function apiVersionKind(e: InventoryEntry): string {
 /** The later of two copies of one object (resource versions grow with etcd's revision). */
 function newer(a: KubeObject | undefined, b: KubeObject | undefined): KubeObject | undefined {
   if (!a || !b) return a ?? b;
-  const ra = Number(a.metadata.resourceVersion);
-  const rb = Number(b.metadata.resourceVersion);
-  if (Number.isNaN(ra) || Number.isNaN(rb)) return a;
-  return rb > ra ? b : a;
+  return (compareResourceVersions(b.metadata.resourceVersion, a.metadata.resourceVersion) ?? 0) > 0 ? b : a;
 }

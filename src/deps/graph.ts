@@ -1,7 +1,7 @@
 import type { PendingReason } from '../api/conditions.js';
 import { FINALIZER } from '../api/marks.js';
 import { SYNC_KINDS, type SyncKind } from '../api/kinds.js';
-import type { KubeObject } from '../kube/resources.js';
+import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
 import { cycleThrough } from './cycle.js';
 import { readinessFingerprint, unmetReason } from './readiness.js';
@@ -51,7 +51,7 @@ export interface DependencyGraphOptions {
  */
 export class DependencyGraph {
   /** Status writes not yet seen in the cache: node key -> resourceVersion written. */
-  private readonly unseenWrites = new Map<string, bigint>();
+  private readonly unseenWrites = new Map<string, string>();
   /** Referrers deferred on an in-flight dependency: dependency node key -> referrer node keys. */
   private readonly deferred = new Map<string, Set<string>>();
 
@@ -91,11 +91,7 @@ export class DependencyGraph {
     if (cycle) return { state: 'cycle', path: cycle.map((k) => displayNode(parseNodeKey(k), self.namespace)), pending };
     if (pending.length > 0) return { state: 'waiting', pending };
     if (inFlight.length > 0) {
-      for (const key of inFlight) {
-        let set = this.deferred.get(key);
-        if (!set) this.deferred.set(key, (set = new Set()));
-        set.add(nodeKey(self));
-      }
+      for (const key of inFlight) this.defer(key, nodeKey(self));
       return { state: 'deferred', on: inFlight.map((k) => displayNode(parseNodeKey(k), self.namespace)) };
     }
     return { state: 'met' };
@@ -120,12 +116,10 @@ export class DependencyGraph {
 
   /** A status write of ours: until the cache shows it, the object counts as in flight. */
   noteWrite(kind: SyncKind, written: KubeObject): void {
-    const rv = parseRv(written.metadata.resourceVersion);
-    if (rv === undefined) return;
-    const key = nodeKey(nodeOf(kind, written));
+    const rv = written.metadata.resourceVersion;
     const cached = this.get(nodeOf(kind, written));
-    if ((parseRv(cached?.metadata.resourceVersion) ?? -1n) >= rv) return;
-    this.unseenWrites.set(key, rv);
+    if ((compareResourceVersions(cached?.metadata.resourceVersion, rv) ?? 0) >= 0) return;
+    this.unseenWrites.set(nodeKey(nodeOf(kind, written)), rv!);
   }
 
   /** The object's reconcile ended: wake whoever deferred on it. */
@@ -155,21 +149,44 @@ export class DependencyGraph {
 
   private onEvent(kind: SyncKind, e: InformerEvent<KubeObject>): void {
     const node = nodeOf(kind, e.object);
-    const key = nodeKey(node);
-    const written = this.unseenWrites.get(key);
-    if (written !== undefined && (e.type === 'deleted' || (parseRv(e.object.metadata.resourceVersion) ?? -1n) >= written)) {
-      this.unseenWrites.delete(key);
-      this.wakeDeferred(key);
-    }
+    this.settleWrite(nodeKey(node), e);
     const changed = e.type !== 'updated' || !e.old || readinessFingerprint(e.old) !== readinessFingerprint(e.object);
-    if (changed) for (const d of this.dependentsOf(node)) this.opts.wake(d.kind, objectKeyOf(d.obj));
+    if (changed) this.wakeDependents(node, e.type !== 'deleted' && this.isInFlight(node));
     // A dependent that finished deleting releases the referents it held up.
-    const deleting = e.type === 'deleted' || e.object.metadata.deletionTimestamp;
-    if (deleting) {
+    if (e.type === 'deleted' || e.object.metadata.deletionTimestamp) {
       for (const dep of dependenciesOf(e.object)) {
         if (this.get(dep)?.metadata.deletionTimestamp) this.opts.wake(dep.kind, `${dep.namespace}/${dep.name}`);
       }
     }
+  }
+
+  /** The cache caught up with our status write: whoever deferred on it may look again. */
+  private settleWrite(key: string, e: InformerEvent<KubeObject>): void {
+    const written = this.unseenWrites.get(key);
+    if (written === undefined) return;
+    if (e.type === 'deleted' || (compareResourceVersions(e.object.metadata.resourceVersion, written) ?? 0) >= 0) {
+      this.unseenWrites.delete(key);
+      this.wakeDeferred(key);
+    }
+  }
+
+  /**
+   * Queues the dependents of `node`; mid-reconcile (its own status write) they
+   * would only be deferred, so they are woken once, when the reconcile ends.
+   */
+  private wakeDependents(node: SyncNode, later: boolean): void {
+    const key = nodeKey(node);
+    for (const d of this.dependentsOf(node)) {
+      if (later) this.defer(key, nodeKey(nodeOf(d.kind, d.obj)));
+      else this.opts.wake(d.kind, objectKeyOf(d.obj));
+    }
+  }
+
+  /** `dependent` is woken when `dependency` is no longer in flight. */
+  private defer(dependency: string, dependent: string): void {
+    let set = this.deferred.get(dependency);
+    if (!set) this.deferred.set(dependency, (set = new Set()));
+    set.add(dependent);
   }
 
   private wakeDeferred(key: string): void {
@@ -191,9 +208,4 @@ function pendingEntry(dep: Dependency, namespace: string, reason: PendingReason)
 
 function objectKeyOf(obj: KubeObject): string {
   return `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
-}
-
-function parseRv(rv: string | undefined): bigint | undefined {
-  if (!rv || !/^\d+$/.test(rv)) return undefined;
-  return BigInt(rv);
 }

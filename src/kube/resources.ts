@@ -52,3 +52,16 @@ export function objectPath(info: ResourceInfo, name: string, namespace?: string)
   }
   return `${collectionPath(info, info.namespaced ? namespace : undefined)}/${encodeURIComponent(name)}`;
 }
+
+/**
+ * Orders two resourceVersions of one cluster: negative, zero or positive, or
+ * undefined when either is not a number. Kubernetes calls them opaque; on an
+ * etcd-backed API server they are etcd revisions, which only grow. Use it to
+ * tell which of two copies of an object is fresher, never across clusters.
+ */
+export function compareResourceVersions(a: string | undefined, b: string | undefined): number | undefined {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x === y ? 0 : x < y ? -1 : 1;
+}

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeClient } from '../kube/client.js';
-import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { compareResourceVersions, objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 
 /**
  * The writes a controller makes to its own objects: status (only when it
@@ -8,6 +8,9 @@ import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resource
  * retried by the queue rather than overwriting someone else's change).
  */
 export class ObjectWriter {
+  /** The resourceVersion our last finalizer patch of each object (by uid) produced. */
+  private readonly finalizerWrites = new Map<string, string>();
+
   constructor(
     private readonly client: KubeClient,
     private readonly resource: ResourceInfo,
@@ -34,11 +37,21 @@ export class ObjectWriter {
     return true;
   }
 
-  /** Adds the finalizer unless present; returns whether it wrote. */
+  /**
+   * Adds the finalizer unless present; returns whether it wrote (or wrote it
+   * already and the cache has not caught up: then a second patch would only
+   * meet a 409 Conflict, and the update event of the first brings the object back).
+   */
   async ensureFinalizer(obj: KubeObject, finalizer: string): Promise<boolean> {
     const finalizers = obj.metadata.finalizers ?? [];
-    if (finalizers.includes(finalizer)) return false;
-    await this.patchFinalizers(obj, [...finalizers, finalizer]);
+    const uid = obj.metadata.uid ?? '';
+    if (finalizers.includes(finalizer)) {
+      this.finalizerWrites.delete(uid);
+      return false;
+    }
+    if ((compareResourceVersions(obj.metadata.resourceVersion, this.finalizerWrites.get(uid)) ?? 0) < 0) return true;
+    const written = await this.patchFinalizers(obj, [...finalizers, finalizer]);
+    if (written?.metadata?.resourceVersion) this.finalizerWrites.set(uid, written.metadata.resourceVersion);
     return true;
   }
 
@@ -46,6 +59,7 @@ export class ObjectWriter {
   async removeFinalizer(obj: KubeObject, finalizer: string): Promise<boolean> {
     const finalizers = obj.metadata.finalizers ?? [];
     if (!finalizers.includes(finalizer)) return false;
+    this.finalizerWrites.delete(obj.metadata.uid ?? '');
     await this.patchFinalizers(
       obj,
       finalizers.filter((f) => f !== finalizer),
@@ -53,8 +67,8 @@ export class ObjectWriter {
     return true;
   }
 
-  private async patchFinalizers(obj: KubeObject, finalizers: string[]): Promise<void> {
-    await this.client.request({
+  private async patchFinalizers(obj: KubeObject, finalizers: string[]): Promise<KubeObject | undefined> {
+    return this.client.request<KubeObject>({
       method: 'PATCH',
       path: this.path(obj),
       contentType: 'application/merge-patch+json',

@@ -145,6 +145,28 @@ describe('waiting for dependencies', () => {
     expect(await op.metric('syncprims_dependency_wait_seconds_count', { controller: 'sync' })).toBeGreaterThanOrEqual(1);
   });
 
+  test('a ProxySync waits for a Sync like a Sync does, and stops waiting once it is Ready', async () => {
+    const proxy = {
+      apiVersion: API_VERSION,
+      kind: 'ProxySync',
+      metadata: { name: 'px-edge', namespace: ns() },
+      spec: { clusterRef: { name: 'edge-1' }, dependsOn: [{ kind: 'Sync', name: 'px-base' }], template: { spec: { source: { inline: [] } } } },
+    };
+    await client.request({ method: 'POST', path: syncPath(ns(), '', 'proxysyncs'), body: proxy });
+    const proxyStatus = () => client.request<SyncObject>({ path: syncPath(ns(), 'px-edge', 'proxysyncs') });
+    const waiting = await eventually('the ProxySync waiting', async () => {
+      const s = await proxyStatus();
+      return readyOf(s)?.reason === 'DependencyNotReady' ? s : undefined;
+    });
+    expect(pendingOf(waiting)).toEqual([{ kind: 'Sync', name: 'px-base', reason: 'NotFound' }]);
+    await applySync(client, ns(), 'px-base', spec([configMap('px-base')]));
+    await waitForReady(client, ns(), 'px-base', 'True', 'Succeeded');
+    await eventually('the ProxySync no longer waiting', async () => {
+      const s = await proxyStatus();
+      return pendingOf(s) === undefined && readyOf(s)?.reason !== 'DependencyNotReady' ? s : undefined;
+    });
+  });
+
   test('requiredStatus InProgress is met once the revision is applied, before its objects are healthy', async () => {
     await createAll([
       ['ip-base', spec([gate('ip-gate')])],
@@ -173,6 +195,8 @@ describe('ordering', () => {
     const times = names.map((n) => first.get(n));
     expect(times.every((t) => t !== undefined)).toBe(true);
     for (let i = 1; i < times.length; i++) expect(times[i]!).toBeGreaterThan(times[i - 1]!);
+    // Per link: the finalizer, one per readiness step of its dependency (NotObserved,
+    // NotReady, Progressing, Ready), its own apply, its own objects' events: about 6.
     for (const n of names) expect(op.reconcilesOf('Sync', ns(), n)).toBeLessThanOrEqual(8);
   });
 
@@ -327,16 +351,17 @@ describe('deletion order', () => {
 });
 
 describe('restart', () => {
-  test('a restart over everything above (chains, waits, cycles, a Forbidden reference) writes nothing', async () => {
+  test('a restart over everything above (chains, waits, cycles, a Forbidden reference, three kinds) writes nothing', async () => {
     const syncs = (await client.request<{ items: SyncObject[] }>({ path: syncPath(ns()) })).items;
     const remote = (await client.request<{ items: SyncObject[] }>({ path: syncPath(ns(), '', 'remotesyncs') })).items;
+    const proxy = (await client.request<{ items: SyncObject[] }>({ path: syncPath(ns(), '', 'proxysyncs') })).items;
     expect(syncs.length).toBeGreaterThan(20);
     await op.stop('SIGTERM');
     const since = new Date();
     const again = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--log-level', 'debug']);
     try {
       await eventually('every object reconciled again', async () =>
-        [...syncs.map((s) => ['Sync', s] as const), ...remote.map((s) => ['RemoteSync', s] as const)].every(
+        [...syncs.map((s) => ['Sync', s] as const), ...remote.map((s) => ['RemoteSync', s] as const), ...proxy.map((s) => ['ProxySync', s] as const)].every(
           ([kind, s]) => again.reconcilesOf(kind, ns(), s.metadata.name!) >= 1,
         )
           ? true

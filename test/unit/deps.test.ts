@@ -262,6 +262,19 @@ describe('DependencyGraph', () => {
     expect(graph.verdict('Sync', b)).toEqual({ state: 'met' });
   });
 
+  test('a readiness change seen mid-reconcile wakes the dependents once, when that reconcile ends', () => {
+    const inFlight = new Set(['Sync/team-a/a']);
+    const { informers, graph, woken } = fixture({ inFlight });
+    informers.Sync.put(sync('b', { dependsOn: [{ name: 'a' }] }));
+    informers.Sync.put(sync('c', { dependsOn: [{ name: 'a' }] }));
+    informers.Sync.put(sync('a', { status: applied('r1', ready('Unknown', 'Progressing')) }));
+    informers.Sync.put(sync('a', { status: applied('r1') }));
+    expect(woken).toEqual([]);
+    inFlight.clear();
+    graph.reconciled('Sync', 'team-a/a');
+    expect(woken.sort()).toEqual(['Sync/team-a/b', 'Sync/team-a/c']);
+  });
+
   test('a status write not yet in the cache counts as in flight until the cache catches up', () => {
     const { informers, graph, woken } = fixture();
     informers.Sync.put(sync('a', { status: applied('r1') }));
