@@ -1,8 +1,12 @@
 // What the TypeScript benchmarks share: the local control plane, the CRDs,
-// waiting, and the small statistics they report.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// namespaces, waiting, the operator built from HEAD and run as a process, and
+// the small statistics and formats they report.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { customResourceDefinitions } from '../src/api/crds.js';
 import { GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
@@ -10,7 +14,8 @@ import { FIELD_MANAGER } from '../src/api/marks.js';
 import { serverSideApply } from '../src/kube/apply.js';
 import type { KubeClient } from '../src/kube/client.js';
 import { Discovery } from '../src/kube/discovery.js';
-import { collectionPath, type ResourceInfo } from '../src/kube/resources.js';
+import { ApiError } from '../src/kube/errors.js';
+import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
 
 const run = promisify(execFile);
 /** USER_HZ: the unit of utime and stime in /proc/<pid>/stat. */
@@ -80,3 +85,257 @@ export async function crdEstablished(client: KubeClient, name: string): Promise<
   });
   return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
 }
+
+// ---------------------------------------------------------------- namespaces and waiting
+
+/** The 1-minute load average every 10 s, for the report. */
+export function sampleLoad(): { stop: () => number[] } {
+  const samples = [os.loadavg()[0] ?? NaN];
+  const timer = setInterval(() => samples.push(os.loadavg()[0] ?? NaN), 10_000);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return samples;
+    },
+  };
+}
+
+export async function withTimeout<T>(what: string, promise: Promise<T>, ms = 600_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
+  try {
+    await promise;
+  } catch (err) {
+    if (!(err instanceof ApiError && err.notFound)) throw err;
+  }
+}
+
+export async function exists(client: KubeClient, apiPath: string): Promise<boolean> {
+  try {
+    await client.request({ path: apiPath });
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound) return false;
+    throw err;
+  }
+}
+
+/** A new namespace named `<prefix>-<6 hex digits>`. */
+export async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  return name;
+}
+
+export async function deleteNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await ignoreNotFound(client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` }));
+  await until(`namespace ${namespace} to be gone`, async () => !(await exists(client, `/api/v1/namespaces/${namespace}`)));
+}
+
+/** Deletes a namespace holding Syncs once no operator runs: their finalizers are removed first. */
+export async function deleteSyncNamespace(client: KubeClient, namespace: string): Promise<void> {
+  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace) }).catch(() => ({ items: [] }));
+  for (const sync of syncs.items) {
+    await ignoreNotFound(
+      client.request({
+        method: 'PATCH',
+        path: `${collectionPath(SYNCS, namespace)}/${sync.metadata.name}`,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { finalizers: null } },
+      }),
+    );
+  }
+  await deleteNamespace(client, namespace);
+}
+
+// ---------------------------------------------------------------- Sync status
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+export interface SyncStatus {
+  conditions?: Condition[];
+  lastHandledReconcileAt?: string;
+  lastAttemptedRevision?: string;
+  lastAppliedRevision?: string;
+  inventory?: { entries?: unknown[] };
+}
+
+export const statusOf = (o: KubeObject): SyncStatus => (o.status ?? {}) as SyncStatus;
+
+// ---------------------------------------------------------------- the operator
+
+/**
+ * Compiles the operator from the committed HEAD (`git archive`, then tsc with
+ * the project's tsconfig.build.json) into `dir` (under .local/), so that what
+ * is measured is one commit, whatever others do to src/ and dist/ during the
+ * run. Returns a description for the report.
+ */
+export async function buildOperator(dir: string): Promise<string> {
+  const git = async (args: string[]): Promise<string> => (await run('git', args, { cwd: ROOT })).stdout.trim();
+  const commit = await git(['rev-parse', '--short', 'HEAD']);
+  const dirty = (await git(['status', '--porcelain', '--', 'src'])).split('\n').filter(Boolean).length;
+  console.log(`compiling the operator from commit ${commit} into ${path.relative(ROOT, dir)}...`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  await run('bash', ['-c', `git archive HEAD ${files.join(' ')} | tar -x -C "${dir}"`], { cwd: ROOT });
+  // Inside the repository, so node_modules (and @types) are found by walking up.
+  await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(dir, 'tsconfig.build.json')], {
+    cwd: ROOT,
+    maxBuffer: 16 * 2 ** 20,
+  });
+  const left = dirty > 0 ? `; ${dirty} file${dirty === 1 ? '' : 's'} under \`src/\` had uncommitted changes, not measured` : '';
+  return `compiled by the benchmark from commit ${commit} (\`git archive HEAD\`, \`tsconfig.build.json\`)${left}`;
+}
+
+/** Which operator to run, against which cluster, and where its output goes. */
+export interface OperatorTarget {
+  /** dist/cli/main.js of a build from buildOperator(). */
+  main: string;
+  kubeconfig: string;
+  /** Appended to: every line the process prints. */
+  log: string;
+}
+
+export interface LogLine {
+  msg: string;
+  /** Epoch ms. */
+  time: number;
+  /** The whole JSON line. */
+  fields: Record<string, unknown>;
+}
+
+const operators = new Set<OperatorProcess>();
+const operatorLogs = new Map<string, WriteStream>();
+
+/** `syncprims run` as a real process, watching one namespace. */
+export class OperatorProcess {
+  ports: { metrics?: number; health?: number } = {};
+  private readonly logs: LogLine[] = [];
+  private readonly exited: Promise<number | null>;
+  private exitCode: number | null | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    log: WriteStream,
+  ) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      log.write(`${line}\n`);
+      try {
+        const parsed = JSON.parse(line) as { msg?: string; time?: string; ports?: OperatorProcess['ports'] };
+        if (parsed.msg === 'endpoints listening' && parsed.ports) this.ports = parsed.ports;
+        if (parsed.msg && parsed.time) this.logs.push({ msg: parsed.msg, time: Date.parse(parsed.time), fields: parsed as Record<string, unknown> });
+      } catch {
+        // not a log line
+      }
+    });
+    createInterface({ input: child.stderr! }).on('line', (line) => log.write(`stderr: ${line}\n`));
+    this.exited = new Promise((resolve) =>
+      child.on('exit', (code) => {
+        this.exitCode = code;
+        operators.delete(this);
+        resolve(code);
+      }),
+    );
+    operators.add(this);
+  }
+
+  /**
+   * Starts `node <main> run --kubeconfig ... --namespace <namespace> --metrics-addr
+   * 127.0.0.1:0 --health-addr 127.0.0.1:0 <extraArgs>` and resolves once /readyz answers.
+   */
+  static async start(target: OperatorTarget, namespace: string, extraArgs: string[] = []): Promise<OperatorProcess> {
+    const args = ['run', '--kubeconfig', target.kubeconfig, '--namespace', namespace, '--metrics-addr', '127.0.0.1:0', '--health-addr', '127.0.0.1:0', ...extraArgs];
+    let log = operatorLogs.get(target.log);
+    if (!log) operatorLogs.set(target.log, (log = createWriteStream(target.log, { flags: 'a' })));
+    log.write(`--- ${new Date().toISOString()} node ${path.relative(ROOT, target.main)} ${args.join(' ')}\n`);
+    const op = new OperatorProcess(spawn(process.execPath, [target.main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }), log);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (op.exitCode !== undefined) throw new Error(`the operator exited with ${op.exitCode} (see ${target.log})`);
+      if (Date.now() > deadline) throw new Error(`the operator was not ready within 60 s (see ${target.log})`);
+      if (op.ports.health !== undefined && (await op.readyz())) return op;
+      await sleep(50);
+    }
+  }
+
+  private async readyz(): Promise<boolean> {
+    const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`).catch(() => undefined);
+    await res?.text();
+    return res?.ok ?? false;
+  }
+
+  /** Its log lines from `epoch` on. */
+  logsSince(epoch: number): LogLine[] {
+    return this.logs.filter((l) => l.time >= epoch);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The text of /metrics. */
+  async metrics(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.ports.metrics}/metrics`)).text();
+  }
+
+  /** syncprims_cluster_requests_total by method. */
+  async requests(): Promise<Record<string, number>> {
+    const text = await this.metrics();
+    const counts: Record<string, number> = {};
+    for (const line of text.split('\n')) {
+      const m = /^syncprims_cluster_requests_total\{([^}]*)\} (\S+)$/.exec(line);
+      const method = m && /method="([^"]*)"/.exec(m[1] ?? '')?.[1];
+      if (m && method) counts[method] = (counts[method] ?? 0) + Number(m[2]);
+    }
+    return counts;
+  }
+
+  async stop(): Promise<void> {
+    if (this.exitCode !== undefined) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Stops every operator process started here and closes their logs. */
+export async function stopOperators(): Promise<void> {
+  await Promise.all([...operators].map((op) => op.stop()));
+  for (const log of operatorLogs.values()) log.end();
+  operatorLogs.clear();
+}
+
+/** The sum of the samples of `name` (in Prometheus text) whose labels include `labels`. */
+export function sampleValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(m[3]);
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------- report
+
+export const int = (n: number): string => (Number.isNaN(n) ? '?' : Math.round(n).toLocaleString('en-US'));
+export const sec = (ms: number): string => (ms / 1000).toFixed(2);

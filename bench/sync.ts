@@ -19,13 +19,11 @@
 // run as `node .../dist/cli/main.js run`. RUNS (default 3) and COUNT (default
 // 1000) can be changed through the environment. It prints figures and writes docs/benchmarks/sync.md;
 // it asserts nothing about them.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
@@ -35,10 +33,35 @@ import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_RE
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
-import { ApiError } from '../src/kube/errors.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { watchEvents } from '../src/kube/watch-stream.js';
-import { controlplane, installCrds, LOCAL, median, processCpuMs, ROOT, serverVersion, sleep, SYNCS, until } from './support.js';
+import {
+  buildOperator,
+  controlplane,
+  createNamespace,
+  deleteNamespace,
+  deleteSyncNamespace,
+  exists,
+  ignoreNotFound,
+  installCrds,
+  int,
+  LOCAL,
+  type LogLine,
+  median,
+  OperatorProcess,
+  type OperatorTarget,
+  processCpuMs,
+  ROOT,
+  sampleLoad,
+  sec,
+  serverVersion,
+  sleep,
+  statusOf,
+  stopOperators,
+  SYNCS,
+  until,
+  withTimeout,
+} from './support.js';
 
 const run = promisify(execFile);
 
@@ -51,6 +74,7 @@ const OPERATOR_LOG = path.join(LOCAL, `${CLUSTER}-operator.log`);
 /** The operator measured: compiled here from the committed HEAD (others may rebuild dist/ meanwhile). */
 const OPERATOR_DIR = path.join(LOCAL, `${CLUSTER}-operator`);
 const OPERATOR_MAIN = path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js');
+const OPERATOR: OperatorTarget = { main: OPERATOR_MAIN, kubeconfig: KUBECONFIG, log: OPERATOR_LOG };
 const CORPUS = process.env.CORPUS ?? '/work/shared/corpus';
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'sync.md');
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -61,6 +85,7 @@ const BARE_UA = 'syncprims-bench/bare-client';
 const OPERATOR_UA = 'syncprims-operator';
 const KUBECTL_UA = 'kubectl/';
 const SYNC_NAME = 'configmaps';
+/** Every namespace of the benchmark: `bench-sync-<what>-<6 hex digits>`. */
 const NS_PREFIX = 'bench-sync-';
 /** How long the audit log is given to catch up before it is read. */
 const AUDIT_SETTLE_MS = 1_000;
@@ -132,7 +157,7 @@ interface Bench {
 
 async function main(): Promise<void> {
   const load = sampleLoad();
-  const build = await buildOperator();
+  const build = await buildOperator(OPERATOR_DIR);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'syncprims-bench-sync-'));
   let bench: Bench | undefined;
   const server = await serveArchives(loadCorpora());
@@ -162,18 +187,6 @@ async function main(): Promise<void> {
     rmSync(tmp, { recursive: true, force: true });
     rmSync(OPERATOR_DIR, { recursive: true, force: true });
   }
-}
-
-/** The 1-minute load average every 10 s, for the report. */
-function sampleLoad(): { stop: () => number[] } {
-  const samples = [os.loadavg()[0] ?? NaN];
-  const timer = setInterval(() => samples.push(os.loadavg()[0] ?? NaN), 10_000);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return samples;
-    },
-  };
 }
 
 // ---------------------------------------------------------------- cluster
@@ -208,90 +221,9 @@ async function cleanLeftovers(bench: Bench, corpora: Corpus[]): Promise<void> {
   }
 }
 
-/**
- * Compiles the operator from the committed HEAD (`git archive`, then tsc with
- * the project's tsconfig.build.json) into .local/bench-sync-operator, so that
- * what is measured is one commit, whatever others do to src/ and dist/ during
- * the run. Returns a description for the report.
- */
-async function buildOperator(): Promise<string> {
-  const git = async (args: string[]): Promise<string> => (await run('git', args, { cwd: ROOT })).stdout.trim();
-  const commit = await git(['rev-parse', '--short', 'HEAD']);
-  const dirty = (await git(['status', '--porcelain', '--', 'src'])).split('\n').filter(Boolean).length;
-  console.log(`compiling the operator from commit ${commit} into ${path.relative(ROOT, OPERATOR_DIR)}...`);
-  rmSync(OPERATOR_DIR, { recursive: true, force: true });
-  mkdirSync(OPERATOR_DIR, { recursive: true });
-  const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
-  await run('bash', ['-c', `git archive HEAD ${files.join(' ')} | tar -x -C "${OPERATOR_DIR}"`], { cwd: ROOT });
-  // Inside the repository, so node_modules (and @types) are found by walking up.
-  await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(OPERATOR_DIR, 'tsconfig.build.json')], {
-    cwd: ROOT,
-    maxBuffer: 16 * 2 ** 20,
-  });
-  const left = dirty > 0 ? `; ${dirty} file${dirty === 1 ? '' : 's'} under \`src/\` had uncommitted changes, not measured` : '';
-  return `compiled by the benchmark from commit ${commit} (\`git archive HEAD\`, \`tsconfig.build.json\`)${left}`;
-}
-
 // ---------------------------------------------------------------- helpers
 
 
-
-async function withTimeout<T>(what: string, promise: Promise<T>, ms = TIMEOUT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
-  try {
-    await promise;
-  } catch (err) {
-    if (!(err instanceof ApiError && err.notFound)) throw err;
-  }
-}
-
-async function exists(client: KubeClient, apiPath: string): Promise<boolean> {
-  try {
-    await client.request({ path: apiPath });
-    return true;
-  } catch (err) {
-    if (err instanceof ApiError && err.notFound) return false;
-    throw err;
-  }
-}
-
-async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
-  const name = `${NS_PREFIX}${prefix}-${randomBytes(3).toString('hex')}`;
-  await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
-  return name;
-}
-
-async function deleteNamespace(client: KubeClient, namespace: string): Promise<void> {
-  await ignoreNotFound(client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` }));
-  await until(`namespace ${namespace} to be gone`, async () => !(await exists(client, `/api/v1/namespaces/${namespace}`)));
-}
-
-/** Deletes a namespace holding Syncs once no operator runs: their finalizers are removed first. */
-async function deleteSyncNamespace(client: KubeClient, namespace: string): Promise<void> {
-  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace) }).catch(() => ({ items: [] }));
-  for (const sync of syncs.items) {
-    await ignoreNotFound(
-      client.request({
-        method: 'PATCH',
-        path: `${collectionPath(SYNCS, namespace)}/${sync.metadata.name}`,
-        contentType: 'application/merge-patch+json',
-        body: { metadata: { finalizers: null } },
-      }),
-    );
-  }
-  await deleteNamespace(client, namespace);
-}
 
 /** name -> resourceVersion of the ConfigMaps of a namespace. */
 async function configMapVersions(client: KubeClient, namespace: string): Promise<Map<string, string>> {
@@ -368,22 +300,6 @@ async function watchFor(
   seen.catch(() => undefined);
   return { seen, close: () => res.destroy() };
 }
-
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  observedGeneration?: number;
-}
-
-interface SyncStatus {
-  conditions?: Condition[];
-  lastHandledReconcileAt?: string;
-  inventory?: { entries?: unknown[] };
-}
-
-const statusOf = (o: KubeObject): SyncStatus => (o.status ?? {}) as SyncStatus;
 
 /** Ready=True for the current generation; throws on Ready=False. */
 function syncReady(o: KubeObject): boolean {
@@ -463,100 +379,6 @@ class AuditWindow {
 }
 
 // ---------------------------------------------------------------- the operator
-
-interface LogLine {
-  msg: string;
-  /** Epoch ms. */
-  time: number;
-}
-
-const operators = new Set<OperatorProcess>();
-let operatorLog: WriteStream | undefined;
-
-/** `syncprims run` as a real process, watching one namespace. */
-class OperatorProcess {
-  ports: { metrics?: number; health?: number } = {};
-  private readonly logs: LogLine[] = [];
-  private readonly exited: Promise<number | null>;
-  private exitCode: number | null | undefined;
-
-  private constructor(private readonly child: ChildProcess) {
-    operatorLog ??= createWriteStream(OPERATOR_LOG, { flags: 'a' });
-    const log = operatorLog;
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      log.write(`${line}\n`);
-      try {
-        const parsed = JSON.parse(line) as { msg?: string; time?: string; ports?: OperatorProcess['ports'] };
-        if (parsed.msg === 'endpoints listening' && parsed.ports) this.ports = parsed.ports;
-        if (parsed.msg && parsed.time) this.logs.push({ msg: parsed.msg, time: Date.parse(parsed.time) });
-      } catch {
-        // not a log line
-      }
-    });
-    createInterface({ input: child.stderr! }).on('line', (line) => log.write(`stderr: ${line}\n`));
-    this.exited = new Promise((resolve) =>
-      child.on('exit', (code) => {
-        this.exitCode = code;
-        operators.delete(this);
-        resolve(code);
-      }),
-    );
-    operators.add(this);
-  }
-
-  static async start(namespace: string): Promise<OperatorProcess> {
-    const args = ['run', '--kubeconfig', KUBECONFIG, '--namespace', namespace, '--metrics-addr', '127.0.0.1:0', '--health-addr', '127.0.0.1:0'];
-    operatorLog?.write(`--- ${new Date().toISOString()} node ${path.relative(ROOT, OPERATOR_MAIN)} ${args.join(' ')}\n`);
-    const op = new OperatorProcess(spawn(process.execPath, [OPERATOR_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (op.exitCode !== undefined) throw new Error(`the operator exited with ${op.exitCode} (see ${OPERATOR_LOG})`);
-      if (Date.now() > deadline) throw new Error(`the operator was not ready within 60 s (see ${OPERATOR_LOG})`);
-      if (op.ports.health !== undefined && (await op.readyz())) return op;
-      await sleep(50);
-    }
-  }
-
-  private async readyz(): Promise<boolean> {
-    const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`).catch(() => undefined);
-    await res?.text();
-    return res?.ok ?? false;
-  }
-
-  /** Its log lines from `epoch` on. */
-  logsSince(epoch: number): LogLine[] {
-    return this.logs.filter((l) => l.time >= epoch);
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  /** syncprims_cluster_requests_total by method. */
-  async requests(): Promise<Record<string, number>> {
-    const text = await (await fetch(`http://127.0.0.1:${this.ports.metrics}/metrics`)).text();
-    const counts: Record<string, number> = {};
-    for (const line of text.split('\n')) {
-      const m = /^syncprims_cluster_requests_total\{([^}]*)\} (\S+)$/.exec(line);
-      const method = m && /method="([^"]*)"/.exec(m[1] ?? '')?.[1];
-      if (m && method) counts[method] = (counts[method] ?? 0) + Number(m[2]);
-    }
-    return counts;
-  }
-
-  async stop(): Promise<void> {
-    if (this.exitCode !== undefined) return;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-}
-
-async function stopOperators(): Promise<void> {
-  await Promise.all([...operators].map((op) => op.stop()));
-  operatorLog?.end();
-}
 
 /** What the operator, the API server and the audit log say about one timed phase. */
 async function operatorPhase(bench: Bench, op: OperatorProcess, action: () => Promise<Timed>): Promise<{ sample: Sample; seen: Seen }> {
@@ -682,8 +504,8 @@ async function configMapRound(bench: Bench, rows: Rows | undefined): Promise<voi
 
 async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
   const { client } = bench;
-  const namespace = await createNamespace(client, 'op');
-  const op = await OperatorProcess.start(namespace);
+  const namespace = await createNamespace(client, `${NS_PREFIX}op`);
+  const op = await OperatorProcess.start(OPERATOR, namespace);
   try {
     const sync: KubeObject = {
       apiVersion: API_VERSION,
@@ -755,7 +577,7 @@ async function kubectlPhase(bench: Bench, commands: string[][]): Promise<Sample>
 
 async function kubectlConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
   const { client } = bench;
-  const namespace = await createNamespace(client, 'kubectl');
+  const namespace = await createNamespace(client, `${NS_PREFIX}kubectl`);
   const file = path.join(bench.tmp, `${namespace}.yaml`);
   writeFileSync(file, configMaps({ namespace }).map((o) => stringify(o)).join('---\n'));
   const apply = ['apply', '--server-side', '--force-conflicts', '-f', file];
@@ -801,7 +623,7 @@ async function bareApply(bench: Bench, objects: KubeObject[], concurrency: numbe
 
 async function bareConfigMaps(bench: Bench, rows: Rows | undefined, concurrency: number): Promise<void> {
   const { client } = bench;
-  const namespace = await createNamespace(client, `bare${concurrency}`);
+  const namespace = await createNamespace(client, `${NS_PREFIX}bare${concurrency}`);
   const objects = configMaps({ namespace });
   record(rows, LABEL.bareFresh(concurrency), await bareApply(bench, objects, concurrency));
   const before = await configMapVersions(client, namespace);
@@ -948,8 +770,8 @@ async function corpusRound(bench: Bench, server: ArchiveServer, corpus: Corpus, 
 /** Applies the corpus with a Sync; returns the Sync's namespace, deleted by the caller after the corpus. */
 async function corpusOperator(bench: Bench, server: ArchiveServer, corpus: Corpus): Promise<{ sample: Sample; namespace: string }> {
   const { client } = bench;
-  const namespace = await createNamespace(client, 'corpus');
-  const op = await OperatorProcess.start(namespace);
+  const namespace = await createNamespace(client, `${NS_PREFIX}corpus`);
+  const op = await OperatorProcess.start(OPERATOR, namespace);
   let sample: Sample;
   try {
     const spec: Record<string, unknown> = { source: { http: { url: server.url(corpus) } }, wait: false };
@@ -994,8 +816,6 @@ async function cleanCorpus(bench: Bench, corpus: Corpus): Promise<void> {
 // ---------------------------------------------------------------- report
 
 
-const int = (n: number): string => (Number.isNaN(n) ? '?' : Math.round(n).toLocaleString('en-US'));
-const sec = (ms: number): string => (ms / 1000).toFixed(2);
 
 /** `GET 1,004, PATCH 1,001`; per-run values joined with `/` where they differ. */
 function formatCounts(counts: Record<string, number>): string {
