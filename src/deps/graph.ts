@@ -26,10 +26,10 @@ export type DependencyVerdict =
   /** On a cycle: `path` is the whole cycle, e.g. `['Sync/a', 'RemoteSync/b', 'Sync/a']`. */
   | { state: 'cycle'; path: string[]; pending: PendingDependency[] }
   /**
-   * Met as far as the cache shows, but a dependency is being reconciled (or
-   * its latest status write is not in the cache yet): the cache may be about
-   * to say it started a new revision. Write nothing; the object is woken once
-   * that settles.
+   * Every dependency not met is being reconciled (or its latest status write
+   * is not in the cache yet), and so may be one that is met as far as the
+   * cache shows: the cache may be about to say it started a new revision, or
+   * that it is Ready. Write nothing; the object is woken once that settles.
    */
   | { state: 'deferred'; on: string[] };
 
@@ -81,15 +81,20 @@ export class DependencyGraph {
     const dependencies = dependenciesOf(obj);
     if (dependencies.length === 0) return { state: 'met' };
     const pending: PendingDependency[] = [];
+    /** Unmet, but about to change: a status written now would be stale at once. */
+    let settled = false;
     const inFlight: string[] = [];
     const cycle = cycleThrough(nodeKey(self), (key) => this.successors(key));
     for (const dep of dependencies) {
       const reason = this.reasonOf(self, dep, cycle);
+      const moving = reason !== 'Forbidden' && reason !== 'Cycle' && this.isInFlight(dep);
       if (reason) pending.push(pendingEntry(dep, self.namespace, reason));
-      else if (this.isInFlight(dep)) inFlight.push(nodeKey(dep));
+      if (moving) inFlight.push(nodeKey(dep));
+      else if (reason) settled = true;
     }
     if (cycle) return { state: 'cycle', path: cycle.map((k) => displayNode(parseNodeKey(k), self.namespace)), pending };
-    if (pending.length > 0) return { state: 'waiting', pending };
+    // Waiting on a dependency that is not moving: say so. Otherwise wait for what moves.
+    if (settled) return { state: 'waiting', pending };
     if (inFlight.length > 0) {
       for (const key of inFlight) this.defer(key, nodeKey(self));
       return { state: 'deferred', on: inFlight.map((k) => displayNode(parseNodeKey(k), self.namespace)) };

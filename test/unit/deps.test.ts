@@ -275,6 +275,22 @@ describe('DependencyGraph', () => {
     expect(woken.sort()).toEqual(['Sync/team-a/b', 'Sync/team-a/c']);
   });
 
+  test('an unmet dependency that is in flight defers too (its status is about to change); one that is not makes it wait', () => {
+    const inFlight = new Set(['Sync/team-a/a']);
+    const { informers, graph } = fixture({ inFlight });
+    informers.Sync.put(sync('a'));
+    const b = sync('b', { dependsOn: [{ name: 'a' }] });
+    expect(graph.verdict('Sync', b)).toEqual({ state: 'deferred', on: ['Sync/a'] });
+    const c = sync('c', { dependsOn: [{ name: 'a' }, { name: 'missing' }] });
+    expect(graph.verdict('Sync', c)).toEqual({
+      state: 'waiting',
+      pending: [
+        { kind: 'Sync', name: 'a', reason: 'NotObserved' },
+        { kind: 'Sync', name: 'missing', reason: 'NotFound' },
+      ],
+    });
+  });
+
   test('a status write not yet in the cache counts as in flight until the cache catches up', () => {
     const { informers, graph, woken } = fixture();
     informers.Sync.put(sync('a', { status: applied('r1') }));
