@@ -26,7 +26,7 @@ export type DependencyVerdict =
   /** On a cycle: `path` is the whole cycle, e.g. `['Sync/a', 'RemoteSync/b', 'Sync/a']`. */
   | { state: 'cycle'; path: string[]; pending: PendingDependency[] }
   /**
-   * Every dependency not met is being reconciled (or its latest status write
+   * Every dependency not met is being reconciled (or our latest write to it
    * is not in the cache yet), and so may be one that is met as far as the
    * cache shows: the cache may be about to say it started a new revision, or
    * that it is Ready. Write nothing; the object is woken once that settles.
@@ -50,7 +50,7 @@ export interface DependencyGraphOptions {
  * existence) changes, its referrers are woken at once, so no dependent polls.
  */
 export class DependencyGraph {
-  /** Status writes not yet seen in the cache: node key -> resourceVersion written. */
+  /** Writes of ours (status, finalizers) not yet seen in the cache: node key -> resourceVersion written. */
   private readonly unseenWrites = new Map<string, string>();
   /** Referrers deferred on an in-flight dependency: dependency node key -> referrer node keys. */
   private readonly deferred = new Map<string, Set<string>>();
@@ -119,7 +119,7 @@ export class DependencyGraph {
       .map(({ kind: k, obj: d }) => nodeOf(k, d));
   }
 
-  /** A status write of ours: until the cache shows it, the object counts as in flight. */
+  /** A write of ours to a sync object: until the cache shows it, the object counts as in flight. */
   noteWrite(kind: SyncKind, written: KubeObject): void {
     const rv = written.metadata.resourceVersion;
     const cached = this.get(nodeOf(kind, written));
@@ -130,7 +130,7 @@ export class DependencyGraph {
   /** The object's reconcile ended: wake whoever deferred on it. */
   reconciled(kind: SyncKind, key: string): void {
     const [namespace = '', name = ''] = key.split('/');
-    this.wakeDeferred(nodeKey({ kind, namespace, name }));
+    this.wakeDeferredIfSettled({ kind, namespace, name });
   }
 
   private reasonOf(self: SyncNode, dep: Dependency, cycle: string[] | undefined): PendingReason | undefined {
@@ -154,7 +154,7 @@ export class DependencyGraph {
 
   private onEvent(kind: SyncKind, e: InformerEvent<KubeObject>): void {
     const node = nodeOf(kind, e.object);
-    this.settleWrite(nodeKey(node), e);
+    this.settleWrite(node, e);
     const changed = e.type !== 'updated' || !e.old || readinessFingerprint(e.old) !== readinessFingerprint(e.object);
     if (changed) this.wakeDependents(node, e.type !== 'deleted' && this.isInFlight(node));
     // A dependent that finished deleting releases the referents it held up.
@@ -165,14 +165,24 @@ export class DependencyGraph {
     }
   }
 
-  /** The cache caught up with our status write: whoever deferred on it may look again. */
-  private settleWrite(key: string, e: InformerEvent<KubeObject>): void {
+  /** The cache caught up with our write: whoever deferred on it may look again. */
+  private settleWrite(node: SyncNode, e: InformerEvent<KubeObject>): void {
+    const key = nodeKey(node);
     const written = this.unseenWrites.get(key);
     if (written === undefined) return;
     if (e.type === 'deleted' || (compareResourceVersions(e.object.metadata.resourceVersion, written) ?? 0) >= 0) {
       this.unseenWrites.delete(key);
-      this.wakeDeferred(key);
+      // After the other handlers of this event, which may queue it again.
+      setImmediate(() => this.wakeDeferredIfSettled(node));
     }
+  }
+
+  /**
+   * Wakes whoever deferred on `node`, unless it is in flight again: then its
+   * next reconcile's end (or the cache catching up) wakes them, once.
+   */
+  private wakeDeferredIfSettled(node: SyncNode): void {
+    if (!this.isInFlight(node)) this.wakeDeferred(nodeKey(node));
   }
 
   /**

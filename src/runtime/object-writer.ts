@@ -14,8 +14,8 @@ export class ObjectWriter {
   constructor(
     private readonly client: KubeClient,
     private readonly resource: ResourceInfo,
-    /** Told of each status write, with the object the server returned. */
-    private readonly onStatusWritten?: (written: KubeObject) => void,
+    /** Told of each write (status, finalizers), with the object the server returned. */
+    private readonly onWritten?: (written: KubeObject) => void,
   ) {}
 
   /** Writes `status` unless it equals the object's cached status; returns whether it wrote. */
@@ -33,7 +33,7 @@ export class ObjectWriter {
       contentType: 'application/merge-patch+json',
       body: { status: patch },
     });
-    if (written?.metadata) this.onStatusWritten?.(written);
+    if (written?.metadata) this.onWritten?.(written);
     return true;
   }
 
@@ -68,13 +68,15 @@ export class ObjectWriter {
   }
 
   private async patchFinalizers(obj: KubeObject, finalizers: string[]): Promise<KubeObject | undefined> {
-    return this.client.request<KubeObject>({
+    const written = await this.client.request<KubeObject>({
       method: 'PATCH',
       path: this.path(obj),
       contentType: 'application/merge-patch+json',
       // The resourceVersion makes this conditional: 409 Conflict if the object moved on.
       body: { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers } },
     });
+    if (written?.metadata) this.onWritten?.(written);
+    return written;
   }
 
   private path(obj: KubeObject): string {

@@ -262,6 +262,21 @@ describe('DependencyGraph', () => {
     expect(graph.verdict('Sync', b)).toEqual({ state: 'met' });
   });
 
+  test('deferred dependents are not woken while their dependency is queued again', async () => {
+    const inFlight = new Set(['Sync/team-a/a']);
+    const { informers, graph, woken } = fixture({ inFlight });
+    informers.Sync.put(sync('a', { status: applied('r1') }));
+    const b = sync('b', { dependsOn: [{ name: 'a' }] });
+    informers.Sync.put(b);
+    woken.length = 0;
+    expect(graph.verdict('Sync', b)).toMatchObject({ state: 'deferred' });
+    graph.reconciled('Sync', 'team-a/a'); // ended, but queued again meanwhile
+    expect(woken).toEqual([]);
+    inFlight.clear();
+    graph.reconciled('Sync', 'team-a/a');
+    expect(woken).toEqual(['Sync/team-a/b']);
+  });
+
   test('a readiness change seen mid-reconcile wakes the dependents once, when that reconcile ends', () => {
     const inFlight = new Set(['Sync/team-a/a']);
     const { informers, graph, woken } = fixture({ inFlight });
@@ -291,7 +306,7 @@ describe('DependencyGraph', () => {
     });
   });
 
-  test('a status write not yet in the cache counts as in flight until the cache catches up', () => {
+  test('a status write not yet in the cache counts as in flight until the cache catches up', async () => {
     const { informers, graph, woken } = fixture();
     informers.Sync.put(sync('a', { status: applied('r1') }));
     const b = sync('b', { dependsOn: [{ name: 'a' }] });
@@ -300,6 +315,7 @@ describe('DependencyGraph', () => {
     expect(graph.verdict('Sync', b)).toMatchObject({ state: 'deferred' });
     woken.length = 0;
     informers.Sync.put(sync('a', { status: applied('r1'), meta: { resourceVersion: '12' } }));
+    await new Promise((r) => setImmediate(r));
     expect(woken).toEqual(['Sync/team-a/b']);
     expect(graph.verdict('Sync', b)).toEqual({ state: 'met' });
   });
