@@ -48,7 +48,7 @@ export class DependencyStep {
     switch (verdict.state) {
       case 'deferred':
         log.debug({ on: verdict.on }, 'a dependency is being reconciled; checking again once it is done');
-        return { proceed: false };
+        return { proceed: false, result: { requeueAfterMs: jitter(DEPENDENCY_BACKSTOP_MS) } };
       case 'cycle': {
         this.waitingSince.delete(key);
         const message = `dependency cycle: ${verdict.path.join(' -> ')}`;

@@ -54,6 +54,8 @@ export class DependencyGraph {
   private readonly unseenWrites = new Map<string, string>();
   /** Referrers deferred on an in-flight dependency: dependency node key -> referrer node keys. */
   private readonly deferred = new Map<string, Set<string>>();
+  /** Every referrer in `deferred`: its status is about to change too, so it counts as in flight. */
+  private readonly deferring = new Set<string>();
 
   constructor(private readonly opts: DependencyGraphOptions) {
     for (const kind of SYNC_KINDS) {
@@ -78,6 +80,7 @@ export class DependencyGraph {
   /** Judges the dependencies of one object against the cache. */
   verdict(kind: SyncKind, obj: KubeObject): DependencyVerdict {
     const self = nodeOf(kind, obj);
+    this.deferring.delete(nodeKey(self));
     const dependencies = dependenciesOf(obj);
     if (dependencies.length === 0) return { state: 'met' };
     const pending: PendingDependency[] = [];
@@ -140,7 +143,10 @@ export class DependencyGraph {
   }
 
   private isInFlight(node: SyncNode): boolean {
-    return this.unseenWrites.has(nodeKey(node)) || (this.opts.inFlight?.(node.kind, `${node.namespace}/${node.name}`) ?? false);
+    const key = nodeKey(node);
+    return (
+      this.unseenWrites.has(key) || this.deferring.has(key) || (this.opts.inFlight?.(node.kind, `${node.namespace}/${node.name}`) ?? false)
+    );
   }
 
   private successors(key: string): string[] {
@@ -154,6 +160,7 @@ export class DependencyGraph {
 
   private onEvent(kind: SyncKind, e: InformerEvent<KubeObject>): void {
     const node = nodeOf(kind, e.object);
+    if (e.type === 'deleted') this.deferring.delete(nodeKey(node));
     this.settleWrite(node, e);
     const changed = e.type !== 'updated' || !e.old || readinessFingerprint(e.old) !== readinessFingerprint(e.object);
     if (changed) this.wakeDependents(node, e.type !== 'deleted' && this.isInFlight(node));
@@ -202,6 +209,7 @@ export class DependencyGraph {
     let set = this.deferred.get(dependency);
     if (!set) this.deferred.set(dependency, (set = new Set()));
     set.add(dependent);
+    this.deferring.add(dependent);
   }
 
   private wakeDeferred(key: string): void {
@@ -209,6 +217,7 @@ export class DependencyGraph {
     if (!waiting) return;
     this.deferred.delete(key);
     for (const k of waiting) {
+      this.deferring.delete(k);
       const n = parseNodeKey(k);
       this.opts.wake(n.kind, `${n.namespace}/${n.name}`);
     }

@@ -343,8 +343,12 @@ describe('deletion order', () => {
     await client.request({ method: 'DELETE', path: syncPath(ns(), 'keep-base') });
     await eventually('keep-base gone', async () => (!(await find(client, syncPath(ns(), 'keep-base'))) ? true : undefined));
     expect(await find(client, `/api/v1/namespaces/${ns()}/configmaps/keep-base`)).toBeUndefined();
-    const waiting = await waitForReady(client, ns(), 'keep-app', 'False', 'DependencyNotReady');
-    expect(pendingOf(waiting)).toEqual([{ kind: 'Sync', name: 'keep-base', reason: 'NotFound' }]);
+    // NotReady while keep-base was being deleted, then NotFound.
+    const waiting = await eventually('keep-app waiting on a missing keep-base', async () => {
+      const s = await getSync(client, ns(), 'keep-app');
+      return JSON.stringify(pendingOf(s)) === JSON.stringify([{ kind: 'Sync', name: 'keep-base', reason: 'NotFound' }]) ? s : undefined;
+    });
+    expect(readyOf(waiting)).toMatchObject({ status: 'False', reason: 'DependencyNotReady' });
     // Waiting keeps what it applied.
     expect(await find(client, `/api/v1/namespaces/${ns()}/configmaps/keep-app`)).toBeDefined();
   });

@@ -262,6 +262,29 @@ describe('DependencyGraph', () => {
     expect(graph.verdict('Sync', b)).toEqual({ state: 'met' });
   });
 
+  test('a dependent deferred itself counts as in flight for its own dependents, until it is woken or gone', () => {
+    const inFlight = new Set(['Sync/team-a/a']);
+    const { informers, graph, woken } = fixture({ inFlight });
+    informers.Sync.put(sync('a', { status: applied('r1') }));
+    const b = sync('b', { dependsOn: [{ name: 'a' }] });
+    const c = sync('c', { dependsOn: [{ name: 'b' }] });
+    informers.Sync.put(b);
+    informers.Sync.put(c);
+    expect(graph.verdict('Sync', b)).toMatchObject({ state: 'deferred', on: ['Sync/a'] });
+    expect(graph.verdict('Sync', c)).toMatchObject({ state: 'deferred', on: ['Sync/b'] });
+    woken.length = 0;
+    inFlight.clear();
+    graph.reconciled('Sync', 'team-a/a');
+    expect(woken).toEqual(['Sync/team-a/b']);
+    // b was woken: no longer deferring; c, which waits on b's status, now waits for real.
+    expect(graph.verdict('Sync', c)).toEqual({ state: 'waiting', pending: [{ kind: 'Sync', name: 'b', reason: 'NotObserved' }] });
+    // A deferred dependent that goes away does not keep its dependents deferred.
+    inFlight.add('Sync/team-a/a');
+    expect(graph.verdict('Sync', b)).toMatchObject({ state: 'deferred' });
+    informers.Sync.remove(b);
+    expect(graph.verdict('Sync', c)).toEqual({ state: 'waiting', pending: [{ kind: 'Sync', name: 'b', reason: 'NotFound' }] });
+  });
+
   test('deferred dependents are not woken while their dependency is queued again', async () => {
     const inFlight = new Set(['Sync/team-a/a']);
     const { informers, graph, woken } = fixture({ inFlight });
