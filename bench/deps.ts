@@ -592,7 +592,8 @@ function reading(
       `in the operator's own log, ${ms(med('opGapMedian'))} (worst ${ms(med('opGapMax'))}) from its \`ready\` line to the dependent's \`dependencies met\`. ` +
       `The ${CHAIN - 1} gaps together are ${s2(med('gapSum'))} of the ${s2(med('chain'))}; the rest is \`chain-0\`'s POST → Ready=True ` +
       `(${s2(med('first'))}) and the other members' start → Ready=True (${s2(med('applySum'))} together).`,
-    `- Where the excess over ${CHAIN} × T1 (${ms(med('excess'))}) goes: \`chain-0\`, with no dependency, took ${ms(med('first'))} from its POST ` +
+    (med('excess') > 0 ? `- Where the excess over ${CHAIN} × T1 (${ms(med('excess'))}) goes:` : `- The chain took ${ms(-med('excess'))} less than ${CHAIN} × T1 (median).`) +
+      ` \`chain-0\`, with no dependency, took ${ms(med('first'))} from its POST ` +
       `to Ready=True, ${ms(med('firstExcess'))} more than T1; before the operator logged it \`ready\` it had run ${int(med('burstReconciles'))} reconciles ` +
       `of the other members and written ${int(med('burstWaiting'))} of their waiting statuses (medians), all on ${os.availableParallelism()} cores shared with the API server. ` +
       `After \`chain-0\`, each link took ${ms(med('perLink'))} on average, ${med('perLinkRatio').toFixed(2)} × T1.`,

@@ -47,6 +47,7 @@ export class DependencyStep {
     const key = nodeKey(nodeOf(kind, obj));
     switch (verdict.state) {
       case 'deferred':
+        if (verdict.pending.length > 0 && !this.waitingSince.has(key)) this.waitingSince.set(key, Date.now());
         log.debug({ on: verdict.on }, 'a dependency is being reconciled; checking again once it is done');
         return { proceed: false, result: { requeueAfterMs: jitter(DEPENDENCY_BACKSTOP_MS) } };
       case 'cycle': {

@@ -30,8 +30,9 @@ export type DependencyVerdict =
    * is not in the cache yet), and so may be one that is met as far as the
    * cache shows: the cache may be about to say it started a new revision, or
    * that it is Ready. Write nothing; the object is woken once that settles.
+   * `pending`: the reasons as the cache has them now.
    */
-  | { state: 'deferred'; on: string[] };
+  | { state: 'deferred'; on: string[]; pending: PendingDependency[] };
 
 export interface DependencyGraphOptions {
   /** The primed shared informers of the three kinds (their store and events). */
@@ -100,7 +101,7 @@ export class DependencyGraph {
     if (settled) return { state: 'waiting', pending };
     if (inFlight.length > 0) {
       for (const key of inFlight) this.defer(key, nodeKey(self));
-      return { state: 'deferred', on: inFlight.map((k) => displayNode(parseNodeKey(k), self.namespace)) };
+      return { state: 'deferred', on: inFlight.map((k) => displayNode(parseNodeKey(k), self.namespace)), pending };
     }
     return { state: 'met' };
   }

@@ -255,7 +255,7 @@ describe('DependencyGraph', () => {
     const b = sync('b', { dependsOn: [{ name: 'a' }] });
     informers.Sync.put(b);
     woken.length = 0;
-    expect(graph.verdict('Sync', b)).toEqual({ state: 'deferred', on: ['Sync/a'] });
+    expect(graph.verdict('Sync', b)).toEqual({ state: 'deferred', on: ['Sync/a'], pending: [] });
     inFlight.clear();
     graph.reconciled('Sync', 'team-a/a');
     expect(woken).toEqual(['Sync/team-a/b']);
@@ -318,7 +318,7 @@ describe('DependencyGraph', () => {
     const { informers, graph } = fixture({ inFlight });
     informers.Sync.put(sync('a'));
     const b = sync('b', { dependsOn: [{ name: 'a' }] });
-    expect(graph.verdict('Sync', b)).toEqual({ state: 'deferred', on: ['Sync/a'] });
+    expect(graph.verdict('Sync', b)).toEqual({ state: 'deferred', on: ['Sync/a'], pending: [{ kind: 'Sync', name: 'a', reason: 'NotObserved' }] });
     const c = sync('c', { dependsOn: [{ name: 'a' }, { name: 'missing' }] });
     expect(graph.verdict('Sync', c)).toEqual({
       state: 'waiting',
