@@ -10,6 +10,8 @@ import { compareResourceVersions, objectPath, type KubeObject, type ResourceInfo
 export class ObjectWriter {
   /** The resourceVersion our last finalizer patch of each object (by uid) produced. */
   private readonly finalizerWrites = new Map<string, string>();
+  /** Our last status write of each object (by uid): what the server returned, and its resourceVersion. */
+  private readonly statusWrites = new Map<string, { resourceVersion: string; status: Record<string, unknown> }>();
 
   constructor(
     private readonly client: KubeClient,
@@ -18,13 +20,20 @@ export class ObjectWriter {
     private readonly onWritten?: (written: KubeObject) => void,
   ) {}
 
-  /** Writes `status` unless it equals the object's cached status; returns whether it wrote. */
+  /**
+   * Writes `status` unless it equals the object's current status; returns
+   * whether it wrote. The current status is the cached one, or the one we
+   * wrote last if the cache has not caught up with it yet (a reconcile that
+   * writes progress and then a result must compare the result with the
+   * progress, not with what the cache held when the reconcile began).
+   */
   async updateStatus(obj: KubeObject, status: Record<string, unknown>): Promise<boolean> {
-    if (canonicalJson(obj.status ?? {}) === canonicalJson(status)) return false;
+    const uid = obj.metadata.uid ?? '';
+    const old = this.currentStatus(obj, uid);
+    if (canonicalJson(old) === canonicalJson(status)) return false;
     // A merge patch without resourceVersion: the status is ours alone, and a reconcile
     // may write it twice (progress, then result) before the cache sees the first.
     // Arrays (conditions, inventory entries) are replaced whole; fields we dropped are nulled.
-    const old = (obj.status ?? {}) as Record<string, unknown>;
     const patch: Record<string, unknown> = { ...status };
     for (const key of Object.keys(old)) if (!(key in status)) patch[key] = null;
     const written = await this.client.request<KubeObject>({
@@ -33,8 +42,18 @@ export class ObjectWriter {
       contentType: 'application/merge-patch+json',
       body: { status: patch },
     });
-    if (written?.metadata) this.onWritten?.(written);
+    if (written?.metadata?.resourceVersion) {
+      this.statusWrites.set(uid, { resourceVersion: written.metadata.resourceVersion, status: (written.status ?? status) as Record<string, unknown> });
+      this.onWritten?.(written);
+    }
     return true;
+  }
+
+  private currentStatus(obj: KubeObject, uid: string): Record<string, unknown> {
+    const mine = this.statusWrites.get(uid);
+    if (mine && (compareResourceVersions(obj.metadata.resourceVersion, mine.resourceVersion) ?? 0) < 0) return mine.status;
+    this.statusWrites.delete(uid);
+    return (obj.status ?? {}) as Record<string, unknown>;
   }
 
   /**
@@ -60,6 +79,7 @@ export class ObjectWriter {
     const finalizers = obj.metadata.finalizers ?? [];
     if (!finalizers.includes(finalizer)) return false;
     this.finalizerWrites.delete(obj.metadata.uid ?? '');
+    this.statusWrites.delete(obj.metadata.uid ?? '');
     await this.patchFinalizers(
       obj,
       finalizers.filter((f) => f !== finalizer),
