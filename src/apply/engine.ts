@@ -92,7 +92,7 @@ export class ApplyEngine {
       const path = objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace);
       const existing = await this.get(path);
       if (existing && ownedByOther(existing, opts.owner)) {
-        return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerOf(existing)}` };
+        return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}` };
       }
       if (existing) {
         const dry = await this.ssa(path, obj, true).catch((err: unknown) => {
@@ -143,7 +143,7 @@ export class ApplyEngine {
     try {
       const existing = await this.get(path);
       if (!existing) return { id, action: 'skipped', message: 'already gone' };
-      if (!ownedBy(existing, owner)) return { id, action: 'skipped', message: `not ours (owner: ${ownerOf(existing) || 'none'})` };
+      if (!ownedBy(existing, owner)) return { id, action: 'skipped', message: `not ours (owner: ${ownerLabelOf(existing) || 'none'})` };
       if (existing.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) {
         return { id, action: 'skipped', message: `${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}` };
       }
@@ -200,19 +200,20 @@ function crdGroupKind(crd: KubeObject): string {
   return groupKind(spec?.group ?? '', spec?.names?.kind ?? '');
 }
 
-export function ownerOf(obj: KubeObject): string {
+/** `Kind/namespace/name` of the sync named by the owner labels, or empty. */
+export function ownerLabelOf(obj: KubeObject): string {
   const l = obj.metadata.labels ?? {};
   if (!l[OWNER_KIND_LABEL]) return '';
   return `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}`;
 }
 
 export function ownedBy(obj: KubeObject, owner: Owner): boolean {
-  return ownerOf(obj) === `${owner.kind}/${owner.namespace}/${owner.name}`;
+  return ownerLabelOf(obj) === `${owner.kind}/${owner.namespace}/${owner.name}`;
 }
 
 /** Owned by another sync. An object without owner labels is adopted, not a conflict. */
 function ownedByOther(obj: KubeObject, owner: Owner): boolean {
-  const current = ownerOf(obj);
+  const current = ownerLabelOf(obj);
   return current !== '' && !ownedBy(obj, owner);
 }
 

@@ -11,7 +11,7 @@ import { render, revisionOf } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
-import { fetchSource } from '../source/index.js';
+import { fetchSource, watchedRefOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -85,6 +85,7 @@ export class SyncPipeline {
   forget(key: string): void {
     this.state.delete(key);
     this.sourceChanged.delete(key);
+    void this.deps.sources.forget(key);
   }
 
   async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
@@ -144,9 +145,11 @@ export class SyncPipeline {
     spec: SyncSpec,
   ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
     const owner = ownerOf(obj);
+    // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
+    // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
+    await this.deps.sources.watch(key, watchedRefOf(spec.source, owner.namespace)).catch(() => undefined);
     try {
       const fetched = await fetchSource({ client: this.deps.home, namespace: owner.namespace, source: spec.source, paths: spec.paths });
-      if (fetched.watch) await this.deps.sources.watch(key, fetched.watch);
       const rendered = await render(fetched.objects, {
         owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' | 'ProxySync' },
         defaultNamespace: spec.defaultNamespace,

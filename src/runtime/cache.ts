@@ -41,15 +41,48 @@ export class ClusterCache {
     kind: string,
     selector: InformerSelector = {},
   ): Promise<Informer<T>> {
-    const namespace = selector.allNamespaces ? undefined : (selector.namespace ?? this.opts.namespace);
-    const id = [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
+    const id = this.idOf(apiVersion, kind, selector);
     let pending = this.informers.get(id);
     if (!pending) {
-      pending = this.create(apiVersion, kind, { ...selector, namespace });
-      this.informers.set(id, pending);
-      pending.catch(() => this.informers.delete(id));
+      const created = this.create(apiVersion, kind, { ...selector, namespace: this.namespaceOf(selector) });
+      this.informers.set(id, created);
+      created.catch(() => {
+        if (this.informers.get(id) === created) this.informers.delete(id);
+      });
+      pending = created;
     }
     return (await pending) as unknown as Informer<T>;
+  }
+
+  /**
+   * Stops the informer for a kind and selector and forgets it (its watch
+   * ends); the next `informer()` for it starts afresh. For informers that only
+   * one user needed, such as a watch of one object by name.
+   */
+  async release(apiVersion: string, kind: string, selector: InformerSelector = {}): Promise<void> {
+    const id = this.idOf(apiVersion, kind, selector);
+    const pending = this.informers.get(id);
+    if (!pending) return;
+    this.informers.delete(id);
+    const informer = await pending.catch(() => undefined);
+    if (!informer) return;
+    const at = this.started.indexOf(informer);
+    if (at >= 0) this.started.splice(at, 1);
+    await informer.stop();
+  }
+
+  /** How many informers are running (for tests and metrics). */
+  get size(): number {
+    return this.informers.size;
+  }
+
+  private idOf(apiVersion: string, kind: string, selector: InformerSelector): string {
+    const namespace = this.namespaceOf(selector);
+    return [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
+  }
+
+  private namespaceOf(selector: InformerSelector): string | undefined {
+    return selector.allNamespaces ? undefined : (selector.namespace ?? this.opts.namespace);
   }
 
   /** True when every informer started so far holds its whole initial set. */

@@ -41,6 +41,18 @@ interface Context extends FetchSourceOptions {
   limits: SourceLimits;
 }
 
+/**
+ * The object whose changes change a source (its ConfigMap, Secret or Flux
+ * source object), known from the spec alone: watched even while it is missing
+ * or not ready, so its arrival is noticed at once.
+ */
+export function watchedRefOf(source: SyncSource | undefined, namespace: string): ObjectRef | undefined {
+  if (source?.configMap) return { apiVersion: 'v1', kind: 'ConfigMap', name: source.configMap.name, namespace };
+  if (source?.secret) return { apiVersion: 'v1', kind: 'Secret', name: source.secret.name, namespace };
+  if (source?.artifact) return { ...source.artifact, namespace };
+  return undefined;
+}
+
 /** Reads a sync's source and parses its objects. Every failure is a SourceError. */
 export async function fetchSource(opts: FetchSourceOptions): Promise<FetchedSource> {
   const ctx: Context = { ...opts, limits: { ...DEFAULT_SOURCE_LIMITS, ...opts.limits } };

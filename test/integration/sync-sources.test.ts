@@ -105,6 +105,37 @@ describe('Flux artifact source', () => {
   });
 });
 
+describe('sources that are not there yet', () => {
+  // A source that cannot be read is retried after 30 s; these come well before that,
+  // so only the watch on the missing object can have brought them.
+  test('a missing ConfigMap is applied the moment it is created', async () => {
+    await applySync(client, ns(), 'early', { defaultNamespace: ns(), source: { configMap: { name: 'later' } } });
+    const failed = await waitForReady(client, ns(), 'early', 'False', 'SourceError');
+    expect(readyOf(failed)?.message).toContain(`ConfigMap ${ns()}/later not found`);
+    await client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns()}/configmaps`,
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later' }, data: { 'a.yaml': cmYaml('from-later', 'one') } },
+    });
+    await waitForReady(client, ns(), 'early', 'True', 'Succeeded', 15_000);
+  });
+
+  test('a Flux source without an artifact yet is applied the moment its artifact is set', async () => {
+    const v1 = await tarGz([{ name: 'cm.yaml', data: cmYaml('from-pending', 'one') }]);
+    files.set('/pending-1.tar.gz', v1);
+    await createGitRepository(CLUSTER, ns(), 'pending');
+    await applySync(client, ns(), 'pending', {
+      defaultNamespace: ns(),
+      source: { artifact: { apiVersion: FLUX_SOURCE_API_VERSION, kind: 'GitRepository', name: 'pending' } },
+    });
+    const failed = await waitForReady(client, ns(), 'pending', 'False', 'SourceError');
+    expect(readyOf(failed)?.message).toContain('has no artifact');
+    await setArtifact(CLUSTER, ns(), 'pending', { url: `${base}/pending-1.tar.gz`, digest: sha256(v1), revision: 'main@sha1:3333' });
+    const ready = await waitForReady(client, ns(), 'pending', 'True', 'Succeeded', 15_000);
+    expect(ready.status?.lastAppliedRevision).toBe('main@sha1:3333');
+  });
+});
+
 describe('bad input', () => {
   const cases: { name: string; source: () => Promise<Record<string, unknown>>; reason: string; message: RegExp }[] = [
     {
