@@ -26,19 +26,27 @@ step "Installing the CRDs on mgmt"
 "${K[@]}" wait --for condition=Established crd --all --timeout 60s >/dev/null
 "${K[@]}" create namespace demo --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
 "${K[@]}" apply -n demo -f examples/sync-inline.yaml
+step "Three Syncs ordered by dependsOn (database <- app <- dashboards), created at once"
+"${K[@]}" create namespace shop --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
+"${K[@]}" apply -n demo -f examples/sync-dependencies.yaml
 
-step "Running the operator (namespace demo) until the example Sync is Ready"
+step "Running the operator (namespace demo) until the example Syncs are Ready"
 node dist/cli/main.js run --kubeconfig .local/mgmt.kubeconfig --namespace demo \
   --metrics-addr 127.0.0.1:18080 --health-addr 127.0.0.1:18081 > .local/demo-operator.log 2>&1 &
 op=$!
 trap 'kill $op 2>/dev/null || true' EXIT
-"${K[@]}" wait --for=condition=Ready sync/hello -n demo --timeout=60s
+"${K[@]}" wait --for=condition=Ready sync/hello sync/database sync/app sync/dashboards -n demo --timeout=60s
 curl -fsS 127.0.0.1:18081/readyz && echo " (readyz)"
 curl -fsS 127.0.0.1:18080/metrics | grep -E '^(controller_runtime_reconcile_total|syncprims_cache_objects)'
 kill -TERM $op && wait $op || true
 "${K[@]}" get syncprims -n demo
 "${K[@]}" get configmap greeting -n hello -o jsonpath='{"ConfigMap hello/greeting: "}{.data.message}{"\n"}'
 "${K[@]}" get events -n demo --field-selector involvedObject.name=hello -o custom-columns=REASON:.reason,MESSAGE:.message
+step "In what order the operator applied them (its log)"
+node -e '
+  const lines = require("fs").readFileSync(".local/demo-operator.log", "utf8").split("\n").filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
+  for (const l of lines) if (["applied", "dependencies met", "ready"].includes(l.msg) || (l.reason === "DependencyNotReady")) console.log(l.time, (l.name + "          ").slice(0, 11), l.msg, l.changes ?? "");
+'
 
 cat <<'NEXT'
 
