@@ -28,8 +28,21 @@ export interface ObjectResult {
   object?: KubeObject;
 }
 
+/** What a cache knows of an object about to be applied (see OwnedObjects.lookup). */
+export type LiveLookup = { known: false } | { known: true; object?: KubeObject };
+
+/** Where the engine reads what objects are now, instead of a GET each. */
+export interface LiveObjects {
+  lookup(obj: KubeObject): LiveLookup;
+}
+
 export interface ApplyOptions {
   owner: Owner;
+  /**
+   * Objects owned by syncs, as a cache has them. Where it knows the kind, no
+   * GET is sent: an object it does not hold is nobody's (created or adopted).
+   */
+  live?: LiveObjects;
   /** Delete and recreate objects whose immutable fields changed. */
   force: boolean;
   concurrency?: number;
@@ -90,7 +103,8 @@ export class ApplyEngine {
     try {
       const info = await this.discovery.resolve(obj.apiVersion, obj.kind);
       const path = objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace);
-      const existing = await this.get(path);
+      const cached = opts.live?.lookup(obj) ?? { known: false };
+      const existing = cached.known ? cached.object : await this.get(path);
       if (existing && ownedByOther(existing, opts.owner)) {
         return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}` };
       }
@@ -101,31 +115,34 @@ export class ApplyEngine {
         });
         if (dry && sameObject(dry, existing)) return { id, action: 'unchanged', object: existing };
       }
-      const applied = await this.ssaOrRecreate(path, obj, opts.force);
-      return { id, action: existing ? 'configured' : 'created', object: applied };
+      let status = 0;
+      const applied = await this.ssaOrRecreate(path, obj, opts.force, (s) => (status = s));
+      return { id, action: status === 201 ? 'created' : 'configured', object: applied };
     } catch (err) {
       return failure(id, obj, err);
     }
   }
 
-  private async ssaOrRecreate(path: string, obj: KubeObject, force: boolean): Promise<KubeObject> {
+  /** `onStatus` hears 201 when the object was created, 200 when it was changed. */
+  private async ssaOrRecreate(path: string, obj: KubeObject, force: boolean, onStatus: (status: number) => void): Promise<KubeObject> {
     try {
-      return await this.ssa(path, obj, false);
+      return await this.ssa(path, obj, false, onStatus);
     } catch (err) {
       if (!force || !isImmutable(err)) throw err;
       await this.client.request({ method: 'DELETE', path, query: { propagationPolicy: 'Background' } });
       await this.waitGone(path, 60_000);
-      return this.ssa(path, obj, false);
+      return this.ssa(path, obj, false, onStatus);
     }
   }
 
-  private ssa(path: string, obj: KubeObject, dryRun: boolean): Promise<KubeObject> {
+  private ssa(path: string, obj: KubeObject, dryRun: boolean, onStatus?: (status: number) => void): Promise<KubeObject> {
     return this.client.request<KubeObject>({
       method: 'PATCH',
       path,
       query: { fieldManager: FIELD_MANAGER, force: true, dryRun: dryRun ? 'All' : undefined },
       contentType: 'application/apply-patch+yaml',
       body: obj,
+      onStatus,
     });
   }
 

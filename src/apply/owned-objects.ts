@@ -3,7 +3,7 @@ import type { InventoryEntry } from '../api/status.js';
 import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache } from '../runtime/cache.js';
 import type { Informer } from '../runtime/informer.js';
-import type { Owner } from './engine.js';
+import type { LiveLookup, LiveObjects, Owner } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { parseObjectId } from './inventory.js';
 
@@ -15,8 +15,10 @@ export type OwnerListener = (owner: Owner) => void;
  * read from the cache (no polling) and a change of an owned object wakes its
  * owner at once.
  */
-export class OwnedObjects {
+export class OwnedObjects implements LiveObjects {
   private readonly informers = new Map<string, Promise<Informer<KubeObject>>>();
+  /** The informers whose initial list is in: they can answer lookups. */
+  private readonly primed = new Map<string, Informer<KubeObject>>();
   private readonly listeners = new Set<OwnerListener>();
 
   constructor(private readonly cache: ClusterCache) {}
@@ -31,6 +33,30 @@ export class OwnedObjects {
   async track(entries: InventoryEntry[]): Promise<void> {
     const kinds = new Set(entries.map((e) => apiVersionKind(e)));
     await Promise.all([...kinds].map((k) => this.informerFor(k)));
+  }
+
+  /**
+   * Starts watching the kinds of objects about to be applied, so the engine
+   * can read what they are now from the cache instead of a GET each. A kind
+   * that cannot be watched yet (its CRD is in the same set) is skipped: the
+   * engine GETs those.
+   */
+  async prime(objects: KubeObject[]): Promise<void> {
+    const kinds = new Set(objects.map((o) => `${o.apiVersion}|${o.kind}`));
+    await Promise.all([...kinds].map((k) => this.informerFor(k).catch(() => undefined)));
+  }
+
+  /**
+   * What the cache knows of an object about to be applied: `known` once the
+   * kind is watched; then `object` is the object if any sync owns it, and
+   * undefined when it does not exist or carries no owner labels (so nobody
+   * else's: it is created, or adopted).
+   */
+  lookup(obj: KubeObject): LiveLookup {
+    const informer = this.primed.get(`${obj.apiVersion}|${obj.kind}`);
+    if (!informer) return { known: false };
+    const { namespace, name = '' } = obj.metadata;
+    return { known: true, object: informer.store.get(namespace ? `${namespace}/${name}` : name) };
   }
 
   /**
@@ -60,6 +86,7 @@ export class OwnedObjects {
       const [apiVersion, kind] = apiVersionAndKind.split('|') as [string, string];
       pending = this.cache.informer(apiVersion, kind, { allNamespaces: true, labelSelector: OWNER_KIND_LABEL }).then((informer) => {
         informer.onEvent((e) => this.notify(e.object));
+        this.primed.set(apiVersionAndKind, informer);
         return informer;
       });
       this.informers.set(apiVersionAndKind, pending);

@@ -181,7 +181,14 @@ export class SyncPipeline {
   private async applyAndPrune(obj: KubeObject, spec: SyncSpec, objects: KubeObject[], previous: InventoryEntry[]) {
     const owner = ownerOf(obj);
     const engine = new ApplyEngine(this.client(spec, owner), this.deps.targetDiscovery);
-    const applied = await engine.applyStaged(objects, { owner, force: spec.force ?? false, concurrency: this.deps.concurrency });
+    // What the objects are now comes from the owned-object watches (one GET fewer per object).
+    await this.deps.owned.prime(objects);
+    const applied = await engine.applyStaged(objects, {
+      owner,
+      force: spec.force ?? false,
+      concurrency: this.deps.concurrency,
+      live: this.deps.owned,
+    });
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
     const next = inventoryOf(objects).filter((e) => appliedIds.has(e.id));

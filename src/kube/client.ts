@@ -18,6 +18,8 @@ export interface RequestOptions {
   /** Whole-request deadline; default 30 s. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Told the status of the response that is returned (e.g. 201 Created against 200 OK). */
+  onStatus?: (status: number) => void;
 }
 
 export interface StreamOptions extends RequestOptions {
@@ -106,6 +108,7 @@ export class KubeClient implements Requester {
     if (res.statusCode === undefined || res.statusCode >= 300) {
       throw apiErrorFrom(res.statusCode ?? 0, header(res, 'retry-after'), text, describe(opts));
     }
+    opts.onStatus?.(res.statusCode);
     if (!text) return undefined as T;
     const json = (header(res, 'content-type') ?? '').includes('json');
     return (json ? JSON.parse(text) : text) as T;

@@ -100,6 +100,33 @@ describe('apply, edit, prune, drift', () => {
     expect(readyOf(handled)?.status).toBe('True');
   });
 
+  test('objects are read from the watches, not fetched: one PATCH per new object, one dry run per unchanged one', async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `counted-${i}`);
+    // A first Sync of ConfigMaps starts the watch of owned ConfigMaps, so the count below is the steady case.
+    await applySync(client, ns(), 'counted-warmup', { source: { inline: [cm('counted-warmup', ns())] } });
+    await waitForReady(client, ns(), 'counted-warmup', 'True');
+    const requests = async (method: string, code?: string) =>
+      op.metric('syncprims_cluster_requests_total', code ? { method, code } : { method });
+    const before = { get: await requests('GET'), created: await requests('PATCH', '201'), patched: await requests('PATCH', '200') };
+    await applySync(client, ns(), 'counted', { source: { inline: names.map((n) => cm(n, ns())) } });
+    await waitForReady(client, ns(), 'counted', 'True');
+    expect((await requests('PATCH', '201')) - before.created).toBe(names.length);
+    // No GET per object: only what the reconcile itself reads (none, here) and nothing per object.
+    expect((await requests('GET')) - before.get).toBeLessThan(5);
+
+    const mid = { get: await requests('GET'), patched: await requests('PATCH', '200') };
+    await applySync(client, ns(), 'counted', { source: { inline: names.map((n) => cm(n, ns())) } }, {
+      annotations: { 'syncprims.dev/reconcile-requested-at': 'count-1' },
+    });
+    await eventually('the requested reconcile', async () =>
+      (await getSync(client, ns(), 'counted')).status?.lastHandledReconcileAt === 'count-1' ? true : undefined,
+    );
+    // One dry-run PATCH per object and the status write; no GET per object, no real write.
+    expect((await requests('PATCH', '200')) - mid.patched).toBe(names.length + 1);
+    expect((await requests('GET')) - mid.get).toBeLessThan(5);
+    expect(before.patched).toBeGreaterThan(0);
+  });
+
   test('drift is corrected within the interval', async () => {
     await applySync(client, ns(), 'drifty', { interval: '2s', source: { inline: [cm('drifty', ns(), { v: 'good' })] } });
     await waitForReady(client, ns(), 'drifty', 'True');
