@@ -1033,9 +1033,10 @@ fresh namespace:
 - **operator**: \`node dist/cli/main.js run --namespace <ns> --metrics-addr 127.0.0.1:0
   --health-addr 127.0.0.1:0\`, one process per run, started and primed (\`/readyz\`) before the clock
   starts; default \`--concurrency 8\`, so the pipeline applies 16 objects at a time. Per object the
-  apply engine (\`src/apply/engine.ts\`) sends a GET, then for an object that exists a \`dryRun=All\`
-  apply compared with it, and a real apply only when they differ (a new object: GET + apply; an
-  unchanged one: GET + dry run). A Sync with the ConfigMaps inline and \`wait: true\`, timed from the
+  apply engine (\`src/apply/engine.ts\`) reads the live object from the operator's watch of owned
+  objects (started and primed before the apply, inside the timed span; no GET per object), then for an
+  object that exists sends a \`dryRun=All\` apply compared with it, and a real apply only when they
+  differ (a new object: one apply; an unchanged one: one dry run). A Sync with the ConfigMaps inline and \`wait: true\`, timed from the
   POST of the Sync until a watch on it delivers Ready=True for its generation. Then the no-op resync: a merge patch of the
   \`${RECONCILE_REQUESTED_AT_ANNOTATION}\` annotation, timed until the watch delivers
   \`status.lastHandledReconcileAt\` equal to it. Requests sent are the change of the operator's
