@@ -46,7 +46,6 @@ import {
   processCpuMs,
   ROOT,
   sampleLoad,
-  sampleValue,
   serverVersion,
   sleep,
   statusOf,
@@ -54,6 +53,7 @@ import {
   SYNCS,
   withTimeout,
 } from './support.js';
+import { sampleValue } from '../test/support/prometheus.js';
 
 const CLUSTER = 'bench-deps';
 const KUBECONFIG = path.join(LOCAL, `${CLUSTER}.kubeconfig`);

@@ -8,6 +8,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { clusterClient, closeClients, kubeconfigPath, ROOT } from './controlplane.js';
 import { installCrds } from './crds.js';
 import { eventually } from './eventually.js';
+import { sampleValue } from './prometheus.js';
 
 export interface LogLine {
   level: string;
@@ -91,17 +92,6 @@ export class OperatorProcess {
   }
 }
 
-/** Sums the samples of `name` whose labels include `labels`. */
-export function sampleValue(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(m[3]);
-  }
-  return total;
-}
 
 /**
  * For a test file that drives syncs: installs the CRDs, starts one operator
