@@ -64,8 +64,9 @@ export async function beginReconcile<K extends SyncKind>(
   const obj = deps.informer.store.get(key);
   if (!obj) return NOTHING_LEFT;
   if (obj.metadata.deletionTimestamp) return { done: await handleDeletion(deps, obj, log, finalize) };
-  // The update event of this write brings the object back to the queue.
-  if (await deps.writer.ensureFinalizer(obj, FINALIZER)) return NOTHING_LEFT;
+  // Once the finalizer is on (or our patch adding it is), go on in this same
+  // reconcile: a new sync applies without a round trip through the queue.
+  await deps.writer.ensureFinalizer(obj, FINALIZER);
 
   const generation = obj.metadata.generation;
   let status: SyncStatusDraft = { ...((obj.status as SyncStatusDraft | undefined) ?? {}), observedGeneration: generation };
