@@ -76,6 +76,9 @@ function kindController(
   const { graph, owned } = shared;
   const informer = shared.informers[kind];
   const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => graph.noteWrite(kind, written));
+  informer.onEvent((e) => {
+    if (e.type === 'deleted') writer.forget(e.object);
+  });
   const deps: LifecycleDeps = {
     kind,
     informer,

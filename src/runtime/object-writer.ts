@@ -49,6 +49,13 @@ export class ObjectWriter {
     return true;
   }
 
+  /** The object is gone: drop what was remembered of our writes to it. */
+  forget(obj: KubeObject): void {
+    const uid = obj.metadata.uid ?? '';
+    this.statusWrites.delete(uid);
+    this.finalizerWrites.delete(uid);
+  }
+
   private currentStatus(obj: KubeObject, uid: string): Record<string, unknown> {
     const mine = this.statusWrites.get(uid);
     if (mine && (compareResourceVersions(obj.metadata.resourceVersion, mine.resourceVersion) ?? 0) < 0) return mine.status;
