@@ -4,6 +4,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
+import { writesSince } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator } from '../support/operator.js';
@@ -179,5 +180,13 @@ describe('sync spec switches', () => {
     await eventually('a PruneFailed Event', async () =>
       (await eventsFor(client, ns(), 'tenant')).some((e) => e.reason === 'PruneFailed') || undefined,
     );
+    // Deleting the Sync prunes what it owns, as the service account too.
+    const since = new Date(Date.now() - 1000);
+    await client.request({ method: 'DELETE', path: syncPath(ns(), 'tenant') });
+    await eventually('tenant-1 to be pruned on deletion', gone(cmPath('tenant-1')));
+    const deletes = (await writesSince(CLUSTER, since, 'syncprims-operator')).filter(
+      (w) => w.verb === 'delete' && w.objectRef?.resource === 'configmaps' && w.objectRef.name === 'tenant-1',
+    );
+    expect(deletes.map((d) => d.impersonatedUser?.username)).toEqual([`system:serviceaccount:${ns()}:tenant`]);
   });
 });

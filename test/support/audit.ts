@@ -7,6 +7,8 @@ export interface AuditEvent {
   requestURI: string;
   requestReceivedTimestamp: string;
   user: { username: string };
+  /** Set when the request was made as someone else (impersonation). */
+  impersonatedUser?: { username: string };
   objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
   responseStatus?: { code?: number };
 }
@@ -22,7 +24,7 @@ export async function writesSince(cluster: string, since: Date, userAgentPrefix:
   const text = await readFile(`${LOCAL}/${cluster}.audit.log`, 'utf8');
   return text
     .split('\n')
-    .filter(Boolean)
+    .filter((l) => l !== '' && !olderThan(l, since))
     .map((l) => JSON.parse(l) as AuditEvent)
     .filter(
       (e) =>
@@ -32,4 +34,15 @@ export async function writesSince(cluster: string, since: Date, userAgentPrefix:
         e.objectRef?.resource !== 'leases' &&
         !e.requestURI.includes('dryRun='),
     );
+}
+
+const TIMESTAMP_FIELD = '"requestReceivedTimestamp":"';
+
+/** Whether an audit line is older than `since`, without parsing it (a long-lived log is large). */
+function olderThan(line: string, since: Date): boolean {
+  const at = line.indexOf(TIMESTAMP_FIELD);
+  if (at < 0) return false;
+  const start = at + TIMESTAMP_FIELD.length;
+  const received = new Date(line.slice(start, line.indexOf('"', start)));
+  return received < since;
 }
