@@ -78,7 +78,8 @@ export class ApplyEngine {
       const later = new Set(stages.slice(i + 1).flat().map((o) => groupKind(o.apiVersion.split('/')[0] ?? '', o.kind)));
       const needed = crds.filter((r) => later.has(crdGroupKind(r.object!)));
       await Promise.all(needed.map((r) => this.waitEstablished(r.object!, opts.crdTimeoutMs ?? 60_000)));
-      this.discovery.invalidate();
+      // Only what the set is about to use is read again (a miss re-reads anyway; this covers a changed CRD).
+      for (const r of needed) for (const apiVersion of crdApiVersions(r.object!)) this.discovery.invalidate(apiVersion);
     }
     return results;
   }
@@ -209,6 +210,12 @@ export class ApplyEngine {
 
 function groupKind(group: string, kind: string): string {
   return `${group}/${kind}`;
+}
+
+/** The group-versions a CRD serves. */
+function crdApiVersions(crd: KubeObject): string[] {
+  const spec = crd.spec as { group?: string; versions?: { name?: string }[] } | undefined;
+  return (spec?.versions ?? []).map((v) => `${spec?.group ?? ''}/${v.name ?? ''}`);
 }
 
 /** The group/kind a CRD defines (`apiVersion` of a core object has no group: "v1" never matches a CRD). */

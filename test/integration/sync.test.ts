@@ -127,6 +127,38 @@ describe('apply, edit, prune, drift', () => {
     expect(before.patched).toBeGreaterThan(0);
   });
 
+  test('a CRD whose kind the set does not use is not waited on; one it uses is', async () => {
+    const crd = (plural: string, kind: string, group: string) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${plural}.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural, singular: kind.toLowerCase(), kind },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    });
+    const group = `${ns()}.crdwait.test`;
+    const gets = () => op.metric('syncprims_cluster_requests_total', { method: 'GET' });
+    // Warm up the watches of CRDs and ConfigMaps, so that what follows counts only the waits.
+    await applySync(client, ns(), 'crd-warmup', { source: { inline: [crd('warmups', 'Warmup', group), cm('crd-warmup', ns())] } });
+    await waitForReady(client, ns(), 'crd-warmup', 'True');
+
+    let before = await gets();
+    await applySync(client, ns(), 'crd-unused', { source: { inline: [crd('gadgets', 'Gadget', group), cm('crd-unused', ns())] } });
+    await waitForReady(client, ns(), 'crd-unused', 'True');
+    expect((await gets()) - before).toBe(0);
+
+    before = await gets();
+    await applySync(client, ns(), 'crd-used', {
+      source: { inline: [crd('gizmos', 'Gizmo', group), { apiVersion: `${group}/v1`, kind: 'Gizmo', metadata: { name: 'g1', namespace: ns() } }] },
+    });
+    await waitForReady(client, ns(), 'crd-used', 'True');
+    // Waiting for Established reads the CRD; discovery is read again for the new kind.
+    expect((await gets()) - before).toBeGreaterThan(0);
+  });
+
   test('drift is corrected within the interval', async () => {
     await applySync(client, ns(), 'drifty', { interval: '2s', source: { inline: [cm('drifty', ns(), { v: 'good' })] } });
     await waitForReady(client, ns(), 'drifty', 'True');
