@@ -1,11 +1,5 @@
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
-
-export interface WatchedRef {
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  name: string;
-}
+import type { ObjectRef } from '../source/index.js';
 
 /**
  * Watches the objects that sources name (a ConfigMap, a Secret, a Flux source
@@ -19,7 +13,7 @@ export class SourceWatches {
   /** Sync key -> the id of the object it reads. */
   private readonly reading = new Map<string, string>();
   /** Watched object id -> the ref, and how to stop hearing of it. */
-  private readonly watching = new Map<string, { ref: WatchedRef; unsubscribe: () => void }>();
+  private readonly watching = new Map<string, { ref: ObjectRef; unsubscribe: () => void }>();
 
   constructor(
     private readonly cache: ClusterCache,
@@ -27,7 +21,7 @@ export class SourceWatches {
   ) {}
 
   /** `referrerKey` reads `ref` now (or nothing watched, when undefined). */
-  async watch(referrerKey: string, ref: WatchedRef | undefined): Promise<void> {
+  async watch(referrerKey: string, ref: ObjectRef | undefined): Promise<void> {
     const id = ref ? `${ref.apiVersion}|${ref.kind}|${ref.namespace}|${ref.name}` : undefined;
     const before = this.reading.get(referrerKey);
     if (before !== id) await this.forget(referrerKey);
@@ -67,6 +61,6 @@ export class SourceWatches {
   }
 }
 
-function selectorOf(ref: WatchedRef): InformerSelector {
+function selectorOf(ref: ObjectRef): InformerSelector {
   return { namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` };
 }

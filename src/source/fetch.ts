@@ -33,8 +33,6 @@ export interface FetchedSource {
   revision?: string;
   /** What was read, for status and logs: `ConfigMap ns/name`, a URL (without credentials or query), ... */
   origin: string;
-  /** The object whose changes change the source (ConfigMap, Secret, Flux source object). */
-  watch?: ObjectRef;
 }
 
 interface Context extends FetchSourceOptions {
@@ -102,7 +100,7 @@ async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyR
     const budget = ctx.limits.maxObjects - objects.length;
     objects.push(...parseManifests(data.toString('utf8'), `${describeRef(ref)} key ${key}`, { maxObjects: budget }));
   }
-  return { objects, origin: describeRef(ref), watch: ref };
+  return { objects, origin: describeRef(ref) };
 }
 
 async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource> {
@@ -211,7 +209,7 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
   const digest = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
   const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
   const objects = await objectsFrom(ctx, data, artifact.url, label);
-  return { objects, revision: artifact.revision ?? verified, origin: describeRef(ref), watch: ref };
+  return { objects, revision: artifact.revision ?? verified, origin: describeRef(ref) };
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
