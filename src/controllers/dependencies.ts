@@ -89,7 +89,7 @@ export class DependencyStep {
 }
 
 /** `Sync/a (NotReady), RemoteSync/b (NotFound)`. */
-export function describePending(pending: PendingDependency[], namespace: string): string {
+function describePending(pending: PendingDependency[], namespace: string): string {
   return pending.map((p) => `${displayNode({ ...p, namespace: p.namespace ?? namespace }, namespace)} (${p.reason})`).join(', ');
 }
 

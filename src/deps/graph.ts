@@ -3,9 +3,10 @@ import { FINALIZER } from '../api/marks.js';
 import { SYNC_KINDS, type SyncKind } from '../api/kinds.js';
 import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
+import { objectKey, splitKey } from '../runtime/store.js';
 import { cycleThrough } from './cycle.js';
 import { readinessFingerprint, unmetReason } from './readiness.js';
-import { dependenciesOf, displayNode, nodeKey, nodeOf, parseNodeKey, type Dependency, type SyncNode } from './refs.js';
+import { dependenciesOf, displayNode, nodeKey, nodeOf, parseNodeKey, queueKey, type Dependency, type SyncNode } from './refs.js';
 
 /** The store index from a referent (`Kind/namespace/name`) to the objects that depend on it. */
 export const DEPENDS_ON_INDEX = 'syncprims.dev/depends-on';
@@ -69,7 +70,7 @@ export class DependencyGraph {
   }
 
   get(node: SyncNode): KubeObject | undefined {
-    return this.opts.informers[node.kind].store.get(`${node.namespace}/${node.name}`);
+    return this.opts.informers[node.kind].store.get(queueKey(node));
   }
 
   /** The objects that declare a dependency on `node`, of any kind. */
@@ -133,7 +134,7 @@ export class DependencyGraph {
 
   /** The object's reconcile ended: wake whoever deferred on it. */
   reconciled(kind: SyncKind, key: string): void {
-    const [namespace = '', name = ''] = key.split('/');
+    const { namespace = '', name } = splitKey(key);
     this.wakeDeferredIfSettled({ kind, namespace, name });
   }
 
@@ -146,7 +147,7 @@ export class DependencyGraph {
   private isInFlight(node: SyncNode): boolean {
     const key = nodeKey(node);
     return (
-      this.unseenWrites.has(key) || this.deferring.has(key) || (this.opts.inFlight?.(node.kind, `${node.namespace}/${node.name}`) ?? false)
+      this.unseenWrites.has(key) || this.deferring.has(key) || (this.opts.inFlight?.(node.kind, queueKey(node)) ?? false)
     );
   }
 
@@ -168,7 +169,7 @@ export class DependencyGraph {
     // A dependent that finished deleting releases the referents it held up.
     if (e.type === 'deleted' || e.object.metadata.deletionTimestamp) {
       for (const dep of dependenciesOf(e.object)) {
-        if (this.get(dep)?.metadata.deletionTimestamp) this.opts.wake(dep.kind, `${dep.namespace}/${dep.name}`);
+        if (this.get(dep)?.metadata.deletionTimestamp) this.opts.wake(dep.kind, queueKey(dep));
       }
     }
   }
@@ -201,7 +202,7 @@ export class DependencyGraph {
     const key = nodeKey(node);
     for (const d of this.dependentsOf(node)) {
       if (later) this.defer(key, nodeKey(nodeOf(d.kind, d.obj)));
-      else this.opts.wake(d.kind, objectKeyOf(d.obj));
+      else this.opts.wake(d.kind, objectKey(d.obj));
     }
   }
 
@@ -220,7 +221,7 @@ export class DependencyGraph {
     for (const k of waiting) {
       this.deferring.delete(k);
       const n = parseNodeKey(k);
-      this.opts.wake(n.kind, `${n.namespace}/${n.name}`);
+      this.opts.wake(n.kind, queueKey(n));
     }
   }
 }
@@ -229,8 +230,4 @@ function pendingEntry(dep: Dependency, namespace: string, reason: PendingReason)
   return dep.namespace === namespace
     ? { kind: dep.kind, name: dep.name, reason }
     : { kind: dep.kind, name: dep.name, namespace: dep.namespace, reason };
-}
-
-function objectKeyOf(obj: KubeObject): string {
-  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
 }

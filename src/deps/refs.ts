@@ -19,6 +19,11 @@ export function nodeKey(n: SyncNode): string {
   return `${n.kind}/${n.namespace}/${n.name}`;
 }
 
+/** `namespace/name`: the node's key in its kind's cache and controller queue. */
+export function queueKey(n: SyncNode): string {
+  return `${n.namespace}/${n.name}`;
+}
+
 export function parseNodeKey(key: string): SyncNode {
   const [kind, namespace, name] = key.split('/');
   if (!isSyncKind(kind) || namespace === undefined || name === undefined) throw new Error(`not a node key: ${key}`);
