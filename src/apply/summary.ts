@@ -4,6 +4,7 @@
  */
 import { KSTATUS_ORDER, type KStatus } from '../api/conditions.js';
 import type { Summary } from '../api/status.js';
+import { parseObjectId, type ObjectRef } from './inventory.js';
 
 // KStatus, not health.ts's HealthStatus (the same type): health.ts re-exports this module.
 type HealthStatus = KStatus;
@@ -65,14 +66,14 @@ export function leastReady(entries: readonly HealthEntry[], max = 5): string {
 }
 
 function describeEntry(entry: HealthEntry): string {
-  const object = parseId(entry.id);
+  const object = refOf(entry.id);
   const who = object ? `${object.kind} ${object.namespace ? `${object.namespace}/` : ''}${object.name}` : entry.id;
   const reason = reasonOf(entry, object);
   return reason ? `${who} (${entry.status}): ${reason}` : `${who} (${entry.status})`;
 }
 
 /** The message without computeHealth's `<Kind> <name>: ` prefix (the id already names it). */
-function reasonOf(entry: HealthEntry, object: ParsedId | undefined): string {
+function reasonOf(entry: HealthEntry, object: ObjectRef | undefined): string {
   let reason = entry.message.replace(/\s+/g, ' ').trim();
   if (squash(reason) === squash(entry.status)) return ''; // "(NotFound): not found" says it twice
   const prefix = object ? `${object.kind} ${object.name}: ` : undefined;
@@ -84,17 +85,11 @@ function squash(text: string): string {
   return text.replace(/[\s.]/g, '').toLowerCase();
 }
 
-interface ParsedId {
-  namespace: string;
-  name: string;
-  group: string;
-  kind: string;
-}
-
-/** Names, namespaces, groups and kinds never contain `_`, so an id splits into exactly four parts. */
-function parseId(id: string): ParsedId | undefined {
-  const parts = id.split('_');
-  if (parts.length !== 4) return undefined;
-  const [namespace = '', name = '', group = '', kind = ''] = parts;
-  return name && kind ? { namespace, name, group, kind } : undefined;
+/** The object an inventory id names, or undefined for an id that is not one. */
+function refOf(id: string): ObjectRef | undefined {
+  try {
+    return parseObjectId(id);
+  } catch {
+    return undefined;
+  }
 }

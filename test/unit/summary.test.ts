@@ -107,6 +107,11 @@ describe('leastReady', () => {
     );
   });
 
+  test('a name with underscores (allowed for RBAC objects) is read as one name', () => {
+    const role: HealthEntry = { id: '_ops_reader_rbac.authorization.k8s.io_ClusterRole', status: 'Unknown', message: 'ClusterRole ops_reader: no status' };
+    expect(leastReady([role])).toBe('ClusterRole ops_reader (Unknown): no status');
+  });
+
   test('a message that does not start with the kind and name is kept whole', () => {
     const entry: HealthEntry = { id: 'team-a_web_apps_Deployment', status: 'Unknown', message: 'Deployment other: cache not synced' };
     expect(leastReady([entry])).toBe('Deployment team-a/web (Unknown): Deployment other: cache not synced');
