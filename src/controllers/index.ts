@@ -91,6 +91,7 @@ function kindController(
   if (kind === 'Sync') {
     const pipeline: SyncPipeline = new SyncPipeline({
       home: m.client,
+      homeDiscovery: m.cache.discovery,
       target: m.client,
       targetDiscovery: m.cache.discovery,
       owned,

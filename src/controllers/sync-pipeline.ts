@@ -22,8 +22,9 @@ import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-sta
 
 /** Where a sync applies and with what. RemoteSync differs only in `target`. */
 export interface PipelineDeps {
-  /** The cluster the sync object and its source objects live in. */
+  /** The cluster the sync object and its source objects live in, and its discovery. */
   home: KubeClient;
+  homeDiscovery: Discovery;
   /** The cluster the objects are applied to (the home cluster for a Sync). */
   target: KubeClient;
   targetDiscovery: Discovery;
@@ -149,7 +150,13 @@ export class SyncPipeline {
     // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
     await this.deps.sources.watch(key, watchedRefOf(spec.source, owner.namespace)).catch(() => undefined);
     try {
-      const fetched = await fetchSource({ client: this.deps.home, namespace: owner.namespace, source: spec.source, paths: spec.paths });
+      const fetched = await fetchSource({
+        client: this.deps.home,
+        discovery: this.deps.homeDiscovery,
+        namespace: owner.namespace,
+        source: spec.source,
+        paths: spec.paths,
+      });
       const rendered = await render(fetched.objects, {
         owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' | 'ProxySync' },
         defaultNamespace: spec.defaultNamespace,

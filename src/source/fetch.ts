@@ -14,6 +14,8 @@ import { selectManifests } from './select.js';
 export interface FetchSourceOptions {
   /** A client of the cluster the sync lives in (ConfigMaps, Secrets and Flux objects are read there). */
   client: KubeClient;
+  /** That cluster's discovery, shared with the rest of the process (a fresh one when omitted). */
+  discovery?: Discovery;
   /** The sync's namespace: every object a source names lives there. */
   namespace: string;
   source: SyncSource;
@@ -188,8 +190,6 @@ interface FluxSourceObject {
   status?: { artifact?: FluxArtifact; conditions?: { type: string; status: string; message?: string }[] };
 }
 
-const discoveries = new WeakMap<KubeClient, Discovery>();
-
 async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<FetchedSource> {
   const ref: ObjectRef = { ...source, namespace: ctx.namespace };
   const obj = await getFluxSource(ctx, ref);
@@ -213,8 +213,7 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
-  let discovery = discoveries.get(ctx.client);
-  if (!discovery) discoveries.set(ctx.client, (discovery = new Discovery(ctx.client)));
+  const discovery = ctx.discovery ?? new Discovery(ctx.client);
   let path: string;
   try {
     path = objectPath(await discovery.resolve(ref.apiVersion, ref.kind), ref.name, ref.namespace);
