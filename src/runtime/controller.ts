@@ -35,7 +35,7 @@ export interface ControllerOptions<T extends KubeObject> {
   metrics?: OperatorMetrics;
   logger?: Logger;
   queue?: WorkQueue;
-  /** Called after each reconcile of a key, whatever its outcome. */
+  /** Called after each reconcile of a key, whatever its outcome, once the queue has marked it done. */
   afterReconcile?: (key: string) => void;
 }
 
@@ -54,6 +54,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   constructor(private readonly opts: ControllerOptions<T>) {
     this.queue = opts.queue ?? new WorkQueue({ metrics: opts.metrics?.queue(opts.name) });
     this.log = (opts.logger ?? silentLogger).child({ controller: opts.name });
+    // Once the key is done, so it counts as pending only if it was queued again meanwhile.
+    if (opts.afterReconcile) this.queue.onDone(opts.afterReconcile);
     opts.informer.onEvent((e) => {
       if (needsReconcile(e)) this.queue.add(objectKey(e.object));
     });
@@ -118,8 +120,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.handleError(key, err, log);
     } finally {
       end?.();
-      // After the worker has marked the key done (a microtask away), so it no longer counts as pending.
-      if (this.opts.afterReconcile) setImmediate(() => this.opts.afterReconcile?.(key));
     }
   }
 

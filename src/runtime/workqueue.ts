@@ -83,6 +83,7 @@ export class WorkQueue {
   private readonly getters = new Fifo<Getter>();
   private state: QueueState = 'running';
   private drained: { promise: Promise<void>; resolve: () => void } | undefined;
+  private readonly doneListeners: ((key: string) => void)[] = [];
 
   constructor(opts: WorkQueueOptions = {}) {
     this.clock = opts.clock ?? systemClock;
@@ -168,6 +169,12 @@ export class WorkQueue {
       this.metrics.depth(this.queue.length);
     }
     this.dispatch();
+    for (const fn of this.doneListeners) fn(key);
+  }
+
+  /** Calls `fn` with each key marked done (queued again or not: see `has`). */
+  onDone(fn: (key: string) => void): void {
+    this.doneListeners.push(fn);
   }
 
   /**

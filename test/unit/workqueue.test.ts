@@ -143,6 +143,25 @@ describe('WorkQueue: level-triggered keys', () => {
     expect(await q.get()).toBe('a');
   });
 
+  test('done listeners hear each key once it is done; has() says whether it was queued again', async () => {
+    const { q } = newQueue();
+    const heard: [string, boolean][] = [];
+    q.onDone((key) => heard.push([key, q.has(key)]));
+    q.add('a');
+    q.add('b');
+    const a = (await q.get())!;
+    const b = (await q.get())!;
+    expect(q.has(a)).toBe(true);
+    q.add(b); // marked dirty while in flight
+    q.done(a);
+    q.done(b);
+    q.done('never');
+    expect(heard).toEqual([
+      ['a', false],
+      ['b', true],
+    ]);
+  });
+
   test('an aborted get resolves undefined and never swallows a key', async () => {
     const { q } = newQueue();
     const ac = new AbortController();
