@@ -67,7 +67,7 @@ export class Manager {
     this.events = new EventRecorder(opts.client, 'syncprims', opts.logger);
     opts.client.observe((r) => {
       this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') });
-      this.log.trace({ method: r.method, path: r.url.pathname, query: r.url.search, status: r.status }, 'request');
+      if (this.log.isLevelEnabled('trace')) this.log.trace({ method: r.method, path: r.url.pathname, query: r.url.search, status: r.status }, 'request');
     });
   }
 
