@@ -225,13 +225,13 @@ function crdGroupKind(crd: KubeObject): string {
 }
 
 /** `Kind/namespace/name` of the sync named by the owner labels, or empty. */
-export function ownerLabelOf(obj: KubeObject): string {
+function ownerLabelOf(obj: KubeObject): string {
   const l = obj.metadata.labels ?? {};
   if (!l[OWNER_KIND_LABEL]) return '';
   return `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}`;
 }
 
-export function ownedBy(obj: KubeObject, owner: Owner): boolean {
+function ownedBy(obj: KubeObject, owner: Owner): boolean {
   return ownerLabelOf(obj) === `${owner.kind}/${owner.namespace}/${owner.name}`;
 }
 

@@ -31,13 +31,13 @@ export interface Health {
 }
 
 /** The message of `computeHealth(undefined)`. */
-export const NOT_FOUND_MESSAGE = 'not found';
+const NOT_FOUND_MESSAGE = 'not found';
 
 /** Condition messages written by other controllers can be long; ours stay one short line. */
 export const MAX_HEALTH_MESSAGE = 512;
 
 /** How long a pod may stay unschedulable before it is Failed (kstatus `ScheduleWindow`). */
-export const SCHEDULE_WINDOW_MS = 15_000;
+const SCHEDULE_WINDOW_MS = 15_000;
 
 /** A verdict of one rule: the message without the `<Kind> <name>: ` prefix. */
 type Verdict = Health;

@@ -85,7 +85,7 @@ export function kindRank(ref: KindRef): number {
 }
 
 /** CRDs, Namespaces and ClusterRoles: what everything else may need. */
-export function isClusterDefinition(ref: KindRef): boolean {
+function isClusterDefinition(ref: KindRef): boolean {
   return (
     (ref.kind === 'CustomResourceDefinition' && ref.group === 'apiextensions.k8s.io') ||
     (ref.kind === 'Namespace' && ref.group === '') ||
@@ -94,7 +94,7 @@ export function isClusterDefinition(ref: KindRef): boolean {
 }
 
 /** Any kind named `...Class`. */
-export function isClassDefinition(ref: KindRef): boolean {
+function isClassDefinition(ref: KindRef): boolean {
   return ref.kind.endsWith('Class');
 }
 

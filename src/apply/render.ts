@@ -182,7 +182,7 @@ async function resolveScopes(objects: readonly KubeObject[], scopeOf: ScopeOf): 
   return new Map(keys.map(([key], i) => [key, answers[i] ?? fromCrds.get(key)]));
 }
 
-export function isCustomResourceDefinition(obj: KindKey): boolean {
+function isCustomResourceDefinition(obj: KindKey): boolean {
   return obj.kind === 'CustomResourceDefinition' && splitApiVersion(obj.apiVersion).group === 'apiextensions.k8s.io';
 }
 
@@ -248,4 +248,3 @@ export function revisionOf(objects: readonly KubeObject[]): string {
   return `sha256:${createHash('sha256').update(json).digest('hex')}`;
 }
 
-export { canonicalJson };

@@ -9,7 +9,7 @@ export interface ManifestFile {
 
 const MANIFEST = /\.(ya?ml|json)$/i;
 
-export function isManifestFile(p: string): boolean {
+function isManifestFile(p: string): boolean {
   return MANIFEST.test(p);
 }
 

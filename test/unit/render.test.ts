@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, jest, test } from '@jest/globals';
-import { canonicalJson, render, revisionOf, type RenderOptions, type Scope } from '../../src/apply/render.js';
+import { render, revisionOf, type RenderOptions, type Scope } from '../../src/apply/render.js';
+import { canonicalJson } from '../../src/kube/canonical-json.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 /** What a server with no custom resources would say. */
