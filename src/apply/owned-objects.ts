@@ -1,13 +1,22 @@
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
 import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
-import type { ClusterCache } from '../runtime/cache.js';
-import type { Informer } from '../runtime/informer.js';
+import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
+import type { Informer, InformerEvent } from '../runtime/informer.js';
 import type { LiveLookup, LiveObjects, Owner } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { parseObjectId } from './inventory.js';
 
 export type OwnerListener = (owner: Owner) => void;
+
+/** The store index from an owned kind (`apiVersion|kind`) to the syncs whose inventory lists it. */
+export const INVENTORY_KINDS_INDEX = 'syncprims.dev/inventory-kinds';
+
+/** Owned objects of every namespace that carry the owner labels. */
+const SELECTOR: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL };
+
+/** The syncs whose inventories say which kinds are needed: their informers. */
+type Holders = Pick<Informer<KubeObject>, 'store' | 'onEvent'>[];
 
 /**
  * The objects that syncs applied, followed through shared watches: one
@@ -20,8 +29,31 @@ export class OwnedObjects implements LiveObjects {
   /** The informers whose initial list is in: they can answer lookups. */
   private readonly primed = new Map<string, Informer<KubeObject>>();
   private readonly listeners = new Set<OwnerListener>();
+  private readonly unsubscribers = new Map<string, () => void>();
+  /** Kinds that reconciles in progress are applying (their inventories may not list them yet). */
+  private readonly holds = new Map<string, number>();
+  private holders: Holders = [];
 
   constructor(private readonly cache: ClusterCache) {}
+
+  /**
+   * Keeps an informer only while some sync needs its kind: while a
+   * reconcile applies objects of it, or an inventory of `holders` lists it
+   * (every entry counts: stale ones not pruned, and those of syncs with
+   * `prune: false`). A kind that leaves the last inventory stops its watch.
+   */
+  followInventories(holders: Holders): void {
+    this.holders = holders;
+    for (const h of holders) {
+      if (!h.store.hasIndex(INVENTORY_KINDS_INDEX)) h.store.addIndex(INVENTORY_KINDS_INDEX, inventoryKindsOf);
+      h.onEvent((e) => this.onHolderEvent(e));
+    }
+  }
+
+  /** The kinds watched now, `apiVersion|kind` (for tests). */
+  watchedKinds(): string[] {
+    return [...this.informers.keys()].sort();
+  }
 
   /** Calls `fn` with the owner of every owned object that changes. */
   onOwnerChange(fn: OwnerListener): () => void {
@@ -39,11 +71,24 @@ export class OwnedObjects implements LiveObjects {
    * Starts watching the kinds of objects about to be applied, so the engine
    * can read what they are now from the cache instead of a GET each. A kind
    * that cannot be watched yet (its CRD is in the same set) is skipped: the
-   * engine GETs those.
+   * engine GETs those. The kinds are held (kept watched) until the returned
+   * function is called, at the end of the reconcile that applies them.
    */
-  async prime(objects: KubeObject[]): Promise<void> {
-    const kinds = new Set(objects.map((o) => `${o.apiVersion}|${o.kind}`));
-    await Promise.all([...kinds].map((k) => this.informerFor(k).catch(() => undefined)));
+  async prime(objects: KubeObject[]): Promise<() => void> {
+    const kinds = [...new Set(objects.map((o) => `${o.apiVersion}|${o.kind}`))];
+    for (const k of kinds) this.holds.set(k, (this.holds.get(k) ?? 0) + 1);
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      for (const k of kinds) {
+        const n = (this.holds.get(k) ?? 1) - 1;
+        if (n > 0) this.holds.set(k, n);
+        else this.holds.delete(k);
+      }
+    };
+    await Promise.all(kinds.map((k) => this.informerFor(k).catch(() => undefined)));
+    return release;
   }
 
   /**
@@ -84,15 +129,43 @@ export class OwnedObjects implements LiveObjects {
     let pending = this.informers.get(apiVersionAndKind);
     if (!pending) {
       const [apiVersion, kind] = apiVersionAndKind.split('|') as [string, string];
-      pending = this.cache.informer(apiVersion, kind, { allNamespaces: true, labelSelector: OWNER_KIND_LABEL }).then((informer) => {
-        informer.onEvent((e) => this.notify(e.object));
-        this.primed.set(apiVersionAndKind, informer);
+      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, SELECTOR).then((informer) => {
+        if (this.informers.get(apiVersionAndKind) === created) {
+          this.unsubscribers.set(apiVersionAndKind, informer.onEvent((e) => this.notify(e.object)));
+          this.primed.set(apiVersionAndKind, informer);
+        }
         return informer;
       });
-      this.informers.set(apiVersionAndKind, pending);
-      pending.catch(() => this.informers.delete(apiVersionAndKind));
+      pending = created;
+      this.informers.set(apiVersionAndKind, created);
+      created.catch(() => {
+        if (this.informers.get(apiVersionAndKind) === created) this.informers.delete(apiVersionAndKind);
+      });
     }
     return pending;
+  }
+
+  /** An inventory changed or went: the kinds it listed before may be needed by nobody now. */
+  private onHolderEvent(e: InformerEvent<KubeObject>): void {
+    const before = e.type === 'deleted' ? e.object : e.old;
+    if (!before) return;
+    const after = e.type === 'deleted' ? [] : inventoryKindsOf(e.object);
+    for (const k of inventoryKindsOf(before)) {
+      if (!after.includes(k) && !this.needed(k)) void this.stop(k);
+    }
+  }
+
+  private needed(kind: string): boolean {
+    return this.holds.has(kind) || this.holders.some((h) => h.store.countByIndex(INVENTORY_KINDS_INDEX, kind) > 0);
+  }
+
+  private async stop(apiVersionAndKind: string): Promise<void> {
+    if (!this.informers.delete(apiVersionAndKind)) return;
+    this.primed.delete(apiVersionAndKind);
+    this.unsubscribers.get(apiVersionAndKind)?.();
+    this.unsubscribers.delete(apiVersionAndKind);
+    const [apiVersion = '', kind = ''] = apiVersionAndKind.split('|');
+    await this.cache.release(apiVersion, kind, SELECTOR);
   }
 
   private notify(obj: KubeObject): void {
@@ -103,6 +176,22 @@ export class OwnedObjects implements LiveObjects {
     if (!kind || !namespace || !name) return;
     for (const fn of this.listeners) fn({ kind, namespace, name });
   }
+}
+
+/** The kinds (`apiVersion|kind`) an object's `status.inventory` lists, read defensively from the cache. */
+export function inventoryKindsOf(obj: KubeObject): string[] {
+  const entries = (obj.status as { inventory?: { entries?: unknown } } | undefined)?.inventory?.entries;
+  if (!Array.isArray(entries)) return [];
+  const kinds = new Set<string>();
+  for (const e of entries as Partial<InventoryEntry>[]) {
+    if (typeof e?.id !== 'string' || typeof e.v !== 'string') continue;
+    try {
+      kinds.add(apiVersionKind(e as InventoryEntry));
+    } catch {
+      // not an id: nothing to watch for it
+    }
+  }
+  return [...kinds];
 }
 
 function apiVersionKind(e: InventoryEntry): string {

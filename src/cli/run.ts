@@ -7,6 +7,9 @@ import { createLogger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { packageVersion } from '../version.js';
 
+/** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
+const SHUTDOWN_GRACE_MS = 25_000;
+
 /** The operator's User-Agent prefix: how its requests are told apart in audit logs. */
 export const OPERATOR_USER_AGENT = 'syncprims-operator';
 
@@ -20,6 +23,7 @@ interface RunFlags {
   healthAddr: string;
   logLevel: string;
   allowCrossNamespaceRefs?: boolean;
+  enableDebugEndpoints?: boolean;
 }
 
 /** `syncprims run`: the operator. */
@@ -36,6 +40,7 @@ export function addRunCommand(program: Command): void {
     .option('--health-addr <addr>', 'where /healthz and /readyz listen', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
     .option('--allow-cross-namespace-refs', 'let dependsOn name syncs in other namespaces (default: refused, reason Forbidden)')
+    .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
     .action(run);
 }
 
@@ -52,6 +57,7 @@ async function run(flags: RunFlags): Promise<void> {
     namespace: flags.namespace,
     metricsAddr: flags.metricsAddr,
     healthAddr: flags.healthAddr,
+    debugEndpoints: flags.enableDebugEndpoints ?? false,
     leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader' } : undefined,
   });
   let signals = 0;
@@ -60,8 +66,13 @@ async function run(flags: RunFlags): Promise<void> {
       log.warn({ signal: sig }, 'second signal: exiting now');
       process.exit(1);
     }
-    log.info({ signal: sig }, 'signal received');
-    void manager.shutdown();
+    log.info({ signal: sig, graceMs: SHUTDOWN_GRACE_MS }, 'signal received');
+    // Whatever still runs after the grace period (and a margin to stop watching) is cut short.
+    setTimeout(() => {
+      log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown did not finish within the grace period: exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS + 5_000).unref();
+    void manager.shutdown(SHUTDOWN_GRACE_MS);
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
@@ -70,7 +81,10 @@ async function run(flags: RunFlags): Promise<void> {
   await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs }));
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
+  await manager.shutdown(SHUTDOWN_GRACE_MS);
   client.close();
+  // Done: exit now rather than wait for timers and sockets that nothing needs any more.
+  process.exit();
 }
 
 function defaultKubeConfig(): KubeConfig {

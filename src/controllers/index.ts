@@ -7,9 +7,10 @@ import { Controller, type Reconciler } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import type { ControllerFactory, Manager } from '../runtime/manager.js';
 import { ObjectWriter } from '../runtime/object-writer.js';
+import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
 import { lifecycleReconciler, type LifecycleDeps } from './lifecycle.js';
-import { SourceWatches } from './source-watches.js';
+import { referencesOf } from './references.js';
 import { SyncPipeline } from './sync-pipeline.js';
 import { syncReconciler } from './sync.js';
 
@@ -19,22 +20,27 @@ export interface ControllerSettings {
   allowCrossNamespaceRefs?: boolean;
 }
 
-/** What the three controllers share: the owned-object informers and the dependency graph. */
+/** What the three controllers share: the owned-object informers, the dependency graph and the referenced objects. */
 interface Shared {
   owned: OwnedObjects;
   graph: DependencyGraph;
+  references: ReferencedObjects;
+  /** Per kind, what to do before a referrer woken by a referenced object's change is queued. */
+  onReferenceChange: Map<SyncKind, (key: string) => void>;
   informers: Record<SyncKind, Informer<KubeObject>>;
   resources: Record<SyncKind, ResourceInfo>;
 }
+
+type Enqueue = (kind: SyncKind, key: string, cause: string) => void;
 
 /** The controllers of the three kinds (`sync`, `remotesync`, `proxysync`). */
 export function syncControllers(settings: ControllerSettings): ControllerFactory[] {
   let shared: Promise<Shared> | undefined;
   const controllers = new Map<SyncKind, Controller>();
-  const enqueue = (kind: SyncKind, key: string): void => controllers.get(kind)?.enqueue(key);
+  const enqueue = (kind: SyncKind, key: string, cause: string): void => controllers.get(kind)?.enqueue(key, cause);
   return SYNC_KINDS.map((kind) => async (m: Manager) => {
     shared ??= share(m, settings, controllers, enqueue);
-    const c = kindController(m, kind, settings, await shared, enqueue);
+    const c = kindController(m, kind, settings, await shared);
     controllers.set(kind, c);
     return c;
   });
@@ -44,26 +50,43 @@ async function share(
   m: Manager,
   settings: ControllerSettings,
   controllers: Map<SyncKind, Controller>,
-  enqueue: (kind: SyncKind, key: string) => void,
+  enqueue: Enqueue,
 ): Promise<Shared> {
-  const owned = new OwnedObjects(m.cache);
-  owned.onOwnerChange((o) => enqueue(o.kind as SyncKind, `${o.namespace}/${o.name}`));
   const resources = {} as Record<SyncKind, ResourceInfo>;
   const informers = {} as Record<SyncKind, Informer<KubeObject>>;
   for (const kind of SYNC_KINDS) {
     resources[kind] = await resolveKind(m, kind);
     informers[kind] = await m.cache.informer(API_VERSION, kind);
   }
+  const owned = new OwnedObjects(m.cache);
+  owned.onOwnerChange((o) => enqueue(o.kind as SyncKind, `${o.namespace}/${o.name}`, 'owned object'));
+  // Only Syncs apply to this cluster (RemoteSyncs apply to theirs).
+  owned.followInventories([informers.Sync]);
   const graph = new DependencyGraph({
     informers,
     allowCrossNamespaceRefs: settings.allowCrossNamespaceRefs,
     wake: (kind, key) => {
       m.metrics.dependencyWakes.inc({ controller: KIND_NAMES[kind].singular });
-      enqueue(kind, key);
+      enqueue(kind, key, 'dependency');
     },
     inFlight: (kind, key) => controllers.get(kind)?.isPending(key) ?? false,
   });
-  return { owned, graph, informers, resources };
+  const onReferenceChange = new Map<SyncKind, (key: string) => void>();
+  const references = new ReferencedObjects({
+    cache: m.cache,
+    logger: m.log,
+    referrers: SYNC_KINDS.map((kind) => ({ kind, informer: informers[kind], referencesOf: (obj: KubeObject) => referencesOf(kind, obj) })),
+    wake: (referrerKind, key, changed) => {
+      const kind = referrerKind as SyncKind;
+      m.metrics.referenceWakes.inc({ controller: KIND_NAMES[kind].singular, kind: changed.kind });
+      onReferenceChange.get(kind)?.(key);
+      const { namespace, name, resourceVersion } = changed.metadata;
+      enqueue(kind, key, `${changed.kind} ${namespace}/${name} changed (resourceVersion ${resourceVersion})`);
+    },
+  });
+  // Primed before any reconcile, like the informers of the three kinds.
+  await references.start();
+  return { owned, graph, references, onReferenceChange, informers, resources };
 }
 
 function kindController(
@@ -71,7 +94,6 @@ function kindController(
   kind: SyncKind,
   settings: ControllerSettings,
   shared: Shared,
-  enqueue: (kind: SyncKind, key: string) => void,
 ): Controller {
   const { graph, owned } = shared;
   const informer = shared.informers[kind];
@@ -95,14 +117,12 @@ function kindController(
       target: m.client,
       targetDiscovery: m.cache.discovery,
       owned,
-      sources: new SourceWatches(m.cache, (key) => {
-        pipeline.markSourceChanged(key);
-        enqueue(kind, key);
-      }),
+      references: shared.references,
       writer,
       events: m.events,
       concurrency: settings.concurrency * 2,
     });
+    shared.onReferenceChange.set(kind, (key) => pipeline.markSourceChanged(key));
     reconciler = syncReconciler(deps, pipeline);
   } else {
     reconciler = lifecycleReconciler(deps);

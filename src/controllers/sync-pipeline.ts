@@ -11,13 +11,13 @@ import { render, revisionOf } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
-import { fetchSource, watchedRefOf } from '../source/index.js';
+import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ObjectWriter } from '../runtime/object-writer.js';
-import type { SourceWatches } from './source-watches.js';
+import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 
 /** Where a sync applies and with what. RemoteSync differs only in `target`. */
@@ -29,7 +29,8 @@ export interface PipelineDeps {
   target: KubeClient;
   targetDiscovery: Discovery;
   owned: OwnedObjects;
-  sources: SourceWatches;
+  /** Follows the objects sources reference (one metadata watch per kind). */
+  references: Pick<ReferencedObjects, 'ensureWatched'>;
   writer: ObjectWriter;
   events: EventRecorder;
   /** `syncprims.dev/origin` on objects in remote clusters. */
@@ -86,10 +87,19 @@ export class SyncPipeline {
   forget(key: string): void {
     this.state.delete(key);
     this.sourceChanged.delete(key);
-    void this.deps.sources.forget(key);
   }
 
   async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
+    const held: (() => void)[] = [];
+    try {
+      return await this.runHolding(held, key, obj, spec, base, log);
+    } finally {
+      for (const release of held) release();
+    }
+  }
+
+  /** `run`, with what it holds (the kinds it applies stay watched) in `held` until it ends. */
+  private async runHolding(held: (() => void)[], key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
     const prev = this.state.get(key);
@@ -99,12 +109,13 @@ export class SyncPipeline {
     }
     this.sourceChanged.delete(key);
 
-    const set = await this.fetchAndRender(key, obj, spec);
+    const set = await this.fetchAndRender(obj, spec);
     if ('reason' in set) {
       await this.fail(obj, base, set.reason, set.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     let status = await this.announceProgress(obj, base, set.revision, generation);
+    held.push(await this.deps.owned.prime(set.objects));
     const outcome = await this.applyAndPrune(obj, spec, set.objects, (base.inventory?.entries ?? []) as InventoryEntry[]);
     await this.announce(obj, outcome.applied, outcome.pruned, log);
     const now = Date.now();
@@ -141,14 +152,13 @@ export class SyncPipeline {
 
   /** The rendered set and its revision, or why there is none. */
   private async fetchAndRender(
-    key: string,
     obj: KubeObject,
     spec: SyncSpec,
   ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
     const owner = ownerOf(obj);
     // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
     // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
-    await this.deps.sources.watch(key, watchedRefOf(spec.source, owner.namespace)).catch(() => undefined);
+    await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, owner.namespace)).catch(() => undefined);
     try {
       const fetched = await fetchSource({
         client: this.deps.home,
@@ -188,8 +198,7 @@ export class SyncPipeline {
   private async applyAndPrune(obj: KubeObject, spec: SyncSpec, objects: KubeObject[], previous: InventoryEntry[]) {
     const owner = ownerOf(obj);
     const engine = new ApplyEngine(this.client(spec, owner), this.deps.targetDiscovery);
-    // What the objects are now comes from the owned-object watches (one GET fewer per object).
-    await this.deps.owned.prime(objects);
+    // What the objects are now comes from the owned-object watches (one GET fewer per object; primed by the caller).
     const applied = await engine.applyStaged(objects, {
       owner,
       force: spec.force ?? false,

@@ -15,6 +15,7 @@ export interface RequestOptions {
   /** Sent as JSON (YAML is a superset, so apply patches are JSON too). */
   body?: unknown;
   contentType?: string;
+  accept?: string;
   /** Whole-request deadline; default 30 s. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -169,7 +170,7 @@ export class KubeClient implements Requester {
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: http.OutgoingHttpHeaders = {
       ...(auth.headers as http.OutgoingHttpHeaders),
-      accept: 'application/json',
+      accept: opts.accept ?? 'application/json',
       'user-agent': this.userAgent,
       ...extraHeaders,
     };

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { KubeObject } from './resources.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -12,7 +12,7 @@ export interface WatchEvent<T = KubeObject> {
  * Reads a watch response: one JSON event per line, until the stream ends.
  * A stream destroyed with an error (or cut short) makes the iteration throw.
  */
-export async function* watchEvents<T = KubeObject>(res: IncomingMessage): AsyncGenerator<WatchEvent<T>> {
+export async function* watchEvents<T = KubeObject>(res: Readable): AsyncGenerator<WatchEvent<T>> {
   res.setEncoding('utf8');
   let rest = '';
   try {

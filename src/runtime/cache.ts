@@ -12,6 +12,8 @@ export interface InformerSelector {
   allNamespaces?: boolean;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Cache metadata only (see InformerOptions.metadataOnly). */
+  metadataOnly?: boolean;
 }
 
 export type CacheTuning = Pick<InformerOptions<KubeObject>, 'watchList' | 'watchTimeoutSeconds' | 'idleTimeoutMs' | 'backoff'>;
@@ -71,6 +73,19 @@ export class ClusterCache {
     await informer.stop();
   }
 
+  /**
+   * Every object every informer holds, by informer (`apiVersion|kind|namespace|labels|fields|metadata|full`):
+   * the debug endpoint `/debug/cache`, and tests that check what is (not) cached.
+   */
+  async dump(): Promise<{ informer: string; objects: KubeObject[] }[]> {
+    const out: { informer: string; objects: KubeObject[] }[] = [];
+    for (const [id, pending] of this.informers) {
+      const informer = await pending.catch(() => undefined);
+      if (informer) out.push({ informer: id, objects: informer.store.list() });
+    }
+    return out;
+  }
+
   /** How many informers are running (for tests and metrics). */
   get size(): number {
     return this.informers.size;
@@ -78,7 +93,8 @@ export class ClusterCache {
 
   private idOf(apiVersion: string, kind: string, selector: InformerSelector): string {
     const namespace = this.namespaceOf(selector);
-    return [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
+    const parts = [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''];
+    return [...parts, selector.metadataOnly ? 'metadata' : 'full'].join('|');
   }
 
   private namespaceOf(selector: InformerSelector): string | undefined {
@@ -102,6 +118,7 @@ export class ClusterCache {
       namespace: resource.namespaced ? selector.namespace : undefined,
       labelSelector: selector.labelSelector,
       fieldSelector: selector.fieldSelector,
+      metadataOnly: selector.metadataOnly,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       ...this.opts.tuning,

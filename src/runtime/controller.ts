@@ -50,6 +50,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private firstReconcile = true;
   private workers: Promise<void> | undefined;
   private readonly stopWorkers = new AbortController();
+  /** Why each queued key was queued, since its last reconcile began (logged with it). */
+  private readonly causes = new Map<string, Set<string>>();
 
   constructor(private readonly opts: ControllerOptions<T>) {
     this.queue = opts.queue ?? new WorkQueue({ metrics: opts.metrics?.queue(opts.name) });
@@ -57,7 +59,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     // Once the key is done, so it counts as pending only if it was queued again meanwhile.
     if (opts.afterReconcile) this.queue.onDone(opts.afterReconcile);
     opts.informer.onEvent((e) => {
-      if (needsReconcile(e)) this.queue.add(objectKey(e.object));
+      if (needsReconcile(e)) this.enqueue(objectKey(e.object), `${e.type} ${this.opts.kind}`);
     });
   }
 
@@ -65,8 +67,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     return this.opts.name;
   }
 
-  /** Reconcile this key soon (e.g. a watched dependency changed). */
-  enqueue(key: string): void {
+  /**
+   * Reconcile this key soon (e.g. a watched dependency changed). `cause`
+   * says why; the `reconciled` debug line lists the causes of each run (a
+   * run with none was brought by a timer: a requeue or a retry).
+   */
+  enqueue(key: string, cause = 'enqueued'): void {
+    if (this.queue.shuttingDown) return;
+    let causes = this.causes.get(key);
+    if (!causes) this.causes.set(key, (causes = new Set()));
+    if (causes.size < 8) causes.add(cause);
     this.queue.add(key);
   }
 
@@ -78,7 +88,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Starts the workers; every object already in the cache is queued once. */
   start(): void {
     if (this.workers) return;
-    for (const key of this.opts.informer.store.keys()) this.queue.add(key);
+    for (const key of this.opts.informer.store.keys()) this.enqueue(key, 'start');
     this.workers = runWorkers(this.queue, this.opts.concurrency, (key) => this.process(key), this.stopWorkers.signal, {
       onError: (err, key) => this.log.error({ err: String(err), key }, 'worker failed'),
     });
@@ -104,6 +114,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.opts.metrics?.firstReconcileCacheObjects.set({ controller: this.name }, cached);
       log.info({ cached }, 'first reconcile: objects of this kind in the cache');
     }
+    const causes = [...(this.causes.get(key) ?? ['requeue or retry'])];
+    this.causes.delete(key);
     const end = this.opts.metrics?.reconcileTime.startTimer({ controller: this.name });
     const started = performance.now();
     try {
@@ -115,7 +127,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       } else {
         this.count('success');
       }
-      log.debug({ ms: Math.round(performance.now() - started), requeueAfterMs: result?.requeueAfterMs }, 'reconciled');
+      log.debug({ ms: Math.round(performance.now() - started), requeueAfterMs: result?.requeueAfterMs, causes }, 'reconciled');
     } catch (err) {
       this.handleError(key, err, log);
     } finally {

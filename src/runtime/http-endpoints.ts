@@ -20,9 +20,19 @@ async function listen(server: http.Server, addr: string): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** `/healthz` (alive) and `/readyz` (ready once `ready()` says so). */
-export async function serveHealth(addr: string, ready: () => boolean): Promise<{ server: http.Server; port: number }> {
+/** A JSON document served at a path, made afresh for each request. */
+export type DebugRoutes = Record<string, () => Promise<unknown>>;
+
+/** `/healthz` (alive) and `/readyz` (ready once `ready()` says so); `debug`: more paths, JSON. */
+export async function serveHealth(addr: string, ready: () => boolean, debug: DebugRoutes = {}): Promise<{ server: http.Server; port: number }> {
   const server = http.createServer((req, res) => {
+    const route = debug[req.url ?? ''];
+    if (route) {
+      route()
+        .then((doc) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc)))
+        .catch((err: unknown) => res.writeHead(500).end(String(err)));
+      return;
+    }
     const ok = req.url === '/healthz' || (req.url === '/readyz' && ready());
     const known = req.url === '/healthz' || req.url === '/readyz';
     res.writeHead(known ? (ok ? 200 : 503) : 404, { 'content-type': 'text/plain' });

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { KubeClient, Query } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
@@ -36,6 +36,15 @@ export interface InformerOptions<T extends KubeObject> {
   idleTimeoutMs?: number;
   backoff?: { initialMs: number; maxMs: number };
   listPageSize?: number;
+  /**
+   * Read objects as metadata only (`PartialObjectMetadata`, as
+   * controller-runtime's metadata watches do), and keep of each only its
+   * name, namespace, uid, resourceVersion, labels and deletionTimestamp: no
+   * annotations (`last-applied-configuration` holds a Secret's whole data),
+   * no content. For objects whose changes matter but whose content is read
+   * when it is used (ConfigMaps and Secrets that syncs reference).
+   */
+  metadataOnly?: boolean;
   /** Applied to each object before it is stored; the default drops managedFields. */
   transform?: (obj: T) => T;
   logger?: Logger;
@@ -43,6 +52,8 @@ export interface InformerOptions<T extends KubeObject> {
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';
+const METADATA_LIST_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json';
 
 interface List<T> {
   metadata: { resourceVersion: string; continue?: string };
@@ -64,7 +75,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private resourceVersion: string | undefined;
   private readonly handlers = new Set<InformerHandler<T>>();
   private readonly abort = new AbortController();
-  private stream: IncomingMessage | undefined;
+  private stream: Readable | undefined;
   private running: Promise<void> | undefined;
   private synced = false;
   private syncWaiters: (() => void)[] = [];
@@ -74,7 +85,9 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   constructor(private readonly opts: InformerOptions<T>) {
     const r = opts.resource;
-    this.label = { cluster: opts.client.name, resource: r.group ? `${r.resource}.${r.group}` : r.resource };
+    const resource = r.group ? `${r.resource}.${r.group}` : r.resource;
+    // A metadata informer and a full one of the same resource are told apart in metrics.
+    this.label = { cluster: opts.client.name, resource: opts.metadataOnly ? `${resource}/metadata` : resource };
     this.log = (opts.logger ?? silentLogger).child({ informer: this.label.resource, cluster: this.label.cluster });
     this.watchListRefused = opts.watchList === 'never';
   }
@@ -193,6 +206,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const page = await this.opts.client.request<List<T>>({
         path: this.path(),
         query: { ...this.selectors(), limit: this.opts.listPageSize ?? 500, continue: token },
+        accept: this.opts.metadataOnly ? METADATA_LIST_ONLY : undefined,
         timeoutMs: 60_000,
         signal: this.abort.signal,
       });
@@ -213,7 +227,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.log.debug('watch ended (server timeout): resuming');
   }
 
-  private async openWatch(extra: Query): Promise<IncomingMessage> {
+  private async openWatch(extra: Query): Promise<Readable> {
     const base = this.opts.watchTimeoutSeconds ?? 300;
     const res = await this.opts.client.stream({
       path: this.path(),
@@ -224,10 +238,13 @@ export class Informer<T extends KubeObject = KubeObject> {
         timeoutSeconds: Math.round(base * (1 + Math.random() * 0.1)),
         ...extra,
       },
+      accept: this.opts.metadataOnly ? METADATA_ONLY : undefined,
       idleTimeoutMs: this.opts.idleTimeoutMs ?? 120_000,
       signal: this.abort.signal,
     });
     this.stream = res;
+    this.opts.metrics?.watches.inc(this.label);
+    res.once('close', () => this.opts.metrics?.watches.dec(this.label));
     return res;
   }
 
@@ -295,9 +312,19 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private transform(obj: T): T {
     if (this.opts.transform) return this.opts.transform(obj);
+    if (this.opts.metadataOnly) return this.metadataOf(obj);
     if (obj.metadata.managedFields === undefined) return obj;
     const { managedFields: _dropped, ...metadata } = obj.metadata;
     return { ...obj, metadata };
+  }
+
+  /** What a metadata-only informer keeps of an object (no annotations: see `metadataOnly`). */
+  private metadataOf(obj: T): T {
+    const { name, namespace, uid, resourceVersion, labels, deletionTimestamp } = obj.metadata;
+    const metadata: KubeObject['metadata'] = { name, namespace, uid, resourceVersion };
+    if (labels) metadata.labels = labels;
+    if (deletionTimestamp) metadata.deletionTimestamp = deletionTimestamp;
+    return { apiVersion: this.apiVersion(), kind: this.opts.resource.kind, metadata } as T;
   }
 
   private path(): string {

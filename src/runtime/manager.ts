@@ -6,7 +6,7 @@ import { Discovery } from '../kube/discovery.js';
 import { ClusterCache, type CacheTuning } from './cache.js';
 import type { Controller } from './controller.js';
 import { EventRecorder } from './events.js';
-import { closeServer, serveHealth, serveMetrics } from './http-endpoints.js';
+import { closeServer, serveHealth, serveMetrics, type DebugRoutes } from './http-endpoints.js';
 import { LeaderElector } from './leader-election.js';
 import type { Logger } from './logger.js';
 import { OperatorMetrics } from './metrics.js';
@@ -26,6 +26,8 @@ export interface ManagerOptions {
   namespace?: string;
   metricsAddr?: string;
   healthAddr?: string;
+  /** Serve `/debug/cache` (every cached object, as JSON) on the health address. */
+  debugEndpoints?: boolean;
   leaderElection?: LeaderElectionOptions;
   tuning?: CacheTuning;
   metrics?: OperatorMetrics;
@@ -50,6 +52,7 @@ export class Manager {
   private elector: LeaderElector | undefined;
   private primed = false;
   private stopping = false;
+  private shutdownDone: Promise<void> | undefined;
   private readonly done = new AbortController();
   private readonly identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
   /** The ports the endpoints listen on (useful with port 0). */
@@ -78,7 +81,8 @@ export class Manager {
   /** Serves the endpoints, primes the caches, then runs the controllers (as leader, if elected). */
   async start(factories: ControllerFactory[]): Promise<void> {
     if (this.opts.healthAddr) {
-      const health = await serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping);
+      const debug: DebugRoutes = this.opts.debugEndpoints ? { '/debug/cache': () => this.cache.dump() } : {};
+      const health = await serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping, debug);
       this.servers.push(health.server);
       this.ports.health = health.port;
     }
@@ -107,9 +111,17 @@ export class Manager {
     });
   }
 
-  /** Graceful: stop taking work, finish in-flight reconciles, release the lease, stop watching. */
-  async shutdown(graceMs = 30_000): Promise<void> {
-    if (this.stopping) return;
+  /**
+   * Graceful: stop taking work, finish in-flight reconciles (for up to
+   * `graceMs`), release the lease, stop watching. Called again, it returns
+   * the shutdown already under way.
+   */
+  shutdown(graceMs = 30_000): Promise<void> {
+    this.shutdownDone ??= this.shutDownOnce(graceMs);
+    return this.shutdownDone;
+  }
+
+  private async shutDownOnce(graceMs: number): Promise<void> {
     this.stopping = true;
     this.log.info('shutting down: finishing in-flight reconciles');
     await Promise.all(this.controllers.map((c) => c.stop(graceMs)));

@@ -96,6 +96,18 @@ export class OperatorMetrics {
     labelNames: ['cluster', 'resource', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly watches = new Gauge({
+    name: 'syncprims_watches',
+    help: 'Watch streams open, per cluster and resource',
+    labelNames: ['cluster', 'resource'] as const,
+    registers: [this.registry],
+  });
+  readonly referenceWakes = new Counter({
+    name: 'syncprims_reference_wakes_total',
+    help: 'Reconciles queued because an object that a sync references (a source ConfigMap, Secret or Flux object) changed',
+    labelNames: ['controller', 'kind'] as const,
+    registers: [this.registry],
+  });
   readonly clusterRequests = new Counter({
     name: 'syncprims_cluster_requests_total',
     help: 'Requests sent to each cluster, by method and status code',

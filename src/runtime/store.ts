@@ -58,6 +58,13 @@ export class ObjectStore<T extends KubeObject = KubeObject> {
     return [...(index.get(value) ?? [])].map((k) => this.items.get(k)).filter((o): o is T => o !== undefined);
   }
 
+  /** How many objects have `value` in the index (without building the list). */
+  countByIndex(name: string, value: string): number {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`no index named ${name}`);
+    return index.get(value)?.size ?? 0;
+  }
+
   /** Inserts or replaces; returns the previous object. */
   upsert(obj: T): T | undefined {
     const key = objectKey(obj);

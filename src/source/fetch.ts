@@ -42,15 +42,27 @@ interface Context extends FetchSourceOptions {
 }
 
 /**
- * The object whose changes change a source (its ConfigMap, Secret or Flux
- * source object), known from the spec alone: watched even while it is missing
- * or not ready, so its arrival is noticed at once.
+ * The objects whose changes change a source (its ConfigMap, Secret or Flux
+ * source object; an http source's CA and headers Secrets), known from the
+ * spec alone: followed even while they are missing or not ready, so their
+ * arrival is noticed at once. Read from a cached, unvalidated spec: anything
+ * malformed is skipped (validation reports it).
  */
-export function watchedRefOf(source: SyncSource | undefined, namespace: string): ObjectRef | undefined {
-  if (source?.configMap) return { apiVersion: 'v1', kind: 'ConfigMap', name: source.configMap.name, namespace };
-  if (source?.secret) return { apiVersion: 'v1', kind: 'Secret', name: source.secret.name, namespace };
-  if (source?.artifact) return { ...source.artifact, namespace };
-  return undefined;
+export function referencedObjectsOf(source: unknown, namespace: string): ObjectRef[] {
+  const s = (source ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const refs: ObjectRef[] = [];
+  const add = (apiVersion: unknown, kind: unknown, name: unknown): void => {
+    if (typeof apiVersion === 'string' && typeof kind === 'string' && typeof name === 'string' && name !== '') {
+      refs.push({ apiVersion, kind, name, namespace });
+    }
+  };
+  add('v1', 'ConfigMap', s.configMap?.name);
+  add('v1', 'Secret', s.secret?.name);
+  add(s.artifact?.apiVersion, s.artifact?.kind, s.artifact?.name);
+  const http = s.http as { caSecretRef?: { name?: unknown }; headersSecretRef?: { name?: unknown } } | undefined;
+  add('v1', 'Secret', http?.caSecretRef?.name);
+  add('v1', 'Secret', http?.headersSecretRef?.name);
+  return refs;
 }
 
 /** Reads a sync's source and parses its objects. Every failure is a SourceError. */

@@ -6,4 +6,4 @@ export { extractTarGz, type ArchiveFiles, type ArchiveLimits } from './archive.j
 export { selectManifests, type ManifestFile } from './select.js';
 export { digestOf, displayUrl, verifyDigest } from './http.js';
 export type { ObjectRef } from './kube-refs.js';
-export { fetchSource, isArchive, watchedRefOf, type FetchSourceOptions, type FetchedSource } from './fetch.js';
+export { fetchSource, isArchive, referencedObjectsOf, type FetchSourceOptions, type FetchedSource } from './fetch.js';

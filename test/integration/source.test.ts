@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SyncSource } from '../../src/api/source.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { fetchSource, SourceError, watchedRefOf, type FetchSourceOptions } from '../../src/source/index.js';
+import { fetchSource, SourceError, referencedObjectsOf, type FetchSourceOptions } from '../../src/source/index.js';
 import { closeClients, clusterClient } from '../support/controlplane.js';
 import { createGitRepository, FLUX_SOURCE_API_VERSION, installGitRepositoryCrd, setArtifact } from '../support/flux.js';
 import { useTestNamespace } from '../support/namespace.js';
@@ -184,7 +184,7 @@ describe('ConfigMap and Secret sources', () => {
     expect(names(got.objects)).toEqual(['ConfigMap/from-a', 'ConfigMap/from-b-1', 'ConfigMap/from-b-2', 'ConfigMap/from-c']);
     expect(got.revision).toBeUndefined();
     expect(got.origin).toBe(`ConfigMap ${namespace()}/manifests`);
-    expect(watchedRefOf({ configMap: { name: 'manifests' } }, namespace())).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', name: 'manifests', namespace: namespace() });
+    expect(referencedObjectsOf({ configMap: { name: 'manifests' } }, namespace())).toEqual([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'manifests', namespace: namespace() }]);
   });
 
   test('one key', async () => {
@@ -196,7 +196,7 @@ describe('ConfigMap and Secret sources', () => {
     const got = await fetch({ secret: { name: 'manifests' } });
     expect(names(got.objects)).toEqual(['ConfigMap/secret-1', 'ConfigMap/secret-2']);
     expect(got.objects[0]?.data).toEqual({ mode: 420 });
-    expect(watchedRefOf({ secret: { name: 'manifests' } }, namespace())).toEqual({ apiVersion: 'v1', kind: 'Secret', name: 'manifests', namespace: namespace() });
+    expect(referencedObjectsOf({ secret: { name: 'manifests' } }, namespace())).toEqual([{ apiVersion: 'v1', kind: 'Secret', name: 'manifests', namespace: namespace() }]);
   });
 
   test('errors say which object, key, document and line', async () => {
@@ -225,7 +225,7 @@ describe('http', () => {
     expect(got.objects[0]?.data).toEqual({ mode: 420 });
     expect(got.revision).toBe(sha256(APP_YAML));
     expect(got.origin).toBe(`${base}/app.yaml`);
-    expect(watchedRefOf({ http: { url: `${base}/app.yaml` } }, namespace())).toBeUndefined();
+    expect(referencedObjectsOf({ http: { url: `${base}/app.yaml` } }, namespace())).toEqual([]);
   });
 
   test('an archive, whole or by paths; told by suffix or by gzip magic', async () => {
@@ -412,7 +412,7 @@ describe('Flux artifact', () => {
     expect(names(got.objects)).toEqual(['ConfigMap/art-1', 'ConfigMap/art-2', 'ConfigMap/art-3']);
     expect(got.revision).toBe(revision);
     expect(got.origin).toBe(`GitRepository ${ns}/repo`);
-    expect(watchedRefOf(source('repo'), ns)).toEqual({ apiVersion: FLUX_SOURCE_API_VERSION, kind: 'GitRepository', name: 'repo', namespace: ns });
+    expect(referencedObjectsOf(source('repo'), ns)).toEqual([{ apiVersion: FLUX_SOURCE_API_VERSION, kind: 'GitRepository', name: 'repo', namespace: ns }]);
   });
 
   test('a digest that does not match the tarball is refused', async () => {
