@@ -1,0 +1,174 @@
+import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+
+/**
+ * Kubeconfigs that come from Secrets (RemoteSync, ProxySync, and the CLI
+ * following them) are checked here, before any use, and built into a
+ * KubeConfig from the checked fields only. A tenant who can write a Secret
+ * must not make the operator (or an admin's CLI) run a command, read a file
+ * on its machine (such as the operator's own service-account token), or talk
+ * to a server whose certificate is not verified.
+ */
+
+export interface KubeconfigPolicy {
+  /** Accept `exec` and `auth-provider` users (`--allow-kubeconfig-exec`). */
+  allowExec?: boolean;
+  /** Accept `insecure-skip-tls-verify: true` (`--allow-insecure-kubeconfig-tls`). */
+  allowInsecureTls?: boolean;
+}
+
+/** A kubeconfig that cannot be used, and why; the message names no credential. */
+export class KubeconfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KubeconfigError';
+  }
+}
+
+type Raw = Record<string, unknown>;
+
+interface Named<T> {
+  name: string;
+  body: T;
+}
+
+/** Fields that name a file on the machine that reads the kubeconfig: always refused. */
+const FILE_FIELDS: Record<string, string> = {
+  'certificate-authority': 'certificate-authority-data',
+  'client-certificate': 'client-certificate-data',
+  'client-key': 'client-key-data',
+  tokenFile: 'token',
+};
+
+/**
+ * Parses and checks a kubeconfig; `origin` names where it came from in
+ * messages (e.g. `Secret team/edge-1-kubeconfig key value`). Every cluster,
+ * user and context is checked, used or not. Returns a KubeConfig holding the
+ * checked fields of the current context's cluster and user.
+ */
+export function checkedKubeconfig(text: string, origin: string, policy: KubeconfigPolicy = {}): KubeConfig {
+  const raw = parseDocument(text, origin);
+  const clusters = namedList(raw.clusters, 'cluster', origin);
+  const users = namedList(raw.users, 'user', origin);
+  const contexts = namedList(raw.contexts, 'context', origin);
+  for (const c of clusters) checkCluster(c, origin, policy);
+  for (const u of users) checkUser(u, origin, policy);
+  const context = currentContext(raw, contexts, origin);
+  const cluster = clusters.find((c) => c.name === context.cluster);
+  const user = users.find((u) => u.name === context.user);
+  if (!cluster) throw new KubeconfigError(`${origin}: context "${context.name}" names cluster "${context.cluster}", which is not in the kubeconfig`);
+  if (!user) throw new KubeconfigError(`${origin}: context "${context.name}" names user "${context.user}", which is not in the kubeconfig`);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [clusterOf(cluster)],
+    users: [userOf(user)],
+    contexts: [{ name: context.name, cluster: cluster.name, user: user.name, namespace: context.namespace }],
+    currentContext: context.name,
+  });
+  return kc;
+}
+
+function parseDocument(text: string, origin: string): Raw {
+  let doc: unknown;
+  try {
+    doc = parse(text, { version: '1.1' });
+  } catch (err) {
+    // The parser's own message may quote the text, which may be a credential: only the position is told.
+    const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    throw new KubeconfigError(`${origin}: not a kubeconfig: invalid YAML${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}`);
+  }
+  if (!isObject(doc) || (doc.kind !== undefined && doc.kind !== 'Config')) {
+    throw new KubeconfigError(`${origin}: not a kubeconfig (want a YAML document of kind Config with clusters, users and contexts)`);
+  }
+  return doc;
+}
+
+function namedList(value: unknown, field: 'cluster' | 'user' | 'context', origin: string): Named<Raw>[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new KubeconfigError(`${origin}: ${field}s must be a list`);
+  return value.map((entry: unknown, i) => {
+    if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '' || !isObject(entry[field])) {
+      throw new KubeconfigError(`${origin}: ${field}s[${i}] needs a name and a ${field}`);
+    }
+    return { name: entry.name, body: entry[field] };
+  });
+}
+
+function checkCluster({ name, body }: Named<Raw>, origin: string, policy: KubeconfigPolicy): void {
+  refuseFiles(body, `cluster "${name}"`, origin);
+  if (typeof body.server !== 'string' || !/^https?:\/\//.test(body.server)) {
+    throw new KubeconfigError(`${origin}: cluster "${name}" has no server URL (want https://host:port)`);
+  }
+  if (body['insecure-skip-tls-verify'] === true && !policy.allowInsecureTls) {
+    throw new KubeconfigError(
+      `${origin}: cluster "${name}" sets insecure-skip-tls-verify, so its server's certificate would not be checked: refused; set certificate-authority-data, or run the operator with --allow-insecure-kubeconfig-tls`,
+    );
+  }
+}
+
+function checkUser({ name, body }: Named<Raw>, origin: string, policy: KubeconfigPolicy): void {
+  refuseFiles(body, `user "${name}"`, origin);
+  for (const [field, what] of [
+    ['exec', 'runs a command to get its credentials'],
+    ['auth-provider', 'uses an auth-provider plugin'],
+  ] as const) {
+    if (body[field] !== undefined && body[field] !== null && !policy.allowExec) {
+      throw new KubeconfigError(
+        `${origin}: user "${name}" ${what} (${field}): refused, since a tenant's kubeconfig must not run anything on the operator's machine; use a token or a client certificate, or run the operator with --allow-kubeconfig-exec`,
+      );
+    }
+  }
+}
+
+function refuseFiles(body: Raw, what: string, origin: string): void {
+  for (const [field, inline] of Object.entries(FILE_FIELDS)) {
+    if (body[field] === undefined || body[field] === null || body[field] === '') continue;
+    throw new KubeconfigError(
+      `${origin}: ${what} names a file (${field}): refused, since it would be read on the operator's machine; put the content inline (${inline})`,
+    );
+  }
+}
+
+function currentContext(raw: Raw, contexts: Named<Raw>[], origin: string): Context {
+  const wanted = typeof raw['current-context'] === 'string' && raw['current-context'] !== '' ? raw['current-context'] : undefined;
+  const found = wanted ? contexts.find((c) => c.name === wanted) : contexts.length === 1 ? contexts[0] : undefined;
+  if (!found) {
+    const why = wanted ? `current-context "${wanted}" is not among its contexts` : 'it sets no current-context (and has not exactly one context)';
+    throw new KubeconfigError(`${origin}: ${why}`);
+  }
+  const { cluster, user, namespace } = found.body;
+  if (typeof cluster !== 'string' || typeof user !== 'string') throw new KubeconfigError(`${origin}: context "${found.name}" needs a cluster and a user`);
+  return { name: found.name, cluster, user, namespace: typeof namespace === 'string' ? namespace : undefined };
+}
+
+function clusterOf({ name, body }: Named<Raw>): Cluster {
+  return {
+    name,
+    server: String(body.server),
+    caData: str(body['certificate-authority-data']),
+    tlsServerName: str(body['tls-server-name']),
+    skipTLSVerify: body['insecure-skip-tls-verify'] === true,
+    proxyUrl: str(body['proxy-url']),
+  };
+}
+
+function userOf({ name, body }: Named<Raw>): User {
+  return {
+    name,
+    token: str(body.token),
+    certData: str(body['client-certificate-data']),
+    keyData: str(body['client-key-data']),
+    username: str(body.username),
+    password: str(body.password),
+    exec: body.exec ?? undefined,
+    authProvider: body['auth-provider'] ?? undefined,
+  };
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function isObject(v: unknown): v is Raw {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
