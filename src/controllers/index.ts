@@ -114,16 +114,13 @@ function kindController(
     const pipeline: SyncPipeline = new SyncPipeline({
       home: m.client,
       homeDiscovery: m.cache.discovery,
-      target: m.client,
-      targetDiscovery: m.cache.discovery,
-      owned,
       references: shared.references,
       writer,
       events: m.events,
       concurrency: settings.concurrency * 2,
     });
     shared.onReferenceChange.set(kind, (key) => pipeline.markSourceChanged(key));
-    reconciler = syncReconciler(deps, pipeline);
+    reconciler = syncReconciler(deps, pipeline, { id: 'home', client: m.client, discovery: m.cache.discovery, owned });
   } else {
     reconciler = lifecycleReconciler(deps);
   }

@@ -20,26 +20,33 @@ import type { ObjectWriter } from '../runtime/object-writer.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 
-/** Where a sync applies and with what. RemoteSync differs only in `target`. */
+/** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
+export interface ApplyTarget {
+  /** Names the cluster in the pipeline's memory: a sync moved to another cluster runs in full. */
+  id: string;
+  client: KubeClient;
+  discovery: Discovery;
+  /** That cluster's owned-object informers. */
+  owned: OwnedObjects;
+  /** `syncprims.dev/origin` on objects in remote clusters. */
+  origin?: string;
+}
+
+/** What the pipeline works with, whatever the target. */
 export interface PipelineDeps {
   /** The cluster the sync object and its source objects live in, and its discovery. */
   home: KubeClient;
   homeDiscovery: Discovery;
-  /** The cluster the objects are applied to (the home cluster for a Sync). */
-  target: KubeClient;
-  targetDiscovery: Discovery;
-  owned: OwnedObjects;
   /** Follows the objects sources reference (one metadata watch per kind). */
   references: Pick<ReferencedObjects, 'ensureWatched'>;
   writer: ObjectWriter;
   events: EventRecorder;
-  /** `syncprims.dev/origin` on objects in remote clusters. */
-  origin?: string;
   concurrency: number;
 }
 
 /** What the pipeline remembers of a sync between reconciles (lost on restart: then it re-checks). */
 interface AppliedState {
+  target: string;
   generation?: number;
   revision: string;
   requestedAt?: string;
@@ -73,11 +80,11 @@ export class SyncPipeline {
   }
 
   /** Prunes everything the sync owns (deletionPolicy Delete); throws to be retried. */
-  async finalize(obj: KubeObject, spec: SyncSpec | undefined, log: Logger): Promise<void> {
+  async finalize(obj: KubeObject, spec: SyncSpec | undefined, target: ApplyTarget, log: Logger): Promise<void> {
     this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
     const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []) as InventoryEntry[];
     if (spec?.deletionPolicy === 'Orphan' || entries.length === 0) return;
-    const engine = new ApplyEngine(spec ? this.client(spec, ownerOf(obj)) : this.deps.target, this.deps.targetDiscovery);
+    const engine = new ApplyEngine(spec ? clientFor(target, spec, ownerOf(obj)) : target.client, target.discovery);
     const results = await engine.prune(entries, ownerOf(obj), this.deps.concurrency);
     const failures = results.filter((r) => r.action === 'failed');
     if (failures.length > 0) throw new Error(`pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`);
@@ -89,37 +96,39 @@ export class SyncPipeline {
     this.sourceChanged.delete(key);
   }
 
-  async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
+  async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, target: ApplyTarget, log: Logger): Promise<ReconcileResult> {
     const held: (() => void)[] = [];
     try {
-      return await this.runHolding(held, key, obj, spec, base, log);
+      return await this.runHolding(held, { key, obj, spec, target }, base, log);
     } finally {
       for (const release of held) release();
     }
   }
 
   /** `run`, with what it holds (the kinds it applies stay watched) in `held` until it ends. */
-  private async runHolding(held: (() => void)[], key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
+  private async runHolding(held: (() => void)[], run: Run, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
+    const { key, obj, spec, target } = run;
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
     const prev = this.state.get(key);
     const requestedAt = obj.metadata.annotations?.['syncprims.dev/reconcile-requested-at'];
-    if (prev && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
-      return this.report(obj, spec, base, prev, log);
+    if (prev && prev.target === target.id && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
+      return this.report(run, base, prev, log);
     }
     this.sourceChanged.delete(key);
 
-    const set = await this.fetchAndRender(obj, spec);
+    const set = await this.fetchAndRender(obj, spec, target);
     if ('reason' in set) {
       await this.fail(obj, base, set.reason, set.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     let status = await this.announceProgress(obj, base, set.revision, generation);
-    held.push(await this.deps.owned.prime(set.objects));
-    const outcome = await this.applyAndPrune(obj, spec, set.objects, (base.inventory?.entries ?? []) as InventoryEntry[]);
+    held.push(await target.owned.prime(set.objects));
+    const outcome = await this.applyAndPrune(run, set.objects, (base.inventory?.entries ?? []) as InventoryEntry[]);
     await this.announce(obj, outcome.applied, outcome.pruned, log);
     const now = Date.now();
     const state: AppliedState = {
+      target: target.id,
       generation,
       revision: set.revision,
       requestedAt,
@@ -137,7 +146,7 @@ export class SyncPipeline {
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
-    return this.report(obj, spec, status, state, log);
+    return this.report(run, status, state, log);
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */
@@ -154,6 +163,7 @@ export class SyncPipeline {
   private async fetchAndRender(
     obj: KubeObject,
     spec: SyncSpec,
+    target: ApplyTarget,
   ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
     const owner = ownerOf(obj);
     // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
@@ -171,8 +181,8 @@ export class SyncPipeline {
         owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' | 'ProxySync' },
         defaultNamespace: spec.defaultNamespace,
         commonMetadata: spec.commonMetadata,
-        origin: this.deps.origin,
-        scopeOf: (apiVersion, kind) => scopeOf(this.deps.targetDiscovery, apiVersion, kind),
+        origin: target.origin,
+        scopeOf: (apiVersion, kind) => scopeOf(target.discovery, apiVersion, kind),
       });
       if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: rendered.errors.join('; ') };
       if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: rendered.errors.join('; ') };
@@ -195,15 +205,15 @@ export class SyncPipeline {
   }
 
   /** Applies the set, then prunes what left it, but only after a complete apply. */
-  private async applyAndPrune(obj: KubeObject, spec: SyncSpec, objects: KubeObject[], previous: InventoryEntry[]) {
+  private async applyAndPrune({ obj, spec, target }: Run, objects: KubeObject[], previous: InventoryEntry[]) {
     const owner = ownerOf(obj);
-    const engine = new ApplyEngine(this.client(spec, owner), this.deps.targetDiscovery);
+    const engine = new ApplyEngine(clientFor(target, spec, owner), target.discovery);
     // What the objects are now comes from the owned-object watches (one GET fewer per object; primed by the caller).
     const applied = await engine.applyStaged(objects, {
       owner,
       force: spec.force ?? false,
       concurrency: this.deps.concurrency,
-      live: this.deps.owned,
+      live: target.owned,
     });
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
@@ -233,18 +243,12 @@ export class SyncPipeline {
   }
 
   /** Health from the cache: Ready, InProgress (wait, woken by watches) or HealthCheckFailed. */
-  private async report(
-    obj: KubeObject,
-    spec: SyncSpec,
-    base: SyncStatusDraft,
-    state: AppliedState,
-    log: Logger,
-  ): Promise<ReconcileResult> {
+  private async report({ obj, spec, target }: Run, base: SyncStatusDraft, state: AppliedState, log: Logger): Promise<ReconcileResult> {
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
     const entries = state.inventory;
-    await this.deps.owned.track(entries);
-    const health = await this.deps.owned.health(entries, state.fresh);
+    await target.owned.track(entries);
+    const health = await target.owned.health(entries, state.fresh);
     const summary = summarize(health.map((h) => h.status));
     let status: SyncStatusDraft = { ...base, summary, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision };
     const notReady = health.filter((h) => h.status !== 'Current');
@@ -275,11 +279,21 @@ export class SyncPipeline {
     }
   }
 
-  private client(spec: SyncSpec, owner: Owner): Requester {
-    if (!spec.serviceAccountName) return this.deps.target;
-    const user = `system:serviceaccount:${owner.namespace}:${spec.serviceAccountName}`;
-    return this.deps.target.impersonate(user, ['system:serviceaccounts', `system:serviceaccounts:${owner.namespace}`]);
-  }
+}
+
+/** One reconcile's sync, spec and target. */
+interface Run {
+  key: string;
+  obj: KubeObject;
+  spec: SyncSpec;
+  target: ApplyTarget;
+}
+
+/** The target's client, as the sync's service account when it names one. */
+function clientFor(target: ApplyTarget, spec: SyncSpec, owner: Owner): Requester {
+  if (!spec.serviceAccountName) return target.client;
+  const user = `system:serviceaccount:${owner.namespace}:${spec.serviceAccountName}`;
+  return target.client.impersonate(user, ['system:serviceaccounts', `system:serviceaccounts:${owner.namespace}`]);
 }
 
 export function ownerOf(obj: KubeObject): Owner {
