@@ -26,6 +26,8 @@ export const Reason = {
   HealthCheckFailed: 'HealthCheckFailed',
   PruneFailed: 'PruneFailed',
   ClusterUnreachable: 'ClusterUnreachable',
+  /** The kubeconfig in the cluster's Secret is refused (exec, file paths, insecure TLS) or malformed. */
+  InvalidKubeconfig: 'InvalidKubeconfig',
   OwnershipConflict: 'OwnershipConflict',
   RemoteNotReady: 'RemoteNotReady',
   CRDNotInstalled: 'CRDNotInstalled',

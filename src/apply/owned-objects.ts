@@ -13,7 +13,7 @@ export type OwnerListener = (owner: Owner) => void;
 export const INVENTORY_KINDS_INDEX = 'syncprims.dev/inventory-kinds';
 
 /** Owned objects of every namespace that carry the owner labels. */
-const SELECTOR: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL };
+const OWNED: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL };
 
 /** The syncs whose inventories say which kinds are needed: their informers. */
 type Holders = Pick<Informer<KubeObject>, 'store' | 'onEvent'>[];
@@ -34,7 +34,15 @@ export class OwnedObjects implements LiveObjects {
   private readonly holds = new Map<string, number>();
   private holders: Holders = [];
 
-  constructor(private readonly cache: ClusterCache) {}
+  private readonly selector: InformerSelector;
+
+  /** `labelSelector`: more than the owner labels (in a remote cluster: `syncprims.dev/origin=<id>`). */
+  constructor(
+    private readonly cache: ClusterCache,
+    opts: { labelSelector?: string } = {},
+  ) {
+    this.selector = opts.labelSelector ? { ...OWNED, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED;
+  }
 
   /**
    * Keeps an informer only while some sync needs its kind: while a
@@ -129,7 +137,7 @@ export class OwnedObjects implements LiveObjects {
     let pending = this.informers.get(apiVersionAndKind);
     if (!pending) {
       const [apiVersion, kind] = apiVersionAndKind.split('|') as [string, string];
-      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, SELECTOR).then((informer) => {
+      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, this.selector).then((informer) => {
         if (this.informers.get(apiVersionAndKind) === created) {
           this.unsubscribers.set(apiVersionAndKind, informer.onEvent((e) => this.notify(e.object)));
           this.primed.set(apiVersionAndKind, informer);
@@ -165,7 +173,7 @@ export class OwnedObjects implements LiveObjects {
     this.unsubscribers.get(apiVersionAndKind)?.();
     this.unsubscribers.delete(apiVersionAndKind);
     const [apiVersion = '', kind = ''] = apiVersionAndKind.split('|');
-    await this.cache.release(apiVersion, kind, SELECTOR);
+    await this.cache.release(apiVersion, kind, this.selector);
   }
 
   private notify(obj: KubeObject): void {

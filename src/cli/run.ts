@@ -24,6 +24,9 @@ interface RunFlags {
   logLevel: string;
   allowCrossNamespaceRefs?: boolean;
   enableDebugEndpoints?: boolean;
+  clusterId?: string;
+  allowKubeconfigExec?: boolean;
+  allowInsecureKubeconfigTls?: boolean;
 }
 
 /** `syncprims run`: the operator. */
@@ -40,6 +43,9 @@ export function addRunCommand(program: Command): void {
     .option('--health-addr <addr>', 'where /healthz and /readyz listen', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
     .option('--allow-cross-namespace-refs', 'let dependsOn name syncs in other namespaces (default: refused, reason Forbidden)')
+    .option('--cluster-id <id>', 'the syncprims.dev/origin label on objects applied to remote clusters (default: the uid of the kube-system namespace)')
+    .option('--allow-kubeconfig-exec', 'accept kubeconfigs in Secrets whose user runs a command (exec) or an auth-provider (default: refused)')
+    .option('--allow-insecure-kubeconfig-tls', 'accept kubeconfigs in Secrets with insecure-skip-tls-verify (default: refused)')
     .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
     .action(run);
 }
@@ -78,13 +84,27 @@ async function run(flags: RunFlags): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
   log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
-  await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs }));
+  const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
+  const kubeconfigPolicy = { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false };
+  const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
+  log.info({ clusterId, ...kubeconfigPolicy }, 'remote clusters');
+  await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent }));
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await manager.shutdown(SHUTDOWN_GRACE_MS);
   client.close();
   // Done: exit now rather than wait for timers and sockets that nothing needs any more.
   process.exit();
+}
+
+/** The managing cluster's id by default: the uid of its kube-system namespace (stable for the cluster's life). */
+async function kubeSystemUid(client: KubeClient): Promise<string> {
+  try {
+    const ns = await client.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' });
+    return ns.metadata.uid;
+  } catch (err) {
+    throw new Error(`cannot read the kube-system namespace for the default --cluster-id (${err instanceof Error ? err.message : String(err)}): pass --cluster-id`, { cause: err });
+  }
 }
 
 function defaultKubeConfig(): KubeConfig {

@@ -10,7 +10,10 @@ import { ObjectWriter } from '../runtime/object-writer.js';
 import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
 import { lifecycleReconciler, type LifecycleDeps } from './lifecycle.js';
+import { ClusterRegistry } from '../clusters/registry.js';
+import type { KubeconfigPolicy } from '../clusters/kubeconfig.js';
 import { referencesOf } from './references.js';
+import { remoteSyncReconciler } from './remotesync.js';
 import { SyncPipeline } from './sync-pipeline.js';
 import { syncReconciler } from './sync.js';
 
@@ -18,6 +21,12 @@ export interface ControllerSettings {
   concurrency: number;
   /** Let `dependsOn` name syncs in other namespaces (API.md: off by default). */
   allowCrossNamespaceRefs?: boolean;
+  /** `--cluster-id`: the `syncprims.dev/origin` label on objects applied to remote clusters. */
+  clusterId: string;
+  /** What kubeconfigs from Secrets may do (`--allow-kubeconfig-exec`, `--allow-insecure-kubeconfig-tls`). */
+  kubeconfigPolicy?: KubeconfigPolicy;
+  /** The User-Agent of requests to remote clusters. */
+  userAgent?: string;
 }
 
 /** What the three controllers share: the owned-object informers, the dependency graph and the referenced objects. */
@@ -40,7 +49,7 @@ export function syncControllers(settings: ControllerSettings): ControllerFactory
   const enqueue = (kind: SyncKind, key: string, cause: string): void => controllers.get(kind)?.enqueue(key, cause);
   return SYNC_KINDS.map((kind) => async (m: Manager) => {
     shared ??= share(m, settings, controllers, enqueue);
-    const c = kindController(m, kind, settings, await shared);
+    const c = kindController(m, kind, settings, await shared, enqueue);
     controllers.set(kind, c);
     return c;
   });
@@ -94,6 +103,7 @@ function kindController(
   kind: SyncKind,
   settings: ControllerSettings,
   shared: Shared,
+  enqueue: Enqueue,
 ): Controller {
   const { graph, owned } = shared;
   const informer = shared.informers[kind];
@@ -110,7 +120,7 @@ function kindController(
     dependencies: new DependencyStep({ graph, writer, events: m.events, metrics: m.metrics }),
   };
   let reconciler: Reconciler;
-  if (kind === 'Sync') {
+  if (kind === 'Sync' || kind === 'RemoteSync') {
     const pipeline: SyncPipeline = new SyncPipeline({
       home: m.client,
       homeDiscovery: m.cache.discovery,
@@ -120,7 +130,10 @@ function kindController(
       concurrency: settings.concurrency * 2,
     });
     shared.onReferenceChange.set(kind, (key) => pipeline.markSourceChanged(key));
-    reconciler = syncReconciler(deps, pipeline, { id: 'home', client: m.client, discovery: m.cache.discovery, owned });
+    reconciler =
+      kind === 'Sync'
+        ? syncReconciler(deps, pipeline, { id: 'home', client: m.client, discovery: m.cache.discovery, owned })
+        : remoteSyncReconciler({ ...deps, kind: 'RemoteSync' }, pipeline, clusterRegistry(m, settings, shared, enqueue), settings.clusterId);
   } else {
     reconciler = lifecycleReconciler(deps);
   }
@@ -134,6 +147,26 @@ function kindController(
     reconciler,
     afterReconcile: (key) => graph.reconciled(kind, key),
   });
+}
+
+/** The remote clusters of RemoteSyncs; a change of an object owned there wakes its RemoteSync. */
+function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): ClusterRegistry {
+  const registry = new ClusterRegistry({
+    home: m.client,
+    references: shared.references,
+    policy: settings.kubeconfigPolicy ?? {},
+    origin: settings.clusterId,
+    userAgent: settings.userAgent ?? 'syncprims-operator',
+    maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
+    logger: m.log,
+    metrics: m.metrics,
+    onOpen: (cluster) =>
+      cluster.owned.onOwnerChange((o) => {
+        if (o.kind === 'RemoteSync') enqueue('RemoteSync', `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
+      }),
+  });
+  m.onShutdown(() => registry.close());
+  return registry;
 }
 
 async function resolveKind(m: Manager, kind: SyncKind): Promise<ResourceInfo> {

@@ -62,7 +62,7 @@ export class KubeClient implements Requester {
   private constructor(
     /** The name this client is known by in logs and metrics. */
     readonly name: string,
-    readonly kubeConfig: KubeConfig,
+    public kubeConfig: KubeConfig,
     tls: https.AgentOptions,
     private readonly userAgent: string,
   ) {
@@ -148,6 +148,15 @@ export class KubeClient implements Requester {
   observe(fn: RequestObserver): () => void {
     this.observers.add(fn);
     return () => this.observers.delete(fn);
+  }
+
+  /**
+   * Swaps the credentials (same server and CA, as the cluster registry
+   * checks): requests from now on carry the new token; a new client
+   * certificate takes effect on new connections, so open ones are closed.
+   */
+  useKubeConfig(kubeConfig: KubeConfig): void {
+    this.kubeConfig = kubeConfig;
   }
 
   /** Frees the sockets of this client. */

@@ -48,6 +48,7 @@ export class Manager {
   readonly events: EventRecorder;
   readonly log: Logger;
   private readonly controllers: Controller[] = [];
+  private readonly closers: (() => Promise<void>)[] = [];
   private readonly servers: http.Server[] = [];
   private elector: LeaderElector | undefined;
   private primed = false;
@@ -72,6 +73,11 @@ export class Manager {
       this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') });
       if (this.log.isLevelEnabled('trace')) this.log.trace({ method: r.method, path: r.url.pathname, query: r.url.search, status: r.status }, 'request');
     });
+  }
+
+  /** Runs `fn` on shutdown, once the controllers have stopped (e.g. close remote clusters). */
+  onShutdown(fn: () => Promise<void>): void {
+    this.closers.push(fn);
   }
 
   get client(): KubeClient {
@@ -125,6 +131,7 @@ export class Manager {
     this.stopping = true;
     this.log.info('shutting down: finishing in-flight reconciles');
     await Promise.all(this.controllers.map((c) => c.stop(graceMs)));
+    await Promise.all(this.closers.map((fn) => fn().catch((err: unknown) => this.log.warn({ err: String(err) }, 'closing failed'))));
     if (this.elector?.isLeader()) await this.elector.release().catch(() => false);
     this.done.abort();
     await this.cache.stop();

@@ -114,6 +114,18 @@ export class OperatorMetrics {
     labelNames: ['cluster', 'method', 'code'] as const,
     registers: [this.registry],
   });
+  readonly clusterReconciles = new Gauge({
+    name: 'syncprims_cluster_reconciles_in_flight',
+    help: 'Reconciles working on each remote cluster now: the workers it holds',
+    labelNames: ['cluster'] as const,
+    registers: [this.registry],
+  });
+  readonly clusterReachable = new Gauge({
+    name: 'syncprims_cluster_reachable',
+    help: '1 while a remote cluster answers, 0 once a request to it got no answer (until one does)',
+    labelNames: ['cluster'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'syncprims_leader',
     help: '1 while this process holds the leader lease',

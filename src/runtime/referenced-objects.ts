@@ -39,6 +39,8 @@ const SELECTOR: InformerSelector = { metadataOnly: true };
 
 interface KindWatch {
   informer: Promise<Informer<KubeObject>>;
+  /** Set once primed. */
+  primed?: Informer<KubeObject>;
   unsubscribe?: () => void;
 }
 
@@ -93,6 +95,15 @@ export class ReferencedObjects {
     await Promise.all(refs.map((ref) => this.watchKind(kindKey(ref), ref)));
   }
 
+  /**
+   * The cached metadata of a referenced object (name, uid, resourceVersion,
+   * labels): undefined when it does not exist, or its kind is not watched yet.
+   */
+  cached(ref: ReferencedObject): KubeObject | undefined {
+    const store = this.watches.get(kindKey(ref))?.primed?.store;
+    return store?.get(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name);
+  }
+
   /** The watched kinds, `apiVersion|kind` (for tests and the debug dump). */
   watchedKinds(): string[] {
     return [...this.watches.keys()].sort();
@@ -103,7 +114,10 @@ export class ReferencedObjects {
     if (existing) return existing.informer;
     const watch: KindWatch = {
       informer: this.opts.cache.informer(ref.apiVersion, ref.kind, SELECTOR).then((informer) => {
-        if (this.watches.get(key) === watch) watch.unsubscribe = informer.onEvent((e) => this.onReferencedEvent(key, e));
+        if (this.watches.get(key) === watch) {
+          watch.unsubscribe = informer.onEvent((e) => this.onReferencedEvent(key, e));
+          watch.primed = informer;
+        }
         return informer;
       }),
     };

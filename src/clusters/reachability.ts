@@ -1,0 +1,78 @@
+import { backoffDelay } from '../runtime/backoff.js';
+
+/** What a reconcile may do with a cluster now. */
+export type Admission =
+  /** Go on: the cluster answered lately (or is being tried now by this caller: `probe`). */
+  | { go: true; probe: boolean }
+  /** Do not touch it: it is unreachable; try again after `retryInMs`. */
+  | { go: false; retryInMs: number; message: string };
+
+export interface ReachabilityOptions {
+  /** Backoff between probes of an unreachable cluster (capped, jittered). */
+  backoff?: { initialMs: number; maxMs: number };
+  now?: () => number;
+}
+
+/**
+ * Whether a remote cluster can be reached, from what its requests meet: a
+ * transport failure (refused, timed out, reset, half-open) marks it
+ * unreachable; any answer marks it reachable. While unreachable, reconciles
+ * are turned away at once (they hold no worker), and one caller at a time,
+ * after a capped, jittered backoff, is let through to probe it.
+ */
+export class Reachability {
+  private failures = 0;
+  private lastError: string | undefined;
+  private lastReached: number | undefined;
+  private nextProbeAt = 0;
+  private probing = false;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ReachabilityOptions = {}) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  get reachable(): boolean {
+    return this.lastError === undefined;
+  }
+
+  /** When the cluster last answered (epoch ms), if ever. */
+  get lastReachedAt(): number | undefined {
+    return this.lastReached;
+  }
+
+  /** A request got an answer (any status). */
+  answered(): void {
+    this.lastReached = this.now();
+    this.failures = 0;
+    this.lastError = undefined;
+    this.probing = false;
+  }
+
+  /** A request got no answer: the cluster is unreachable until it answers again. */
+  failed(error: string): void {
+    if (this.lastError === undefined || this.probing) {
+      this.failures++;
+      this.nextProbeAt = this.now() + backoffDelay(this.failures, this.opts.backoff ?? { initialMs: 2_000, maxMs: 60_000 });
+    }
+    this.lastError = error;
+    this.probing = false;
+  }
+
+  /** Asks to use the cluster now. A caller let through with `probe: true` must report answered() or failed(). */
+  admit(): Admission {
+    if (this.reachable) return { go: true, probe: false };
+    const now = this.now();
+    if (!this.probing && now >= this.nextProbeAt) {
+      this.probing = true;
+      return { go: true, probe: true };
+    }
+    return { go: false, retryInMs: Math.max(this.nextProbeAt - now, 1_000), message: this.describe() };
+  }
+
+  /** `unreachable since ...: <error>; last reached <time>` for conditions and logs. */
+  describe(): string {
+    const last = this.lastReached === undefined ? 'never reached' : `last reached ${new Date(this.lastReached).toISOString()}`;
+    return `${this.lastError ?? 'reachable'} (${last})`;
+  }
+}

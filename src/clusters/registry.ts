@@ -1,0 +1,197 @@
+import { createHash } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Reason } from '../api/conditions.js';
+import type { KubeClient } from '../kube/client.js';
+import type { CacheTuning } from '../runtime/cache.js';
+import type { Logger } from '../runtime/logger.js';
+import type { OperatorMetrics } from '../runtime/metrics.js';
+import type { ReferencedObject, ReferencedObjects } from '../runtime/referenced-objects.js';
+import { describeRef, readKey } from '../source/kube-refs.js';
+import { checkedKubeconfig, KubeconfigError, type KubeconfigPolicy } from './kubeconfig.js';
+import { RemoteCluster } from './remote-cluster.js';
+
+/** The Secret and key holding a cluster's kubeconfig, and the spec field that names it (for messages). */
+export interface ClusterSecretRef {
+  namespace: string;
+  name: string;
+  key: string;
+  field: string;
+}
+
+/** A cluster for a RemoteSync, or why there is none (a wait: the Secret's change wakes it). */
+export type ClusterLookup = { ok: true; cluster: RemoteCluster } | { ok: false; reason: Reason; message: string };
+
+export interface ClusterRegistryOptions {
+  /** The managing cluster, where the Secrets live. */
+  home: KubeClient;
+  references: Pick<ReferencedObjects, 'ensureWatched' | 'cached'>;
+  policy: KubeconfigPolicy;
+  origin: string;
+  userAgent: string;
+  maxReconcilesPerCluster: number;
+  logger: Logger;
+  metrics?: OperatorMetrics;
+  tuning?: CacheTuning;
+  /** A new cluster was opened (its owned-object informers may wake RemoteSyncs). */
+  onOpen?: (cluster: RemoteCluster) => void;
+}
+
+interface Parsed {
+  kubeConfig: KubeConfig;
+  /** Hash of where the cluster is (server, CA, TLS name) and of who we are there (credentials). */
+  location: string;
+  identity: string;
+}
+
+interface Use {
+  secret: string;
+  resourceVersion: string;
+  cluster: RemoteCluster;
+}
+
+/**
+ * The remote clusters that RemoteSyncs name, by the content of their
+ * kubeconfig Secrets: one client, cache and set of watches per distinct
+ * cluster and identity (a hash of server, CA and credentials), shared by
+ * every RemoteSync naming it. A Secret is read (GET) only when its
+ * resourceVersion changes, as the metadata watch of Secrets tells. When only
+ * the credentials rotate, the cluster keeps its watches and swaps them in
+ * place; a cluster that no RemoteSync uses any more is closed.
+ */
+export class ClusterRegistry {
+  private readonly byIdentity = new Map<string, Promise<RemoteCluster>>();
+  private readonly uses = new Map<string, Use>();
+  private readonly identities = new Map<RemoteCluster, string>();
+  private readonly log: Logger;
+
+  constructor(private readonly opts: ClusterRegistryOptions) {
+    this.log = opts.logger.child({ component: 'clusters' });
+  }
+
+  /** The cluster `user` (a RemoteSync's key) reaches through `ref`. */
+  async clusterFor(user: string, ref: ClusterSecretRef): Promise<ClusterLookup> {
+    const secretRef: ReferencedObject = { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
+    await this.opts.references.ensureWatched([secretRef]);
+    const secret = `${ref.namespace}/${ref.name}/${ref.key}`;
+    const resourceVersion = this.opts.references.cached(secretRef)?.metadata.resourceVersion;
+    if (resourceVersion === undefined) {
+      return { ok: false, reason: Reason.ClusterUnreachable, message: `${describeRef({ ...secretRef })} not found: create it, or fix ${ref.field}` };
+    }
+    const use = this.uses.get(user);
+    if (use?.secret === secret && use.resourceVersion === resourceVersion) return { ok: true, cluster: use.cluster };
+    const parsed = await this.parse(ref, secretRef);
+    if ('reason' in parsed) return { ok: false, ...parsed };
+    const cluster = await this.attach(user, use, parsed, ref);
+    this.uses.set(user, { secret, resourceVersion, cluster });
+    return { ok: true, cluster };
+  }
+
+  /** The cluster `user` used last, even if its Secret is gone (to prune on deletion). */
+  lastClusterOf(user: string): RemoteCluster | undefined {
+    return this.uses.get(user)?.cluster;
+  }
+
+  /** `user` needs no cluster any more (it was deleted). */
+  async release(user: string): Promise<void> {
+    const use = this.uses.get(user);
+    if (!use) return;
+    this.uses.delete(user);
+    await this.detach(user, use.cluster);
+  }
+
+  /** Every open cluster (for metrics and tests). */
+  get clusters(): RemoteCluster[] {
+    return [...this.identities.keys()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.clusters.map((c) => c.close()));
+    this.byIdentity.clear();
+    this.identities.clear();
+    this.uses.clear();
+  }
+
+  private async parse(ref: ClusterSecretRef, secretRef: ReferencedObject): Promise<Parsed | { reason: Reason; message: string }> {
+    let text: string;
+    try {
+      text = (await readKey(this.opts.home, secretRef, ref.key, ref.field)).toString('utf8');
+    } catch (err) {
+      return { reason: Reason.ClusterUnreachable, message: err instanceof Error ? err.message : String(err) };
+    }
+    try {
+      const kubeConfig = checkedKubeconfig(text, `${describeRef(secretRef)} key ${ref.key}`, this.opts.policy);
+      return { kubeConfig, ...keysOf(kubeConfig) };
+    } catch (err) {
+      if (err instanceof KubeconfigError) return { reason: Reason.InvalidKubeconfig, message: err.message };
+      throw err;
+    }
+  }
+
+  /** Shares a cluster of the same identity, rotates `use`'s cluster in place, or opens a new one. */
+  private async attach(user: string, use: Use | undefined, parsed: Parsed, ref: ClusterSecretRef): Promise<RemoteCluster> {
+    const previous = use?.cluster;
+    const shared = this.byIdentity.get(parsed.identity);
+    if (!shared && previous && this.onlyUsersOf(previous, use.secret) && keysOf(previous.client.kubeConfig).location === parsed.location) {
+      // Only the credentials changed, and nobody else holds the old ones: keep the watches, swap them in place.
+      this.byIdentity.delete(this.identities.get(previous) ?? '');
+      previous.client.useKubeConfig(parsed.kubeConfig);
+      this.byIdentity.set(parsed.identity, Promise.resolve(previous));
+      this.identities.set(previous, parsed.identity);
+      this.log.info({ cluster: previous.name }, 'credentials rotated: swapped in place');
+      return previous;
+    }
+    const cluster = await (shared ?? this.open(parsed, ref));
+    cluster.users.add(user);
+    if (previous && previous !== cluster) await this.detach(user, previous);
+    return cluster;
+  }
+
+  private open(parsed: Parsed, ref: ClusterSecretRef): Promise<RemoteCluster> {
+    const opening = RemoteCluster.create({
+      name: `${ref.namespace}/${ref.name}`,
+      kubeConfig: parsed.kubeConfig,
+      userAgent: this.opts.userAgent,
+      origin: this.opts.origin,
+      maxReconciles: this.opts.maxReconcilesPerCluster,
+      logger: this.opts.logger,
+      metrics: this.opts.metrics,
+      tuning: this.opts.tuning,
+    }).then((cluster) => {
+      this.identities.set(cluster, parsed.identity);
+      this.log.info({ cluster: cluster.name, server: cluster.client.server.origin }, 'cluster opened');
+      this.opts.onOpen?.(cluster);
+      return cluster;
+    });
+    this.byIdentity.set(parsed.identity, opening);
+    opening.catch(() => this.byIdentity.delete(parsed.identity));
+    return opening;
+  }
+
+  /** Whether every user of `cluster` reaches it through the Secret `secret`. */
+  private onlyUsersOf(cluster: RemoteCluster, secret: string): boolean {
+    return [...cluster.users].every((u) => this.uses.get(u)?.secret === secret);
+  }
+
+  private async detach(user: string, cluster: RemoteCluster): Promise<void> {
+    cluster.users.delete(user);
+    if (cluster.users.size > 0) return;
+    const identity = this.identities.get(cluster);
+    if (identity !== undefined) this.byIdentity.delete(identity);
+    this.identities.delete(cluster);
+    await cluster.close();
+    this.log.info({ cluster: cluster.name }, 'no RemoteSync uses this cluster any more: closed');
+  }
+}
+
+/** Hashes of where a kubeconfig's current cluster is, and of who it is there. */
+function keysOf(kc: KubeConfig): { location: string; identity: string } {
+  const c = kc.getCurrentCluster();
+  const u = kc.getCurrentUser();
+  const location = hash([c?.server, c?.caData, c?.tlsServerName, c?.skipTLSVerify, c?.proxyUrl]);
+  const identity = hash([location, u?.token, u?.certData, u?.keyData, u?.username, u?.password, u?.exec, u?.authProvider]);
+  return { location, identity };
+}
+
+function hash(parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}

@@ -1,0 +1,103 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ORIGIN_LABEL } from '../api/marks.js';
+import { OwnedObjects } from '../apply/owned-objects.js';
+import { KubeClient } from '../kube/client.js';
+import { Discovery } from '../kube/discovery.js';
+import { ClusterCache, type CacheTuning } from '../runtime/cache.js';
+import type { Logger } from '../runtime/logger.js';
+import type { OperatorMetrics } from '../runtime/metrics.js';
+import { Reachability } from './reachability.js';
+
+export interface RemoteClusterOptions {
+  /** How the cluster is named in logs and metrics (`namespace/secret`). */
+  name: string;
+  kubeConfig: KubeConfig;
+  userAgent: string;
+  /** `--cluster-id`: the origin label every object we apply there carries. */
+  origin: string;
+  /** At most this many reconciles work on the cluster at once (the rest wait in the queue, holding no worker). */
+  maxReconciles: number;
+  logger: Logger;
+  metrics?: OperatorMetrics;
+  tuning?: CacheTuning;
+}
+
+/**
+ * One remote cluster, shared by every RemoteSync whose kubeconfig names it:
+ * its own client (and connections), discovery, informer cache and
+ * owned-object informers (selected by the owner labels and our origin), and
+ * what is known of its reachability.
+ */
+export class RemoteCluster {
+  readonly discovery: Discovery;
+  readonly cache: ClusterCache;
+  readonly owned: OwnedObjects;
+  readonly reachability = new Reachability();
+  /** RemoteSyncs (home keys) that use this cluster. */
+  readonly users = new Set<string>();
+  private reconciles = 0;
+
+  private constructor(
+    readonly client: KubeClient,
+    private readonly opts: RemoteClusterOptions,
+  ) {
+    this.discovery = new Discovery(client);
+    this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
+    this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}` });
+    client.observe((r) => {
+      opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });
+      if (r.status !== undefined) this.reachability.answered();
+      else this.reachability.failed(`no answer from ${client.server.origin} (${r.method} ${r.url.pathname})`);
+      opts.metrics?.clusterReachable.set({ cluster: client.name }, this.reachability.reachable ? 1 : 0);
+    });
+  }
+
+  static async create(opts: RemoteClusterOptions): Promise<RemoteCluster> {
+    return new RemoteCluster(await KubeClient.create(opts.name, opts.kubeConfig, opts.userAgent), opts);
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  /** A reconcile may start work here unless as many already do; returns the way to leave. */
+  tryEnter(): (() => void) | undefined {
+    if (this.reconciles >= this.opts.maxReconciles) return undefined;
+    this.reconciles++;
+    this.gauge();
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.reconciles--;
+      this.gauge();
+    };
+  }
+
+  get reconcilesInFlight(): number {
+    return this.reconciles;
+  }
+
+  /** Asks the cluster for its version with a short deadline: is it there at all? */
+  async probe(): Promise<void> {
+    try {
+      await this.client.request({ path: '/version', timeoutMs: 5_000 });
+      this.reachability.answered();
+    } catch (err) {
+      this.reachability.failed(err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+  }
+
+  /** Stops its watches and closes its connections. */
+  async close(): Promise<void> {
+    await this.cache.stop();
+    this.client.close();
+    this.opts.metrics?.clusterReconciles.remove({ cluster: this.name });
+    this.opts.metrics?.clusterReachable.remove({ cluster: this.name });
+  }
+
+  private gauge(): void {
+    this.opts.metrics?.clusterReconciles.set({ cluster: this.name }, this.reconciles);
+  }
+}

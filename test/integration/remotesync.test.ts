@@ -1,0 +1,192 @@
+// RemoteSync through a running operator in mgmt, applying to edge-1 and
+// edge-2: cluster references, late and rotated Secrets, hostile kubeconfigs,
+// isolation from a cluster that is down, and deletion.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { KubeClient } from '../../src/kube/client.js';
+import { clusterClient, closeClients, controlplane, ensureClusters } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess, type LogLine } from '../support/operator.js';
+import { applyRemoteSync, getRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, waitForRemoteReady } from '../support/remote.js';
+import { find, readyOf, syncPath } from '../support/syncs.js';
+
+const HOME = 'mgmt';
+let mgmt: KubeClient;
+let edge1: KubeClient;
+let edge2: KubeClient;
+let op: OperatorProcess;
+const ns = useTestNamespace(HOME, 'rsync');
+const edgeNs = useTestNamespace('edge-1', 'rsedge');
+const edge2Ns = useTestNamespace('edge-2', 'rsedge2');
+const CLUSTER_ID = 'mgmt-under-test';
+
+beforeAll(async () => {
+  await ensureClusters([HOME, 'edge-1', 'edge-2']);
+  mgmt = await clusterClient(HOME);
+  edge1 = await clusterClient('edge-1');
+  edge2 = await clusterClient('edge-2');
+  await installCrds(HOME);
+  await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf('edge-1'));
+  op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
+}, 120_000);
+
+afterAll(async () => {
+  await op?.stop('SIGTERM');
+  await closeClients();
+});
+
+const configMap = (namespace: string, name: string, value = 'v1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { value } });
+const cmPath = (namespace: string, name: string): string => `/api/v1/namespaces/${namespace}/configmaps/${name}`;
+type CM = { data?: Record<string, string>; metadata: { labels?: Record<string, string> } };
+
+const reconciledLines = (name: string): LogLine[] =>
+  op.logs.filter((l) => l.msg === 'reconciled' && l.kind === 'RemoteSync' && l.namespace === ns() && l.name === name);
+
+describe('applying to a remote cluster', () => {
+  test('clusterRef: applies to edge-1 only, corrects drift on request, prunes, and deletion removes its objects there', async () => {
+    await applyRemoteSync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'a'), configMap(edgeNs(), 'b')] } });
+    const ready = await waitForRemoteReady(mgmt, ns(), 'app', 'True', 'Succeeded');
+    expect(ready.status?.inventory?.entries.map((e) => e.id).sort()).toEqual([`${edgeNs()}_a__ConfigMap`, `${edgeNs()}_b__ConfigMap`]);
+    const a = await find<CM>(edge1, cmPath(edgeNs(), 'a'));
+    expect(a?.metadata.labels).toMatchObject({
+      'syncprims.dev/owner-kind': 'RemoteSync',
+      'syncprims.dev/owner-namespace': ns(),
+      'syncprims.dev/owner-name': 'app',
+      'syncprims.dev/origin': CLUSTER_ID,
+    });
+    // Nothing lands in the managing cluster (the namespace does not even exist there).
+    expect(await find(mgmt, cmPath(edgeNs(), 'a'))).toBeUndefined();
+
+    // A hand edit in edge-1 is corrected on a reconcile request.
+    await edge1.request({ method: 'PATCH', path: cmPath(edgeNs(), 'a'), contentType: 'application/merge-patch+json', body: { data: { value: 'edited' } } });
+    await mgmt.request({
+      method: 'PATCH',
+      path: syncPath(ns(), 'app', REMOTESYNCS),
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': 'now-1' } } },
+    });
+    await eventually('the edit corrected', async () => ((await find<CM>(edge1, cmPath(edgeNs(), 'a')))?.data?.value === 'v1' ? true : undefined));
+
+    // b leaves the set: pruned in edge-1.
+    await applyRemoteSync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'a')] } });
+    await eventually('b pruned in edge-1', async () => ((await find(edge1, cmPath(edgeNs(), 'b'))) === undefined ? true : undefined));
+    await waitForRemoteReady(mgmt, ns(), 'app', 'True', 'Succeeded');
+
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'app', REMOTESYNCS) });
+    await eventually('a removed from edge-1', async () => ((await find(edge1, cmPath(edgeNs(), 'a'))) === undefined ? true : undefined));
+    await eventually('the RemoteSync gone', async () => ((await find(mgmt, syncPath(ns(), 'app', REMOTESYNCS))) === undefined ? true : undefined));
+  });
+
+  test('kubeConfig.secretRef with its own key', async () => {
+    await putKubeconfigSecret(mgmt, ns(), 'custom', await kubeconfigOf('edge-1'), 'edge.yaml');
+    await applyRemoteSync(mgmt, ns(), 'custom', { kubeConfig: { secretRef: { name: 'custom', key: 'edge.yaml' } }, source: { inline: [configMap(edgeNs(), 'custom')] } });
+    await waitForRemoteReady(mgmt, ns(), 'custom', 'True', 'Succeeded');
+    expect(await find(edge1, cmPath(edgeNs(), 'custom'))).toBeDefined();
+  });
+
+  test('a Secret created after its RemoteSync: a wait that names it, then woken by the Secret event', async () => {
+    await applyRemoteSync(mgmt, ns(), 'late', { kubeConfig: { secretRef: { name: 'late-kubeconfig' } }, source: { inline: [configMap(edgeNs(), 'late')] } });
+    const waiting = await waitForRemoteReady(mgmt, ns(), 'late', 'False', 'ClusterUnreachable');
+    expect(readyOf(waiting)?.message).toBe(`Secret ${ns()}/late-kubeconfig not found: create it, or fix spec.kubeConfig.secretRef`);
+    const before = reconciledLines('late').length;
+    await putKubeconfigSecret(mgmt, ns(), 'late-kubeconfig', await kubeconfigOf('edge-1'));
+    await waitForRemoteReady(mgmt, ns(), 'late', 'True', 'Succeeded');
+    const causes = reconciledLines('late').slice(before).flatMap((l) => l.causes as string[]);
+    expect(causes.some((c) => c.startsWith(`Secret ${ns()}/late-kubeconfig changed`))).toBe(true);
+    expect(await find(edge1, cmPath(edgeNs(), 'late'))).toBeDefined();
+  });
+});
+
+describe('hostile kubeconfigs are refused before any use', () => {
+  const marker = path.join(os.tmpdir(), `syncprims-exec-ran-${process.pid}`);
+  afterAll(() => rm(marker, { force: true }));
+
+  const cases: [string, (kc: Record<string, unknown>) => void, string][] = [
+    ['exec', (kc) => setUser(kc, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'touch', args: [marker] } }), 'runs a command to get its credentials (exec): refused'],
+    ['auth-provider', (kc) => setUser(kc, { 'auth-provider': { name: 'oidc', config: {} } }), 'uses an auth-provider plugin (auth-provider): refused'],
+    ['token-file', (kc) => setUser(kc, { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }), 'names a file (tokenFile): refused'],
+    ['insecure', (kc) => setCluster(kc, { 'insecure-skip-tls-verify': true }), 'sets insecure-skip-tls-verify'],
+  ];
+
+  test.each(cases)('%s', async (name, change, message) => {
+    await putKubeconfigSecret(mgmt, ns(), `hostile-${name}`, await kubeconfigOf('edge-1', change));
+    await applyRemoteSync(mgmt, ns(), `hostile-${name}`, { kubeConfig: { secretRef: { name: `hostile-${name}` } }, source: { inline: [configMap(edgeNs(), `hostile-${name}`)] } });
+    const refused = await waitForRemoteReady(mgmt, ns(), `hostile-${name}`, 'False', 'InvalidKubeconfig');
+    expect(readyOf(refused)?.message).toContain(`Secret ${ns()}/hostile-${name} key value: `);
+    expect(readyOf(refused)?.message).toContain(message);
+    expect(await find(edge1, cmPath(edgeNs(), `hostile-${name}`))).toBeUndefined();
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('isolation', () => {
+  test('with edge-2 down its RemoteSyncs are ClusterUnreachable, edge-1 keeps converging, and edge-2 recovers by itself', async () => {
+    await putKubeconfigSecret(mgmt, ns(), 'edge-2-kubeconfig', await kubeconfigOf('edge-2'));
+    const down = ['d-0', 'd-1', 'd-2', 'd-3', 'd-4', 'd-5'];
+    for (const name of down) await applyRemoteSync(mgmt, ns(), name, { clusterRef: { name: 'edge-2' }, source: { inline: [configMap(edge2Ns(), name)] } });
+    for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
+
+    await controlplane(['stop', 'edge-2']);
+    try {
+      // Ask all of them to reconcile against the stopped cluster, and edge-1's to keep working meanwhile.
+      for (const name of down) {
+        await mgmt.request({
+          method: 'PATCH',
+          path: syncPath(ns(), name, REMOTESYNCS),
+          contentType: 'application/merge-patch+json',
+          body: { spec: { source: { inline: [configMap(edge2Ns(), name, 'v2')] } } },
+        });
+      }
+      for (const name of down) {
+        const s = await waitForRemoteReady(mgmt, ns(), name, 'False', 'ClusterUnreachable', 120_000);
+        expect(readyOf(s)?.message).toContain(`cluster ${ns()}/edge-2-kubeconfig is unreachable`);
+      }
+      // Workers held by edge-2 never exceed its bound (half of --concurrency 8).
+      expect(await op.metric('syncprims_cluster_reconciles_in_flight', { cluster: `${ns()}/edge-2-kubeconfig` })).toBeLessThanOrEqual(4);
+      for (let i = 0; i < 5; i++) {
+        await applyRemoteSync(mgmt, ns(), `e-${i}`, { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), `e-${i}`)] } });
+      }
+      for (let i = 0; i < 5; i++) await waitForRemoteReady(mgmt, ns(), `e-${i}`, 'True', 'Succeeded');
+      expect(await op.metric('syncprims_cluster_reachable', { cluster: `${ns()}/edge-2-kubeconfig` })).toBe(0);
+    } finally {
+      await controlplane(['up', 'edge-2']);
+    }
+    for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded', 180_000);
+    expect(await find<CM>(edge2, cmPath(edge2Ns(), 'd-5'))).toMatchObject({ data: { value: 'v2' } });
+  }, 420_000);
+
+  test('deleting a RemoteSync whose cluster is down waits and says why; Orphan goes at once', async () => {
+    await controlplane(['stop', 'edge-2']);
+    try {
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'd-0', REMOTESYNCS) });
+      const held = await eventually('d-0 to say why it stays', async () => {
+        const s = await getRemoteSync(mgmt, ns(), 'd-0');
+        return readyOf(s)?.reason === 'ClusterUnreachable' && s.metadata.deletionTimestamp ? s : undefined;
+      }, 120_000);
+      expect(held.metadata.finalizers).toContain('syncprims.dev/finalizer');
+      await applyRemoteSync(mgmt, ns(), 'd-1', { clusterRef: { name: 'edge-2' }, deletionPolicy: 'Orphan', source: { inline: [configMap(edge2Ns(), 'd-1', 'v2')] } });
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'd-1', REMOTESYNCS) });
+      await eventually('d-1 gone at once', async () => ((await find(mgmt, syncPath(ns(), 'd-1', REMOTESYNCS))) === undefined ? true : undefined), 30_000);
+    } finally {
+      await controlplane(['up', 'edge-2']);
+    }
+    await eventually('d-0 pruned in edge-2 and gone', async () => ((await find(mgmt, syncPath(ns(), 'd-0', REMOTESYNCS))) === undefined ? true : undefined), 180_000);
+    expect(await find(edge2, cmPath(edge2Ns(), 'd-0'))).toBeUndefined();
+    expect(await find(edge2, cmPath(edge2Ns(), 'd-1'))).toBeDefined();
+  }, 420_000);
+});
+
+function setUser(kc: Record<string, unknown>, user: Record<string, unknown>): void {
+  const users = kc.users as { user: Record<string, unknown> }[];
+  users[0]!.user = { ...users[0]!.user, ...user };
+}
+
+function setCluster(kc: Record<string, unknown>, cluster: Record<string, unknown>): void {
+  const clusters = kc.clusters as { cluster: Record<string, unknown> }[];
+  clusters[0]!.cluster = { ...clusters[0]!.cluster, ...cluster };
+}
