@@ -1,5 +1,6 @@
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
+import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
@@ -30,16 +31,25 @@ export class OwnedObjects implements LiveObjects {
   private readonly primed = new Map<string, Informer<KubeObject>>();
   private readonly listeners = new Set<OwnerListener>();
   private readonly unsubscribers = new Map<string, () => void>();
+  /** The selector each informer was started with (to release it). */
+  private readonly selectors = new Map<string, InformerSelector>();
   /** Kinds that reconciles in progress are applying (their inventories may not list them yet). */
   private readonly holds = new Map<string, number>();
   private holders: Holders = [];
 
   private readonly selector: InformerSelector;
+  /** Kinds that may not be listed cluster-wide here: watched per namespace instead. */
+  private readonly namespacedKinds = new Set<string>();
 
-  /** `labelSelector`: more than the owner labels (in a remote cluster: `syncprims.dev/origin=<id>`). */
+  /**
+   * `labelSelector`: more than the owner labels (in a remote cluster:
+   * `syncprims.dev/origin=<id>`). `namespacedFallback`: where listing a kind
+   * cluster-wide is forbidden (an identity with namespaced RBAC), watch it
+   * in each namespace the syncs use instead.
+   */
   constructor(
     private readonly cache: ClusterCache,
-    opts: { labelSelector?: string } = {},
+    private readonly opts: { labelSelector?: string; namespacedFallback?: boolean } = {},
   ) {
     this.selector = opts.labelSelector ? { ...OWNED, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED;
   }
@@ -58,7 +68,7 @@ export class OwnedObjects implements LiveObjects {
     }
   }
 
-  /** The kinds watched now, `apiVersion|kind` (for tests). */
+  /** The informers running now: `apiVersion|kind`, or `apiVersion|kind|namespace` where watched per namespace (for tests). */
   watchedKinds(): string[] {
     return [...this.informers.keys()].sort();
   }
@@ -71,8 +81,8 @@ export class OwnedObjects implements LiveObjects {
 
   /** Watches the kinds of `entries` (primed before this resolves). */
   async track(entries: InventoryEntry[]): Promise<void> {
-    const kinds = new Set(entries.map((e) => apiVersionKind(e)));
-    await Promise.all([...kinds].map((k) => this.informerFor(k)));
+    const wanted = new Map(entries.map((e) => [`${apiVersionKind(e)}|${parseObjectId(e.id).namespace}`, e]));
+    await Promise.all([...wanted.values()].map((e) => this.informerFor(apiVersionKind(e), parseObjectId(e.id).namespace)));
   }
 
   /**
@@ -84,6 +94,7 @@ export class OwnedObjects implements LiveObjects {
    */
   async prime(objects: KubeObject[]): Promise<() => void> {
     const kinds = [...new Set(objects.map((o) => `${o.apiVersion}|${o.kind}`))];
+    const namespaces = [...new Map(objects.map((o) => [`${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}`, o])).values()];
     for (const k of kinds) this.holds.set(k, (this.holds.get(k) ?? 0) + 1);
     let held = true;
     const release = (): void => {
@@ -95,7 +106,7 @@ export class OwnedObjects implements LiveObjects {
         else this.holds.delete(k);
       }
     };
-    await Promise.all(kinds.map((k) => this.informerFor(k).catch(() => undefined)));
+    await Promise.all(namespaces.map((o) => this.informerFor(`${o.apiVersion}|${o.kind}`, o.metadata.namespace ?? '').catch(() => undefined)));
     return release;
   }
 
@@ -106,9 +117,10 @@ export class OwnedObjects implements LiveObjects {
    * else's: it is created, or adopted).
    */
   lookup(obj: KubeObject): LiveLookup {
-    const informer = this.primed.get(`${obj.apiVersion}|${obj.kind}`);
-    if (!informer) return { known: false };
     const { namespace, name = '' } = obj.metadata;
+    const kind = `${obj.apiVersion}|${obj.kind}`;
+    const informer = this.primed.get(this.namespacedKinds.has(kind) ? `${kind}|${namespace ?? ''}` : kind);
+    if (!informer) return { known: false };
     return { known: true, object: informer.store.get(namespace ? `${namespace}/${name}` : name) };
   }
 
@@ -123,7 +135,7 @@ export class OwnedObjects implements LiveObjects {
     return Promise.all(
       entries.map(async (e) => {
         const ref = parseObjectId(e.id);
-        const informer = await this.informerFor(apiVersionKind(e));
+        const informer = await this.informerFor(apiVersionKind(e), ref.namespace);
         const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
         const cached = informer.store.get(key);
         const applied = fresher.get(e.id);
@@ -133,21 +145,33 @@ export class OwnedObjects implements LiveObjects {
     );
   }
 
-  private informerFor(apiVersionAndKind: string): Promise<Informer<KubeObject>> {
-    let pending = this.informers.get(apiVersionAndKind);
+  /** The informer of a kind: cluster-wide, or (where that is forbidden) of the object's namespace. */
+  private informerFor(kind: string, namespace: string): Promise<Informer<KubeObject>> {
+    if (this.namespacedKinds.has(kind) && namespace) return this.start(`${kind}|${namespace}`, kind, { ...this.selector, allNamespaces: false, namespace });
+    return this.start(kind, kind, this.selector).catch((err: unknown) => {
+      const forbidden = err instanceof ApiError && err.status === 403;
+      if (!forbidden || !this.opts.namespacedFallback || !namespace) throw err;
+      this.namespacedKinds.add(kind);
+      return this.informerFor(kind, namespace);
+    });
+  }
+
+  private start(id: string, apiVersionAndKind: string, selector: InformerSelector): Promise<Informer<KubeObject>> {
+    let pending = this.informers.get(id);
     if (!pending) {
       const [apiVersion, kind] = apiVersionAndKind.split('|') as [string, string];
-      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, this.selector).then((informer) => {
-        if (this.informers.get(apiVersionAndKind) === created) {
-          this.unsubscribers.set(apiVersionAndKind, informer.onEvent((e) => this.notify(e.object)));
-          this.primed.set(apiVersionAndKind, informer);
+      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, selector).then((informer) => {
+        if (this.informers.get(id) === created) {
+          this.unsubscribers.set(id, informer.onEvent((e) => this.notify(e.object)));
+          this.primed.set(id, informer);
+          this.selectors.set(id, selector);
         }
         return informer;
       });
       pending = created;
-      this.informers.set(apiVersionAndKind, created);
+      this.informers.set(id, created);
       created.catch(() => {
-        if (this.informers.get(apiVersionAndKind) === created) this.informers.delete(apiVersionAndKind);
+        if (this.informers.get(id) === created) this.informers.delete(id);
       });
     }
     return pending;
@@ -167,13 +191,21 @@ export class OwnedObjects implements LiveObjects {
     return this.holds.has(kind) || this.holders.some((h) => h.store.countByIndex(INVENTORY_KINDS_INDEX, kind) > 0);
   }
 
-  private async stop(apiVersionAndKind: string): Promise<void> {
-    if (!this.informers.delete(apiVersionAndKind)) return;
-    this.primed.delete(apiVersionAndKind);
-    this.unsubscribers.get(apiVersionAndKind)?.();
-    this.unsubscribers.delete(apiVersionAndKind);
-    const [apiVersion = '', kind = ''] = apiVersionAndKind.split('|');
-    await this.cache.release(apiVersion, kind, this.selector);
+  /** Stops every informer of a kind (cluster-wide, or one per namespace). */
+  private async stop(kind: string): Promise<void> {
+    const ids = [...this.informers.keys()].filter((id) => id === kind || id.startsWith(`${kind}|`));
+    await Promise.all(
+      ids.map(async (id) => {
+        this.informers.delete(id);
+        this.primed.delete(id);
+        this.unsubscribers.get(id)?.();
+        this.unsubscribers.delete(id);
+        const selector = this.selectors.get(id) ?? this.selector;
+        this.selectors.delete(id);
+        const [apiVersion = '', k = ''] = kind.split('|');
+        await this.cache.release(apiVersion, k, selector);
+      }),
+    );
   }
 
   private notify(obj: KubeObject): void {

@@ -43,7 +43,8 @@ export class RemoteCluster {
   ) {
     this.discovery = new Discovery(client);
     this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
-    this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}` });
+    // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
+    this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}`, namespacedFallback: true });
     client.observe((r) => {
       opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });
       if (r.status !== undefined) this.reachability.answered();

@@ -124,7 +124,12 @@ export class ClusterCache {
       ...this.opts.tuning,
     });
     this.started.push(informer);
-    await informer.start();
+    try {
+      await informer.start();
+    } catch (err) {
+      this.started.splice(this.started.indexOf(informer), 1);
+      throw err;
+    }
     return informer;
   }
 }

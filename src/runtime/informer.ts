@@ -78,7 +78,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private stream: Readable | undefined;
   private running: Promise<void> | undefined;
   private synced = false;
-  private syncWaiters: (() => void)[] = [];
+  private syncWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   private watchListRefused = false;
   private readonly log: Logger;
   private readonly label: { cluster: string; resource: string };
@@ -112,9 +112,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.waitForSync();
   }
 
+  /** Resolves once primed; rejects when the initial set is refused for good (403, 401: retrying cannot help). */
   waitForSync(): Promise<void> {
     if (this.synced) return Promise.resolve();
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
+    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
   }
 
   async stop(): Promise<void> {
@@ -132,6 +133,13 @@ export class Informer<T extends KubeObject = KubeObject> {
         failures = 0;
       } catch (err) {
         if (this.abort.signal.aborted) return;
+        if (!this.synced && err instanceof ApiError && (err.status === 403 || err.status === 401)) {
+          // Not allowed to list: no retry will change that; whoever asked for the informer decides.
+          this.log.info({ err: err.message }, 'not allowed to read the initial set: informer stopped');
+          this.abort.abort();
+          for (const w of this.syncWaiters.splice(0)) w.reject(err);
+          return;
+        }
         const reason = this.classify(err);
         this.opts.metrics?.watchRestarts.inc({ ...this.label, reason });
         if (reason === 'gone') {
@@ -296,7 +304,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.opts.metrics?.cachePrimeSeconds.set({ ...this.label, protocol }, seconds);
       this.log.info({ objects: this.store.size, protocol, seconds }, 'cache primed');
       this.synced = true;
-      for (const resolve of this.syncWaiters.splice(0)) resolve();
+      for (const w of this.syncWaiters.splice(0)) w.resolve();
     }
   }
 

@@ -102,6 +102,62 @@ describe('applying to a remote cluster', () => {
   });
 });
 
+/** A ServiceAccount in edge-1 allowed to manage ConfigMaps in the edge namespace only, and a token of it. */
+async function namespacedIdentity(name: string): Promise<string> {
+  const base = `/api/v1/namespaces/${edgeNs()}/serviceaccounts`;
+  await edge1.request({ method: 'POST', path: base, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${edgeNs()}`;
+  await edge1.request({
+    method: 'POST',
+    path: `${rbac}/roles`,
+    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }] },
+  });
+  await edge1.request({
+    method: 'POST',
+    path: `${rbac}/rolebindings`,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: edgeNs() }],
+    },
+  });
+  const req = await edge1.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: `${base}/${name}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  return kubeconfigOf('edge-1', (kc) => {
+    const users = kc.users as { user: Record<string, unknown> }[];
+    users[0]!.user = { token: req.status.token };
+  });
+}
+
+const primedIn = (cluster: string): number => op.logs.filter((l) => l.msg === 'cache primed' && l.cluster === cluster).length;
+
+describe('credentials', () => {
+  test('a namespaced identity works (watched per namespace); a rotated token is swapped in place, the old one revoked, no watch re-primed', async () => {
+    await putKubeconfigSecret(mgmt, ns(), 'rot-kubeconfig', await namespacedIdentity('rot-a'));
+    await applyRemoteSync(mgmt, ns(), 'rot', { kubeConfig: { secretRef: { name: 'rot-kubeconfig' } }, source: { inline: [configMap(edgeNs(), 'rot', 'v1')] } });
+    await waitForRemoteReady(mgmt, ns(), 'rot', 'True', 'Succeeded');
+    expect(await find<CM>(edge1, cmPath(edgeNs(), 'rot'))).toMatchObject({ data: { value: 'v1' } });
+    const cluster = `${ns()}/rot-kubeconfig`;
+    const primed = primedIn(cluster);
+    expect(primed).toBeGreaterThan(0);
+
+    await putKubeconfigSecret(mgmt, ns(), 'rot-kubeconfig', await namespacedIdentity('rot-b'));
+    await eventually('the rotation seen', async () => (op.logs.some((l) => l.msg === 'credentials rotated: swapped in place' && l.cluster === cluster) ? true : undefined));
+    // The old token dies with its ServiceAccount.
+    await edge1.request({ method: 'DELETE', path: `/api/v1/namespaces/${edgeNs()}/serviceaccounts/rot-a` });
+    await applyRemoteSync(mgmt, ns(), 'rot', { kubeConfig: { secretRef: { name: 'rot-kubeconfig' } }, source: { inline: [configMap(edgeNs(), 'rot', 'v2')] } });
+    await eventually('v2 applied with the new token', async () => ((await find<CM>(edge1, cmPath(edgeNs(), 'rot')))?.data?.value === 'v2' ? true : undefined));
+    await waitForRemoteReady(mgmt, ns(), 'rot', 'True', 'Succeeded');
+    expect(primedIn(cluster)).toBe(primed);
+    expect(op.logs.filter((l) => l.msg === 'cluster opened' && l.cluster === cluster)).toHaveLength(1);
+  });
+});
+
 describe('hostile kubeconfigs are refused before any use', () => {
   const marker = path.join(os.tmpdir(), `syncprims-exec-ran-${process.pid}`);
   afterAll(() => rm(marker, { force: true }));
