@@ -27,9 +27,15 @@ export class Reachability {
   private nextProbeAt = 0;
   private probing = false;
   private readonly now: () => number;
+  private readonly recovered = new Set<() => void>();
 
   constructor(private readonly opts: ReachabilityOptions = {}) {
     this.now = opts.now ?? Date.now;
+  }
+
+  /** Calls `fn` each time the cluster answers again after being unreachable (a watch reconnecting, a probe). */
+  onRecovered(fn: () => void): void {
+    this.recovered.add(fn);
   }
 
   get reachable(): boolean {
@@ -43,10 +49,12 @@ export class Reachability {
 
   /** A request got an answer (any status). */
   answered(): void {
+    const wasDown = this.lastError !== undefined;
     this.lastReached = this.now();
     this.failures = 0;
     this.lastError = undefined;
     this.probing = false;
+    if (wasDown) for (const fn of this.recovered) fn();
   }
 
   /** A request got no answer: the cluster is unreachable until it answers again. */

@@ -160,10 +160,15 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
     logger: m.log,
     metrics: m.metrics,
-    onOpen: (cluster) =>
+    onOpen: (cluster) => {
       cluster.owned.onOwnerChange((o) => {
         if (o.kind === 'RemoteSync') enqueue('RemoteSync', `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
-      }),
+      });
+      // Recovery by watch: the moment the cluster answers again, its RemoteSyncs go on (no waiting for their backoff).
+      cluster.reachability.onRecovered(() => {
+        for (const key of cluster.users) enqueue('RemoteSync', key, `cluster ${cluster.name} reachable again`);
+      });
+    },
   });
   m.onShutdown(() => registry.close());
   return registry;

@@ -13,6 +13,8 @@ import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
 import { applyRemoteSync, getRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, waitForRemoteReady } from '../support/remote.js';
+import { StallingProxy } from '../support/stalling-proxy.js';
+import { writesSince } from '../support/audit.js';
 import { find, readyOf, syncPath } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -158,6 +160,29 @@ describe('credentials', () => {
   });
 });
 
+describe('restart and deletion', () => {
+  test('restarting the operator over reconciled RemoteSyncs writes nothing in any cluster', async () => {
+    await waitForRemoteReady(mgmt, ns(), 'custom', 'True', 'Succeeded');
+    await op.stop('SIGTERM');
+    const since = new Date();
+    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
+    // Every RemoteSync reconciled at least once by the new process (they are queued at start).
+    const names = ['custom', 'late', 'rot'];
+    await eventually('every RemoteSync reconciled after the restart', async () => (names.every((n) => reconciledLines(n).length > 0) ? true : undefined));
+    for (const name of names) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
+    await new Promise((r) => setTimeout(r, 1_000));
+    for (const cluster of [HOME, 'edge-1']) expect(await writesSince(cluster, since, 'syncprims-operator')).toEqual([]);
+  });
+
+  test('deleted together with its Secret, a RemoteSync still prunes in its cluster', async () => {
+    expect(await find(edge1, cmPath(edgeNs(), 'custom'))).toBeDefined();
+    await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}/secrets/custom` });
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'custom', REMOTESYNCS) });
+    await eventually('custom gone', async () => ((await find(mgmt, syncPath(ns(), 'custom', REMOTESYNCS))) === undefined ? true : undefined));
+    expect(await find(edge1, cmPath(edgeNs(), 'custom'))).toBeUndefined();
+  });
+});
+
 describe('hostile kubeconfigs are refused before any use', () => {
   const marker = path.join(os.tmpdir(), `syncprims-exec-ran-${process.pid}`);
   afterAll(() => rm(marker, { force: true }));
@@ -214,6 +239,38 @@ describe('isolation', () => {
     }
     for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded', 180_000);
     expect(await find<CM>(edge2, cmPath(edge2Ns(), 'd-5'))).toMatchObject({ data: { value: 'v2' } });
+  }, 420_000);
+
+  test('a cluster that accepts connections and never answers: ClusterUnreachable, with a bound on the workers it holds', async () => {
+    const proxy = await StallingProxy.start(Number(edge2.server.port));
+    try {
+      await putKubeconfigSecret(mgmt, ns(), 'hole-kubeconfig', await kubeconfigOf('edge-2', (kc) => setCluster(kc, { server: `https://127.0.0.1:${proxy.port}` })));
+      const held = ['h-0', 'h-1', 'h-2', 'h-3', 'h-4', 'h-5'];
+      const spec = (name: string, value: string) => ({ kubeConfig: { secretRef: { name: 'hole-kubeconfig' } }, source: { inline: [configMap(edge2Ns(), name, value)] } });
+      for (const name of held) await applyRemoteSync(mgmt, ns(), name, spec(name, 'v1'));
+      for (const name of held) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
+      proxy.blackHole();
+      for (const name of held) await applyRemoteSync(mgmt, ns(), name, spec(name, 'v2'));
+      const cluster = `${ns()}/hole-kubeconfig`;
+      let most = 0;
+      const before = (await op.metric('controller_runtime_reconcile_total', { controller: 'remotesync' }));
+      for (let i = 0; i < 4; i++) await applyRemoteSync(mgmt, ns(), `f-${i}`, { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), `f-${i}`)] } });
+      for (let i = 0; i < 4; i++) {
+        await waitForRemoteReady(mgmt, ns(), `f-${i}`, 'True', 'Succeeded');
+        most = Math.max(most, await op.metric('syncprims_cluster_reconciles_in_flight', { cluster }));
+      }
+      expect(await op.metric('controller_runtime_reconcile_total', { controller: 'remotesync' })).toBeGreaterThan(before);
+      for (const name of held) {
+        await waitForRemoteReady(mgmt, ns(), name, 'False', 'ClusterUnreachable', 180_000);
+        most = Math.max(most, await op.metric('syncprims_cluster_reconciles_in_flight', { cluster }));
+      }
+      expect(most).toBeLessThanOrEqual(4);
+      proxy.restore();
+      for (const name of held) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded', 180_000);
+      expect(await find<CM>(edge2, cmPath(edge2Ns(), 'h-5'))).toMatchObject({ data: { value: 'v2' } });
+    } finally {
+      await proxy.close();
+    }
   }, 420_000);
 
   test('deleting a RemoteSync whose cluster is down waits and says why; Orphan goes at once', async () => {

@@ -3,14 +3,23 @@ import net from 'node:net';
 /**
  * A loopback TCP proxy in front of an API server that can stall: existing
  * connections stop passing data (without closing), as a half-open link or a
- * hung middlebox would. New connections pass normally.
+ * hung middlebox would. New connections pass normally, unless the proxy is a
+ * black hole (`blackHole()`): then they are accepted and never answered.
  */
 export class StallingProxy {
   private readonly server: net.Server;
   private readonly pairs = new Set<[net.Socket, net.Socket]>();
+  private readonly swallowed = new Set<net.Socket>();
+  private swallowing = false;
 
   private constructor(private readonly target: number) {
     this.server = net.createServer((client) => {
+      if (this.swallowing) {
+        this.swallowed.add(client);
+        client.on('error', () => client.destroy()).on('close', () => this.swallowed.delete(client));
+        client.pause();
+        return;
+      }
       const upstream = net.connect(this.target, '127.0.0.1');
       const pair: [net.Socket, net.Socket] = [client, upstream];
       this.pairs.add(pair);
@@ -47,7 +56,24 @@ export class StallingProxy {
     return this.pairs.size;
   }
 
+  /** Every connection, open or new, is accepted and never answered, until `restore()`. */
+  blackHole(): void {
+    this.swallowing = true;
+    this.stallAll();
+  }
+
+  /** Passes traffic again: stalled and swallowed connections are closed, new ones pass. */
+  restore(): void {
+    this.swallowing = false;
+    for (const [a, b] of this.pairs) {
+      a.destroy();
+      b.destroy();
+    }
+    for (const s of this.swallowed) s.destroy();
+  }
+
   async close(): Promise<void> {
+    for (const s of this.swallowed) s.destroy();
     for (const [a, b] of this.pairs) {
       a.destroy();
       b.destroy();
