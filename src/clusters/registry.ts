@@ -134,9 +134,9 @@ export class ClusterRegistry {
     if (!shared && previous && this.onlyUsersOf(previous, use.secret) && keysOf(previous.client.kubeConfig).location === parsed.location) {
       // Only the credentials changed, and nobody else holds the old ones: keep the watches, swap them in place.
       this.byIdentity.delete(this.identities.get(previous) ?? '');
-      previous.client.useKubeConfig(parsed.kubeConfig);
       this.byIdentity.set(parsed.identity, Promise.resolve(previous));
       this.identities.set(previous, parsed.identity);
+      await previous.client.useKubeConfig(parsed.kubeConfig);
       this.log.info({ cluster: previous.name }, 'credentials rotated: swapped in place');
       return previous;
     }

@@ -36,6 +36,7 @@ export class RemoteCluster {
   /** RemoteSyncs (home keys) that use this cluster. */
   readonly users = new Set<string>();
   private reconciles = 0;
+  private readonly untrack: () => void;
 
   private constructor(
     readonly client: KubeClient,
@@ -45,6 +46,7 @@ export class RemoteCluster {
     this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
     // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
     this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}`, namespacedFallback: true });
+    this.untrack = opts.metrics?.trackClient(client, opts.logger) ?? (() => undefined);
     client.observe((r) => {
       opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });
       if (r.status !== undefined) this.reachability.answered();
@@ -93,6 +95,7 @@ export class RemoteCluster {
   /** Stops its watches and closes its connections. */
   async close(): Promise<void> {
     await this.cache.stop();
+    this.untrack();
     this.client.close();
     this.opts.metrics?.clusterReconciles.remove({ cluster: this.name });
     this.opts.metrics?.clusterReachable.remove({ cluster: this.name });

@@ -1,8 +1,13 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type https from 'node:https';
+import type { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfigFile } from './config.js';
 import { ApiError, apiErrorFrom, TransportError } from './errors.js';
+import { createTransport } from './transport-alpn.js';
+import { SaturationAlarm, type ConnectionStats, type Reply, type TlsOptions, type Transport, type TransportOptions } from './transport.js';
+
+export type { ConnectionStats, Protocol, TransportOptions } from './transport.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -15,6 +20,7 @@ export interface RequestOptions {
   /** Sent as JSON (YAML is a superset, so apply patches are JSON too). */
   body?: unknown;
   contentType?: string;
+  /** The Accept header; default `application/json` (e.g. `...;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`). */
   accept?: string;
   /** Whole-request deadline; default 30 s. */
   timeoutMs?: number;
@@ -50,42 +56,68 @@ export type RequestObserver = (record: RequestRecord) => void;
 
 /**
  * A client for one cluster. It sends raw JSON (client-node's generated models
- * drop fields they do not know, see DESIGN.md), shares one keep-alive agent
- * for all its requests, and puts a deadline on every call.
+ * drop fields they do not know, see DESIGN.md) and puts a deadline on every
+ * call. Its connections (see transport-alpn.ts and docs/adr/0003-transport.md):
+ * HTTP/2 when the server agrees to it, requests and watches as streams over a
+ * few connections; HTTP/1.1 otherwise, with separate socket pools for requests
+ * and for watches. Either way a request never waits behind open watches.
  */
 export class KubeClient implements Requester {
   readonly server: URL;
-  private readonly agent: http.Agent;
-  private readonly tls: https.AgentOptions;
+  private transport: Transport;
   private readonly observers = new Set<RequestObserver>();
+  private readonly saturation = new SaturationAlarm();
 
   private constructor(
     /** The name this client is known by in logs and metrics. */
     readonly name: string,
-    public kubeConfig: KubeConfig,
-    tls: https.AgentOptions,
+    private currentKubeConfig: KubeConfig,
+    private tls: TlsOptions,
     private readonly userAgent: string,
+    private readonly options: TransportOptions,
   ) {
-    const cluster = kubeConfig.getCurrentCluster();
+    const cluster = currentKubeConfig.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig for ${name} has no current cluster`);
     this.server = new URL(cluster.server);
+    this.transport = createTransport(this.server, tls, options, () => this.saturation.raise(() => this.connectionStats()));
+  }
+
+  /**
+   * `userAgent` tells the server (and its audit log) who sends; default
+   * `syncprims/<name>`. `options` tune the connections (defaults suit the operator).
+   */
+  static async create(
+    name: string,
+    kubeConfig: KubeConfig,
+    userAgent = `syncprims/${name}`,
+    options: TransportOptions = {},
+  ): Promise<KubeClient> {
+    return new KubeClient(name, kubeConfig, await tlsOf(kubeConfig), userAgent, options);
+  }
+
+  get kubeConfig(): KubeConfig {
+    return this.currentKubeConfig;
+  }
+
+  /**
+   * Swaps the credentials of the same server (the cluster registry checks
+   * that server and CA are unchanged): requests from now on carry the new
+   * token. A new client certificate is bound when a connection is made, so
+   * then the connections are replaced: open watches end and resume (from
+   * their resourceVersion) over new ones.
+   */
+  async useKubeConfig(kubeConfig: KubeConfig): Promise<void> {
+    const tls = await tlsOf(kubeConfig);
+    this.currentKubeConfig = kubeConfig;
+    if (sameTls(tls, this.tls)) return;
+    const old = this.transport;
     this.tls = tls;
-    const agentOptions = { keepAlive: true, maxSockets: 128, ...tls };
-    this.agent = this.server.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.transport = createTransport(this.server, tls, this.options, () => this.saturation.raise(() => this.connectionStats()));
+    old.close();
   }
 
-  /** `userAgent` tells the server (and its audit log) who sends; default `syncprims/<name>`. */
-  static async create(name: string, kubeConfig: KubeConfig, userAgent = `syncprims/${name}`): Promise<KubeClient> {
-    const opts: https.RequestOptions = {};
-    await kubeConfig.applyToHTTPSOptions(opts);
-    const tls: https.AgentOptions = { ca: opts.ca, cert: opts.cert, key: opts.key };
-    if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
-    if (opts.servername) tls.servername = opts.servername;
-    return new KubeClient(name, kubeConfig, tls, userAgent);
-  }
-
-  static async fromFile(name: string, file: string): Promise<KubeClient> {
-    return KubeClient.create(name, loadKubeConfigFile(file));
+  static async fromFile(name: string, file: string, options: TransportOptions = {}): Promise<KubeClient> {
+    return KubeClient.create(name, loadKubeConfigFile(file), undefined, options);
   }
 
   /** Sends a request and parses a JSON answer (text otherwise); throws ApiError or TransportError. */
@@ -104,31 +136,30 @@ export class KubeClient implements Requester {
   }
 
   private async requestOnce<T>(opts: RequestOptions, extraHeaders: Record<string, string | string[]>): Promise<T> {
-    const res = await this.send(opts, extraHeaders, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const text = await readBody(res);
-    if (res.statusCode === undefined || res.statusCode >= 300) {
-      throw apiErrorFrom(res.statusCode ?? 0, header(res, 'retry-after'), text, describe(opts));
+    const reply = await this.send(opts, extraHeaders, false);
+    const text = await readBody(reply.body);
+    if (reply.status >= 300) {
+      throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts));
     }
-    opts.onStatus?.(res.statusCode);
+    opts.onStatus?.(reply.status);
     if (!text) return undefined as T;
-    const json = (header(res, 'content-type') ?? '').includes('json');
+    const json = (header(reply.headers, 'content-type') ?? '').includes('json');
     return (json ? JSON.parse(text) : text) as T;
   }
 
   /**
    * Opens a streaming response (a watch). The caller reads it and destroys it;
-   * the stream is destroyed with an error when it stays silent too long.
+   * the stream is destroyed with a TransportError when nothing arrives on it
+   * for `idleTimeoutMs` (on HTTP/2 per stream, not per connection).
    */
-  async stream(opts: StreamOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<http.IncomingMessage> {
-    const res = await this.send(opts, extraHeaders, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    if (res.statusCode === undefined || res.statusCode >= 300) {
-      const text = await readBody(res);
-      throw apiErrorFrom(res.statusCode ?? 0, header(res, 'retry-after'), text, describe(opts));
+  async stream(opts: StreamOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<Readable> {
+    const reply = await this.send(opts, extraHeaders, true);
+    if (reply.status >= 300) {
+      const text = await readBody(reply.body);
+      throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts));
     }
-    res.socket.setTimeout(opts.idleTimeoutMs, () => {
-      res.destroy(new TransportError(`${describe(opts)}: no data for ${opts.idleTimeoutMs} ms`));
-    });
-    return res;
+    reply.idleTimeout(opts.idleTimeoutMs, () => new TransportError(`${describe(opts)}: no data for ${opts.idleTimeoutMs} ms`));
+    return reply.body;
   }
 
   /**
@@ -151,82 +182,111 @@ export class KubeClient implements Requester {
   }
 
   /**
-   * Swaps the credentials (same server and CA, as the cluster registry
-   * checks): requests from now on carry the new token; a new client
-   * certificate takes effect on new connections, so open ones are closed.
+   * The connections to the API server now, for metrics (a gauge per cluster
+   * and protocol) and logs: `protocol` is undefined until the first
+   * connection to an https server has negotiated one; `connections` counts
+   * open TCP connections (HTTP/2 sessions, or HTTP/1.1 sockets busy and idle);
+   * `streams` the requests and watches in flight; `queued` the requests
+   * waiting for a connection or a stream.
    */
-  useKubeConfig(kubeConfig: KubeConfig): void {
-    this.kubeConfig = kubeConfig;
+  connectionStats(): ConnectionStats {
+    return this.transport.stats();
   }
 
-  /** Frees the sockets of this client. */
+  /**
+   * Calls `fn` when requests have to wait for a connection (the HTTP/1.1
+   * request pool is at its limit, or every HTTP/2 session is full and no
+   * other may be opened), with the figures of that moment; at most once per
+   * 30 s for this client. Returns the way to stop.
+   */
+  onSaturated(fn: (detail: ConnectionStats) => void): () => void {
+    return this.saturation.on(fn);
+  }
+
+  /** Closes every connection of this client; a later request opens new ones. */
   close(): void {
-    this.agent.destroy();
+    this.transport.close();
   }
 
-  private async send(
-    opts: RequestOptions,
-    extraHeaders: Record<string, string | string[]>,
-    timeoutMs: number,
-  ): Promise<http.IncomingMessage> {
-    const auth: https.RequestOptions = { headers: {} };
-    // Refreshes tokens where the kubeconfig's user has them; TLS comes from our agent.
-    await this.kubeConfig.applyToHTTPSOptions(auth);
+  private async send(opts: RequestOptions, extraHeaders: Record<string, string | string[]>, long: boolean): Promise<Reply> {
     const url = new URL(opts.path, this.server);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
     }
+    const method = opts.method ?? 'GET';
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
-    const headers: http.OutgoingHttpHeaders = {
-      ...(auth.headers as http.OutgoingHttpHeaders),
+    const headers = await this.headers(opts, extraHeaders, body);
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const cancel = new AbortController();
+    const timer = setTimeout(() => cancel.abort(new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    const onAbort = (): void => cancel.abort(new TransportError(`${describe(opts)}: aborted`));
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const reply = await this.transport.send({ method, url, headers, body, long, signal: cancel.signal });
+      this.notify({ method, url, status: reply.status });
+      return reply;
+    } catch (err) {
+      this.notify({ method, url, status: undefined });
+      throw err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${(err as Error).message}`, err);
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Lower-case request headers; the kubeconfig's credentials are refreshed (tokens) for each request. */
+  private async headers(
+    opts: RequestOptions,
+    extraHeaders: Record<string, string | string[]>,
+    body: Buffer | undefined,
+  ): Promise<Record<string, string | string[] | number>> {
+    const auth: https.RequestOptions = { headers: {} };
+    await this.currentKubeConfig.applyToHTTPSOptions(auth);
+    const headers: Record<string, string | string[] | number> = {
       accept: opts.accept ?? 'application/json',
       'user-agent': this.userAgent,
-      ...extraHeaders,
     };
+    const given = { ...(auth.headers as Record<string, string | string[] | number>), ...extraHeaders };
+    for (const [k, v] of Object.entries(given)) headers[k.toLowerCase()] = v;
     if (body) {
       headers['content-type'] = opts.contentType ?? 'application/json';
       headers['content-length'] = body.length;
     }
-    const lib = url.protocol === 'https:' ? https : http;
-    const method = opts.method ?? 'GET';
-    const notify = (status?: number): void => {
-      for (const fn of this.observers) fn({ method, url, status });
-    };
-    return new Promise((resolve, reject) => {
-      const req = lib.request(url, { method, headers, agent: this.agent, ...this.tls });
-      const timer = setTimeout(() => {
-        req.destroy(new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const onAbort = (): void => void req.destroy(new TransportError(`${describe(opts)}: aborted`));
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('response', (res) => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', onAbort);
-        notify(res.statusCode);
-        resolve(res);
-      });
-      req.on('error', (err) => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', onAbort);
-        notify(undefined);
-        reject(err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${err.message}`, err));
-      });
-      req.end(body);
-    });
+    return headers;
   }
+
+  private notify(record: RequestRecord): void {
+    for (const fn of this.observers) fn(record);
+  }
+}
+
+/** The TLS options of a kubeconfig's current cluster and user (CA, client certificate, server name). */
+async function tlsOf(kubeConfig: KubeConfig): Promise<TlsOptions> {
+  const opts: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(opts);
+  const tls: TlsOptions = { ca: opts.ca, cert: opts.cert, key: opts.key };
+  if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
+  if (opts.servername) tls.servername = opts.servername;
+  return tls;
+}
+
+function sameTls(a: TlsOptions, b: TlsOptions): boolean {
+  const text = (v: unknown): string => (v === undefined ? '' : String(v));
+  return (['ca', 'cert', 'key', 'rejectUnauthorized', 'servername'] as const).every((k) => text(a[k]) === text(b[k]));
 }
 
 function describe(opts: RequestOptions): string {
   return `${opts.method ?? 'GET'} ${opts.path}`;
 }
 
-function header(res: http.IncomingMessage, name: string): string | undefined {
-  const v = res.headers[name];
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
-async function readBody(res: http.IncomingMessage): Promise<string> {
+async function readBody(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
+  for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }

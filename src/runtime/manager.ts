@@ -69,6 +69,7 @@ export class Manager {
       tuning: opts.tuning,
     });
     this.events = new EventRecorder(opts.client, 'syncprims', opts.logger);
+    this.metrics.trackClient(opts.client, this.log);
     opts.client.observe((r) => {
       this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') });
       if (this.log.isLevelEnabled('trace')) this.log.trace({ method: r.method, path: r.url.pathname, query: r.url.search, status: r.status }, 'request');

@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from './logger.js';
 import type { QueueMetrics } from './workqueue.js';
 
 /**
@@ -126,6 +128,21 @@ export class OperatorMetrics {
     labelNames: ['cluster'] as const,
     registers: [this.registry],
   });
+  /** The clients whose connections `syncprims_connections` reports. */
+  private readonly clients = new Set<KubeClient>();
+  readonly connections = new Gauge({
+    name: 'syncprims_connections',
+    help: 'Open TCP connections to each cluster, by protocol (h2, or http/1.1 where the server does not negotiate h2)',
+    labelNames: ['cluster', 'protocol'] as const,
+    registers: [this.registry],
+    collect: () => this.collectConnections(),
+  });
+  readonly streams = new Gauge({
+    name: 'syncprims_client_streams',
+    help: 'Requests and watches in flight to each cluster; queued: waiting for a connection or stream',
+    labelNames: ['cluster', 'state'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'syncprims_leader',
     help: '1 while this process holds the leader lease',
@@ -134,6 +151,34 @@ export class OperatorMetrics {
 
   constructor(opts: { processMetrics?: boolean } = {}) {
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Reports a client's connections and streams, and logs a warning when its
+   * requests have to wait for a connection (a saturated pool). Returns the
+   * way to stop (when the client is closed).
+   */
+  trackClient(client: KubeClient, log: Logger): () => void {
+    this.clients.add(client);
+    const off = client.onSaturated((d) =>
+      log.warn({ cluster: client.name, ...d }, 'connection pool saturated: requests wait for a connection or stream'),
+    );
+    return () => {
+      off();
+      this.clients.delete(client);
+      this.connections.remove({ cluster: client.name, protocol: client.connectionStats().protocol ?? 'none' });
+      for (const state of ['in-flight', 'queued']) this.streams.remove({ cluster: client.name, state });
+    };
+  }
+
+  private collectConnections(): void {
+    this.connections.reset();
+    for (const c of this.clients) {
+      const s = c.connectionStats();
+      this.connections.set({ cluster: c.name, protocol: s.protocol ?? 'none' }, s.connections);
+      this.streams.set({ cluster: c.name, state: 'in-flight' }, s.streams);
+      this.streams.set({ cluster: c.name, state: 'queued' }, s.queued);
+    }
   }
 
   /** The queue's metric hooks, labelled with its name. */

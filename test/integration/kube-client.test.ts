@@ -1,12 +1,13 @@
 // The kube adapter against a real API server, and against servers that
 // misbehave (a black hole that never answers, a watch that goes silent).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import http from 'node:http';
 import net from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/client.js';
 import { Discovery, UnknownKindError } from '../../src/kube/discovery.js';
 import { serverSideApply } from '../../src/kube/apply.js';
-import { TransportError } from '../../src/kube/errors.js';
+import { ApiError, TransportError } from '../../src/kube/errors.js';
 import { clusterApi, closeClients } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 
@@ -72,6 +73,7 @@ describe('discovery', () => {
 describe('timeouts', () => {
   let blackHole: net.Server;
   let silent: KubeClient;
+  let silentTls: KubeClient;
   const sockets: net.Socket[] = [];
 
   beforeAll(async () => {
@@ -79,18 +81,14 @@ describe('timeouts', () => {
     blackHole = net.createServer((s) => void sockets.push(s));
     await new Promise<void>((r) => blackHole.listen(0, '127.0.0.1', r));
     const port = (blackHole.address() as net.AddressInfo).port;
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'hole', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'hole', cluster: 'hole', user: 'u' }],
-      currentContext: 'hole',
-    });
-    silent = await KubeClient.create('hole', kc);
+    silent = await KubeClient.create('hole', localConfig(`http://127.0.0.1:${port}`));
+    // The same hole as an https server: the TLS handshake (where HTTP/2 is negotiated) never ends.
+    silentTls = await KubeClient.create('tls-hole', localConfig(`https://127.0.0.1:${port}`));
   });
 
   afterAll(async () => {
     silent.close();
+    silentTls.close();
     for (const s of sockets) s.destroy();
     await new Promise((r) => blackHole.close(r));
   });
@@ -99,6 +97,30 @@ describe('timeouts', () => {
     const err = await silent.request({ path: '/api', timeoutMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransportError);
     expect((err as Error).message).toBe('GET /api: no answer within 300 ms');
+  });
+
+  test('a request queued behind a full HTTP/1.1 request pool fails at its own deadline', async () => {
+    const port = (blackHole.address() as net.AddressInfo).port;
+    const one = await KubeClient.create('hole-one-socket', localConfig(`http://127.0.0.1:${port}`), undefined, { http1RequestSockets: 1 });
+    try {
+      let firstSettled = false;
+      const first = one.request({ path: '/first', timeoutMs: 60_000 }).finally(() => (firstSettled = true));
+      first.catch(() => undefined);
+      const err = await one.request({ path: '/queued', timeoutMs: 300 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as Error).message).toBe('GET /queued: no answer within 300 ms');
+      // It did not wait for the socket it was queued for.
+      expect(firstSettled).toBe(false);
+    } finally {
+      one.close();
+    }
+  });
+
+  test('a request to an https server whose TLS handshake never ends fails at its deadline too', async () => {
+    const err = await silentTls.request({ path: '/api', timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as Error).message).toBe('GET /api: no answer within 300 ms');
+    expect(silentTls.connectionStats()).toMatchObject({ protocol: undefined, connections: 0, queued: 0 });
   });
 
   test('a watch stream that goes silent is destroyed after its idle timeout', async () => {
@@ -115,5 +137,57 @@ describe('timeouts', () => {
     });
     expect(err).toBeInstanceOf(TransportError);
     expect(err.message).toContain('no data for 300 ms');
+    // The real API server speaks HTTP/2 with the client: the timeout was the stream's.
+    expect(client.connectionStats().protocol).toBe('h2');
   });
 });
+
+describe('429 Too Many Requests', () => {
+  let server: http.Server;
+  let client: KubeClient;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    // Throttles the first request of each path once, as API Priority and Fairness does.
+    const throttled = new Set<string>();
+    server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (!throttled.has(req.url ?? '')) {
+        throttled.add(req.url ?? '');
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        res.end(JSON.stringify({ kind: 'Status', reason: 'TooManyRequests', message: 'too many requests, please try again later' }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Namespace', metadata: { name: 'ok' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    client = await KubeClient.create('throttled', localConfig(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`));
+  });
+
+  afterAll(async () => {
+    client.close();
+    await new Promise((r) => server.close(r));
+  });
+
+  test('a GET is sent again after Retry-After; a write goes back to its caller with the ApiError', async () => {
+    await expect(client.request({ path: '/api/v1/namespaces/ok' })).resolves.toMatchObject({ metadata: { name: 'ok' } });
+    expect(seen.filter((s) => s === 'GET /api/v1/namespaces/ok')).toHaveLength(2);
+    const err = await client.request({ method: 'POST', path: '/api/v1/namespaces', body: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 429, retryAfterSeconds: 1 });
+    expect(seen.filter((s) => s === 'POST /api/v1/namespaces')).toHaveLength(1);
+  });
+});
+
+/** A kubeconfig for a local test server, with a token user. */
+function localConfig(server: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'local', server, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'local', cluster: 'local', user: 'u' }],
+    currentContext: 'local',
+  });
+  return kc;
+}

@@ -147,6 +147,10 @@ describe('600 Syncs, each with a source object of its own', () => {
     const connections = await tcpConnectionsTo(op.child.pid!, Number(client.server.port));
     expect(connections).toBeGreaterThan(0);
     expect(connections).toBeLessThanOrEqual(32);
+    // The operator's own gauge agrees: HTTP/2 (the API server negotiates it), a connection or two.
+    const reported = await op.metric('syncprims_connections', { protocol: 'h2' });
+    expect(reported).toBeGreaterThan(0);
+    expect(reported).toBeLessThanOrEqual(32);
     // In play: the three sync kinds; ConfigMaps, Secrets and ExternalArtifacts as references
     // (metadata only); ConfigMaps as owned objects. One watch each, whatever the number of syncs.
     const watches = await watchesByResource();

@@ -1,30 +1,55 @@
-// What a local process holds, read from /proc (Linux): its TCP connections.
-import { readdir, readFile, readlink } from 'node:fs/promises';
+// What a local process holds, read from /proc (Linux): its TCP connections,
+// counted from the kernel's tables to check what a client says of itself.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 const ESTABLISHED = '01';
 
 /**
- * The established TCP connections of process `pid` to `port` on any address
- * (IPv4 and IPv6), counted from its socket file descriptors and the kernel's
- * connection tables: what the process holds, whatever its own metrics say.
+ * The established TCP connections of process `pid` (or this one) to `port` on
+ * any address (IPv4 and IPv6), from its socket file descriptors and the
+ * kernel's connection tables. Synchronous, so it can be sampled often.
  */
-export async function tcpConnectionsTo(pid: number, port: number): Promise<number> {
-  const inodes = new Set<string>();
-  for (const fd of await readdir(`/proc/${pid}/fd`)) {
-    const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-    const m = /^socket:\[(\d+)\]$/.exec(link);
-    if (m?.[1]) inodes.add(m[1]);
-  }
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  let count = 0;
+export function establishedTo(port: number, pid: number | 'self' = 'self'): number {
+  const inodes = socketInodes(pid);
+  let n = 0;
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const text = await readFile(table, 'utf8').catch(() => '');
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-      const [, , remote, state, , , , , , inode] = cols;
-      if (state === ESTABLISHED && remote?.endsWith(`:${hexPort}`) && inode && inodes.has(inode)) count++;
+    for (const row of rows(table)) {
+      const remotePort = parseInt(row.remote.slice(row.remote.lastIndexOf(':') + 1), 16);
+      if (row.state === ESTABLISHED && remotePort === port && inodes.has(row.inode)) n++;
     }
   }
-  return count;
+  return n;
+}
+
+/** `establishedTo` of another process, as a promise (for callers that chain it). */
+export async function tcpConnectionsTo(pid: number, port: number): Promise<number> {
+  return establishedTo(port, pid);
+}
+
+function socketInodes(pid: number | 'self'): Set<string> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1]) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return inodes;
+}
+
+function rows(table: string): { remote: string; state: string; inode: string }[] {
+  let text: string;
+  try {
+    text = readFileSync(table, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f.length > 9)
+    .map((f) => ({ remote: f[2] ?? '', state: f[3] ?? '', inode: f[9] ?? '' }));
 }
