@@ -45,8 +45,7 @@ import {
   buildOperator,
   controlplane,
   createNamespace,
-  deleteNamespace,
-  ignoreNotFound,
+  deleteSyncNamespace,
   installCrds,
   int,
   LOCAL,
@@ -782,27 +781,13 @@ async function runEdits(client: KubeClient, op: OperatorProcess, syncs: Collecti
 // ---------------------------------------------------------------- namespaces
 
 /** Deletes a namespace of Syncs once no operator runs: their finalizers removed first, 16 at a time. */
-async function deleteCaseNamespace(client: KubeClient, namespace: string): Promise<void> {
-  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace), timeoutMs: 60_000 }).catch(() => ({ items: [] as KubeObject[] }));
-  await mapLimit(syncs.items, 16, (sync) =>
-    ignoreNotFound(
-      client.request({
-        method: 'PATCH',
-        path: `${collectionPath(SYNCS, namespace)}/${sync.metadata.name}`,
-        contentType: 'application/merge-patch+json',
-        body: { metadata: { finalizers: null } },
-      }),
-    ),
-  );
-  await deleteNamespace(client, namespace);
-}
 
 /** Namespaces left by an earlier run that was cut short (the cluster's data outlives it). */
 async function cleanLeftovers(client: KubeClient): Promise<void> {
   const list = await client.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces' });
   for (const ns of list.items.map((n) => n.metadata.name ?? '').filter((n) => n.startsWith(NS_PREFIX))) {
     console.log(`deleting ${ns}, left by an earlier run...`);
-    await deleteCaseNamespace(client, ns);
+    await deleteSyncNamespace(client, ns);
   }
 }
 
@@ -833,7 +818,7 @@ async function main(): Promise<void> {
         const r = await runCase(env, c, round, results.length + 1);
         results.push(r);
         printCase(r);
-        await deleteCaseNamespace(client, r.namespace);
+        await deleteSyncNamespace(client, r.namespace);
       }
     }
     const input: ReportInput = { date: new Date().toISOString().slice(0, 10), results, kubernetes: await serverVersion(client), load: load.stop(), build, totalMs: performance.now() - began };

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { customResourceDefinitions } from '../src/api/crds.js';
 import { GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { FIELD_MANAGER } from '../src/api/marks.js';
+import { mapLimit } from '../src/apply/map-limit.js';
 import { serverSideApply } from '../src/kube/apply.js';
 import type { KubeClient } from '../src/kube/client.js';
 import { Discovery } from '../src/kube/discovery.js';
@@ -144,17 +145,17 @@ export async function deleteNamespace(client: KubeClient, namespace: string): Pr
 
 /** Deletes a namespace holding Syncs once no operator runs: their finalizers are removed first. */
 export async function deleteSyncNamespace(client: KubeClient, namespace: string): Promise<void> {
-  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace) }).catch(() => ({ items: [] }));
-  for (const sync of syncs.items) {
-    await ignoreNotFound(
+  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace), timeoutMs: 60_000 }).catch(() => ({ items: [] as KubeObject[] }));
+  await mapLimit(syncs.items, 16, (sync) =>
+    ignoreNotFound(
       client.request({
         method: 'PATCH',
         path: `${collectionPath(SYNCS, namespace)}/${sync.metadata.name}`,
         contentType: 'application/merge-patch+json',
         body: { metadata: { finalizers: null } },
       }),
-    );
-  }
+    ),
+  );
   await deleteNamespace(client, namespace);
 }
 

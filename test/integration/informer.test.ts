@@ -2,15 +2,13 @@
 // where served and LIST+WATCH where not, resumption after an apiserver
 // restart, and a silent watch restarted behind a stalling proxy.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestRecord } from '../../src/kube/client.js';
-import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { ClusterCache } from '../../src/runtime/cache.js';
 import { Informer, type InformerEvent } from '../../src/runtime/informer.js';
 import { OperatorMetrics } from '../../src/runtime/metrics.js';
-import { clusterClient, closeClients, controlplane, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
+import { clusterClient, closeClients, controlplane, ensureClusters, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
@@ -168,7 +166,7 @@ describe('informer resilience', () => {
     await ensureClusters(['mgmt']);
     const proxy = await StallingProxy.start(6441);
     stops.push(() => proxy.close());
-    const client = await KubeClient.create('via-proxy', viaProxy(kubeconfigPath('mgmt'), proxy.port));
+    const client = await KubeClient.create('via-proxy', kubeconfigViaPort('mgmt', proxy.port));
     stops.push(() => client.close());
     const direct = await clusterClient('mgmt');
     await direct.request({
@@ -191,14 +189,3 @@ describe('informer resilience', () => {
   });
 });
 
-function viaProxy(file: string, port: number): KubeConfig {
-  const kc = loadKubeConfigFile(file);
-  const out = new KubeConfig();
-  out.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return out;
-}

@@ -5,11 +5,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type ConnectionStats } from '../../src/kube/client.js';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { TransportError } from '../../src/kube/errors.js';
-import { closeClients, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
+import { closeClients, ensureClusters, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { Http1Proxy } from '../support/http1-proxy.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
@@ -172,7 +171,7 @@ describe('HTTP/2 (the API server chooses h2 in ALPN)', () => {
     const proxy = await StallingProxy.start(apiPort);
     cleanups.push(() => proxy.close());
     const c = await client(() =>
-      KubeClient.create('h2-stalled', viaPort(kubeconfigPath('mgmt'), proxy.port), undefined, {
+      KubeClient.create('h2-stalled', kubeconfigViaPort('mgmt', proxy.port), undefined, {
         http2ReadIdleMs: 300,
         http2PingTimeoutMs: 300,
       }),
@@ -228,15 +227,3 @@ describe('HTTP/1.1', () => {
   });
 });
 
-/** The kubeconfig of `file`, pointed at 127.0.0.1:`port` (a proxy in front of its server). */
-function viaPort(file: string, port: number): KubeConfig {
-  const kc = loadKubeConfigFile(file);
-  const out = new KubeConfig();
-  out.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return out;
-}

@@ -2,7 +2,9 @@
 // clusters run, starting the ones a test needs, and clients for them by name.
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import { controlplane, controlPlaneStatus, LOCAL, STARTED_FILE } from './controlplane-cli.js';
 
@@ -25,6 +27,19 @@ export async function ensureClusters(names: string[], featureGates: Record<strin
 
 export function kubeconfigPath(cluster: string, dir = LOCAL): string {
   return path.join(dir, `${cluster}.kubeconfig`);
+}
+
+/** A local cluster's admin kubeconfig, pointed at 127.0.0.1:`port` (a proxy in front of its API server). */
+export function kubeconfigViaPort(cluster: string, port: number): KubeConfig {
+  const kc = loadKubeConfigFile(kubeconfigPath(cluster));
+  const out = new KubeConfig();
+  out.loadFromOptions({
+    clusters: kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return out;
 }
 
 const clients = new Map<string, Promise<KubeClient>>();

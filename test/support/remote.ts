@@ -5,8 +5,7 @@ import { parse, stringify } from 'yaml';
 import { API_VERSION } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { kubeconfigPath } from './controlplane.js';
-import { eventually } from './eventually.js';
-import { readyOf, syncPath, type SyncObject } from './syncs.js';
+import { getSync, syncPath, waitForReady, type SyncObject } from './syncs.js';
 
 export const REMOTESYNCS = 'remotesyncs';
 
@@ -40,11 +39,11 @@ export async function applyRemoteSync(client: KubeClient, namespace: string, nam
 }
 
 export function getRemoteSync(client: KubeClient, namespace: string, name: string): Promise<SyncObject> {
-  return client.request<SyncObject>({ path: syncPath(namespace, name, REMOTESYNCS) });
+  return getSync(client, namespace, name, REMOTESYNCS);
 }
 
 /** Waits until the RemoteSync's Ready condition has this status (and reason) for its current generation. */
-export async function waitForRemoteReady(
+export function waitForRemoteReady(
   client: KubeClient,
   namespace: string,
   name: string,
@@ -52,17 +51,5 @@ export async function waitForRemoteReady(
   reason?: string,
   timeoutMs = 60_000,
 ): Promise<SyncObject> {
-  let last: SyncObject | undefined;
-  return eventually(
-    `RemoteSync ${namespace}/${name} Ready=${status}${reason ? ` (${reason})` : ''}`,
-    async () => {
-      const s = (last = await getRemoteSync(client, namespace, name));
-      const ready = readyOf(s);
-      const current = s.status?.observedGeneration === s.metadata.generation;
-      return current && ready?.status === status && (!reason || ready.reason === reason) ? s : undefined;
-    },
-    timeoutMs,
-  ).catch((err: unknown) => {
-    throw new Error(`${String(err)}; last Ready: ${JSON.stringify(last ? readyOf(last) : undefined)}`);
-  });
+  return waitForReady(client, namespace, name, status, reason, timeoutMs, REMOTESYNCS);
 }

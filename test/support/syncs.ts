@@ -34,15 +34,19 @@ export async function applySync(client: KubeClient, namespace: string, name: str
   });
 }
 
-export function getSync(client: KubeClient, namespace: string, name: string): Promise<SyncObject> {
-  return client.request<SyncObject>({ path: syncPath(namespace, name) });
+export function getSync(client: KubeClient, namespace: string, name: string, plural = 'syncs'): Promise<SyncObject> {
+  return client.request<SyncObject>({ path: syncPath(namespace, name, plural) });
 }
 
 export function readyOf(sync: SyncObject): Condition | undefined {
   return sync.status?.conditions?.find((c) => c.type === 'Ready');
 }
 
-/** Waits until the Sync's Ready condition has this status (and reason, if given) for its current generation. */
+/**
+ * Waits until the sync's Ready condition has this status (and reason, if
+ * given) for its current generation; `plural` names the kind (`syncs`,
+ * `remotesyncs`, `proxysyncs`). A timeout says what Ready was last.
+ */
 export async function waitForReady(
   client: KubeClient,
   namespace: string,
@@ -50,17 +54,21 @@ export async function waitForReady(
   status: 'True' | 'False' | 'Unknown',
   reason?: string,
   timeoutMs = 60_000,
+  plural = 'syncs',
 ): Promise<SyncObject> {
+  let last: SyncObject | undefined;
   return eventually(
-    `Sync ${namespace}/${name} Ready=${status}${reason ? ` (${reason})` : ''}`,
+    `${plural} ${namespace}/${name} Ready=${status}${reason ? ` (${reason})` : ''}`,
     async () => {
-      const s = await getSync(client, namespace, name);
+      const s = (last = await getSync(client, namespace, name, plural));
       const ready = readyOf(s);
       const current = s.status?.observedGeneration === s.metadata.generation;
       return current && ready?.status === status && (!reason || ready.reason === reason) ? s : undefined;
     },
     timeoutMs,
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; last Ready: ${JSON.stringify(last ? readyOf(last) : undefined)}`);
+  });
 }
 
 /** The object at `path`, or undefined when it does not exist. */
