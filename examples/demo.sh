@@ -35,6 +35,12 @@ node dist/cli/main.js run --kubeconfig .local/mgmt.kubeconfig --namespace demo \
   --metrics-addr 127.0.0.1:18080 --health-addr 127.0.0.1:18081 > .local/demo-operator.log 2>&1 &
 op=$!
 trap 'kill $op 2>/dev/null || true' EXIT
+# Wait for the operator itself (its caches primed): on a second run the Syncs are Ready already.
+for _ in $(seq 1 120); do
+  curl -fsS 127.0.0.1:18081/readyz >/dev/null 2>&1 && break
+  kill -0 $op 2>/dev/null || { echo "the operator exited; its log:" >&2; tail -20 .local/demo-operator.log >&2; exit 1; }
+  sleep 0.5
+done
 "${K[@]}" wait --for=condition=Ready sync/hello sync/database sync/app sync/dashboards -n demo --timeout=60s
 curl -fsS 127.0.0.1:18081/readyz && echo " (readyz)"
 curl -fsS 127.0.0.1:18080/metrics | grep -E '^(controller_runtime_reconcile_total|syncprims_cache_objects)'
@@ -45,7 +51,9 @@ kill -TERM $op && wait $op || true
 step "In what order the operator applied them (its log)"
 node -e '
   const lines = require("fs").readFileSync(".local/demo-operator.log", "utf8").split("\n").filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
-  for (const l of lines) if (["applied", "dependencies met", "ready"].includes(l.msg) || (l.reason === "DependencyNotReady")) console.log(l.time, (l.name + "          ").slice(0, 11), l.msg, l.changes ?? "");
+  const shown = lines.filter((l) => ["applied", "dependencies met", "ready"].includes(l.msg) || l.reason === "DependencyNotReady");
+  for (const l of shown) console.log(l.time, (l.name + "          ").slice(0, 11), l.msg, l.changes ?? "");
+  if (shown.length === 0) console.log("nothing to apply: every Sync was in place from an earlier run, and the operator wrote nothing (make down starts afresh)");
 '
 
 cat <<'NEXT'
