@@ -53,7 +53,7 @@ node -e '
   const lines = require("fs").readFileSync(".local/demo-operator.log", "utf8").split("\n").filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
   const shown = lines.filter((l) => ["applied", "dependencies met", "ready"].includes(l.msg) || l.reason === "DependencyNotReady");
   for (const l of shown) console.log(l.time, (l.name + "          ").slice(0, 11), l.msg, l.changes ?? "");
-  if (shown.length === 0) console.log("nothing to apply: every Sync was in place from an earlier run, and the operator wrote nothing (make down starts afresh)");
+  if (shown.length === 0) console.log("nothing to apply: every Sync was in place from an earlier run, and the operator wrote nothing (the clusters keep their data across make down; make clean starts afresh)");
 '
 
 cat <<'NEXT'
