@@ -27,6 +27,8 @@ interface RunFlags {
   clusterId?: string;
   allowKubeconfigExec?: boolean;
   allowInsecureKubeconfigTls?: boolean;
+  qps: string;
+  burst: string;
 }
 
 /** `syncprims run`: the operator. */
@@ -46,6 +48,8 @@ export function addRunCommand(program: Command): void {
     .option('--cluster-id <id>', 'the syncprims.dev/origin label on objects applied to remote clusters (default: the uid of the kube-system namespace)')
     .option('--allow-kubeconfig-exec', 'accept kubeconfigs in Secrets whose user runs a command (exec) or an auth-provider (default: refused)')
     .option('--allow-insecure-kubeconfig-tls', 'accept kubeconfigs in Secrets with insecure-skip-tls-verify (default: refused)')
+    .option('--qps <n>', 'requests per second to each remote cluster (client-side, as client-go)', '50')
+    .option('--burst <n>', 'requests each remote cluster may get at once above --qps', '100')
     .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
     .action(run);
 }
@@ -84,11 +88,15 @@ async function run(flags: RunFlags): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
   log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
+  const qps = Number(flags.qps);
+  const burst = Number(flags.burst);
+  if (!(qps > 0)) throw new Error(`--qps ${flags.qps}: want a positive number`);
+  if (!Number.isInteger(burst) || burst < 1) throw new Error(`--burst ${flags.burst}: want a positive integer`);
   const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
   const kubeconfigPolicy = { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false };
   const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
-  log.info({ clusterId, ...kubeconfigPolicy }, 'remote clusters');
-  await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent }));
+  log.info({ clusterId, qps, burst, ...kubeconfigPolicy }, 'remote clusters');
+  await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst } }));
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await manager.shutdown(SHUTDOWN_GRACE_MS);

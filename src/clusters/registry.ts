@@ -29,6 +29,8 @@ export interface ClusterRegistryOptions {
   origin: string;
   userAgent: string;
   maxReconcilesPerCluster: number;
+  /** `--qps` / `--burst` of each remote cluster. */
+  rateLimit?: { qps: number; burst: number };
   logger: Logger;
   metrics?: OperatorMetrics;
   tuning?: CacheTuning;
@@ -153,6 +155,7 @@ export class ClusterRegistry {
       userAgent: this.opts.userAgent,
       origin: this.opts.origin,
       maxReconciles: this.opts.maxReconcilesPerCluster,
+      rateLimit: this.opts.rateLimit,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       tuning: this.opts.tuning,

@@ -17,6 +17,8 @@ export interface RemoteClusterOptions {
   origin: string;
   /** At most this many reconciles work on the cluster at once (the rest wait in the queue, holding no worker). */
   maxReconciles: number;
+  /** Client-side rate limit of its requests (`--qps`, `--burst`). */
+  rateLimit?: { qps: number; burst: number };
   logger: Logger;
   metrics?: OperatorMetrics;
   tuning?: CacheTuning;
@@ -56,7 +58,7 @@ export class RemoteCluster {
   }
 
   static async create(opts: RemoteClusterOptions): Promise<RemoteCluster> {
-    return new RemoteCluster(await KubeClient.create(opts.name, opts.kubeConfig, opts.userAgent), opts);
+    return new RemoteCluster(await KubeClient.create(opts.name, opts.kubeConfig, opts.userAgent, { rateLimit: opts.rateLimit }), opts);
   }
 
   get name(): string {

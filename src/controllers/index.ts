@@ -27,6 +27,8 @@ export interface ControllerSettings {
   kubeconfigPolicy?: KubeconfigPolicy;
   /** The User-Agent of requests to remote clusters. */
   userAgent?: string;
+  /** `--qps` / `--burst` of each remote cluster (none when unset). */
+  remoteRateLimit?: { qps: number; burst: number };
 }
 
 /** What the three controllers share: the owned-object informers, the dependency graph and the referenced objects. */
@@ -158,6 +160,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     origin: settings.clusterId,
     userAgent: settings.userAgent ?? 'syncprims-operator',
     maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
+    rateLimit: settings.remoteRateLimit,
     logger: m.log,
     metrics: m.metrics,
     onOpen: (cluster) => {

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfigFile } from './config.js';
 import { ApiError, apiErrorFrom, TransportError } from './errors.js';
+import { TokenBucket } from './token-bucket.js';
 import { createTransport } from './transport-alpn.js';
 import { SaturationAlarm, type ConnectionStats, type Reply, type TlsOptions, type Transport, type TransportOptions } from './transport.js';
 
@@ -65,6 +66,7 @@ export type RequestObserver = (record: RequestRecord) => void;
 export class KubeClient implements Requester {
   readonly server: URL;
   private transport: Transport;
+  private readonly limiter: TokenBucket | undefined;
   private readonly observers = new Set<RequestObserver>();
   private readonly saturation = new SaturationAlarm();
 
@@ -79,6 +81,7 @@ export class KubeClient implements Requester {
     const cluster = currentKubeConfig.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig for ${name} has no current cluster`);
     this.server = new URL(cluster.server);
+    this.limiter = options.rateLimit ? new TokenBucket(options.rateLimit.qps, options.rateLimit.burst) : undefined;
     this.transport = createTransport(this.server, tls, options, () => this.saturation.raise(() => this.connectionStats()));
   }
 
@@ -203,6 +206,11 @@ export class KubeClient implements Requester {
     return this.saturation.on(fn);
   }
 
+  /** Milliseconds requests have waited for the client-side rate limit (`rateLimit`), in all. */
+  get throttledMilliseconds(): number {
+    return this.limiter?.throttledMilliseconds ?? 0;
+  }
+
   /** Closes every connection of this client; a later request opens new ones. */
   close(): void {
     this.transport.close();
@@ -223,6 +231,7 @@ export class KubeClient implements Requester {
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
+      await this.limiter?.take(cancel.signal);
       const reply = await this.transport.send({ method, url, headers, body, long, signal: cancel.signal });
       this.notify({ method, url, status: reply.status });
       return reply;

@@ -34,6 +34,8 @@ export interface TransportOptions {
   http2ReadIdleMs?: number;
   /** HTTP/2: ...and closed, failing its streams, when the ping is not answered within this (default 15 s). */
   http2PingTimeoutMs?: number;
+  /** A client-side rate limit on every request (client-go's QPS and Burst); none when unset. */
+  rateLimit?: { qps: number; burst: number };
 }
 
 /** One request as the transport sends it. */

@@ -143,6 +143,12 @@ export class OperatorMetrics {
     labelNames: ['cluster', 'state'] as const,
     registers: [this.registry],
   });
+  readonly rateLimitWait = new Gauge({
+    name: 'syncprims_client_rate_limit_wait_seconds',
+    help: 'Seconds requests to each remote cluster have waited for its client-side rate limit (--qps, --burst), in all',
+    labelNames: ['cluster'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'syncprims_leader',
     help: '1 while this process holds the leader lease',
@@ -168,6 +174,7 @@ export class OperatorMetrics {
       this.clients.delete(client);
       this.connections.remove({ cluster: client.name, protocol: client.connectionStats().protocol ?? 'none' });
       for (const state of ['in-flight', 'queued']) this.streams.remove({ cluster: client.name, state });
+      this.rateLimitWait.remove({ cluster: client.name });
     };
   }
 
@@ -178,6 +185,7 @@ export class OperatorMetrics {
       this.connections.set({ cluster: c.name, protocol: s.protocol ?? 'none' }, s.connections);
       this.streams.set({ cluster: c.name, state: 'in-flight' }, s.streams);
       this.streams.set({ cluster: c.name, state: 'queued' }, s.queued);
+      if (c.throttledMilliseconds > 0) this.rateLimitWait.set({ cluster: c.name }, c.throttledMilliseconds / 1000);
     }
   }
 

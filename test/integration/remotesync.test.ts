@@ -161,17 +161,21 @@ describe('credentials', () => {
 });
 
 describe('restart and deletion', () => {
-  test('restarting the operator over reconciled RemoteSyncs writes nothing in any cluster', async () => {
+  test('restarting the operator over reconciled RemoteSyncs writes nothing in any cluster (and --qps holds its requests back)', async () => {
     await waitForRemoteReady(mgmt, ns(), 'custom', 'True', 'Succeeded');
     await op.stop('SIGTERM');
     const since = new Date();
-    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
+    // A tight client-side limit for remote clusters: the requests of the first reconciles wait for it.
+    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID, '--qps', '5', '--burst', '1']);
     // Every RemoteSync reconciled at least once by the new process (they are queued at start).
     const names = ['custom', 'late', 'rot'];
     await eventually('every RemoteSync reconciled after the restart', async () => (names.every((n) => reconciledLines(n).length > 0) ? true : undefined));
     for (const name of names) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
     await new Promise((r) => setTimeout(r, 1_000));
     for (const cluster of [HOME, 'edge-1']) expect(await writesSince(cluster, since, 'syncprims-operator')).toEqual([]);
+    expect(await op.metric('syncprims_client_rate_limit_wait_seconds', { cluster: `${ns()}/custom` })).toBeGreaterThan(0);
+    await op.stop('SIGTERM');
+    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
   });
 
   test('deleted together with its Secret, a RemoteSync still prunes in its cluster', async () => {
