@@ -173,7 +173,8 @@ describe('restart and deletion', () => {
     for (const name of names) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
     await new Promise((r) => setTimeout(r, 1_000));
     for (const cluster of [HOME, 'edge-1']) expect(await writesSince(cluster, since, 'syncprims-operator')).toEqual([]);
-    expect(await op.metric('syncprims_client_rate_limit_wait_seconds', { cluster: `${ns()}/custom` })).toBeGreaterThan(0);
+    // Summed over clusters: one shared by several Secrets of the same identity is named after the first to open it.
+    expect(await op.metric('syncprims_client_rate_limit_wait_seconds')).toBeGreaterThan(0);
     await op.stop('SIGTERM');
     op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
   });
