@@ -38,12 +38,17 @@ export function withOneCluster<T extends z.ZodType<{ kubeConfig?: unknown; clust
 export type KubeConfigRef = z.infer<typeof kubeConfigRefSchema>;
 export type ClusterRef = z.infer<typeof clusterRefSchema>;
 
+/** The Cluster API convention: cluster `name`'s kubeconfig is in the Secret `<name>-kubeconfig`. */
+export function clusterApiKubeconfigSecret(cluster: string): string {
+  return `${cluster}-kubeconfig`;
+}
+
 /** The Secret and key that hold a cluster's kubeconfig. */
 export function kubeconfigSecret(spec: { kubeConfig?: KubeConfigRef; clusterRef?: ClusterRef }): {
   name: string;
   key: string;
 } {
   if (spec.kubeConfig) return { name: spec.kubeConfig.secretRef.name, key: spec.kubeConfig.secretRef.key };
-  if (spec.clusterRef) return { name: `${spec.clusterRef.name}-kubeconfig`, key: DEFAULT_KUBECONFIG_KEY };
+  if (spec.clusterRef) return { name: clusterApiKubeconfigSecret(spec.clusterRef.name), key: DEFAULT_KUBECONFIG_KEY };
   throw new Error(CLUSTER_MESSAGE);
 }

@@ -31,8 +31,6 @@ export class OwnedObjects implements LiveObjects {
   private readonly primed = new Map<string, Informer<KubeObject>>();
   private readonly listeners = new Set<OwnerListener>();
   private readonly unsubscribers = new Map<string, () => void>();
-  /** The selector each informer was started with (to release it). */
-  private readonly selectors = new Map<string, InformerSelector>();
   /** Kinds that reconciles in progress are applying (their inventories may not list them yet). */
   private readonly holds = new Map<string, number>();
   private holders: Holders = [];
@@ -147,8 +145,8 @@ export class OwnedObjects implements LiveObjects {
 
   /** The informer of a kind: cluster-wide, or (where that is forbidden) of the object's namespace. */
   private informerFor(kind: string, namespace: string): Promise<Informer<KubeObject>> {
-    if (this.namespacedKinds.has(kind) && namespace) return this.start(`${kind}|${namespace}`, kind, { ...this.selector, allNamespaces: false, namespace });
-    return this.start(kind, kind, this.selector).catch((err: unknown) => {
+    if (this.namespacedKinds.has(kind) && namespace) return this.start(kind, namespace);
+    return this.start(kind).catch((err: unknown) => {
       const forbidden = err instanceof ApiError && err.status === 403;
       if (!forbidden || !this.opts.namespacedFallback || !namespace) throw err;
       this.namespacedKinds.add(kind);
@@ -156,15 +154,16 @@ export class OwnedObjects implements LiveObjects {
     });
   }
 
-  private start(id: string, apiVersionAndKind: string, selector: InformerSelector): Promise<Informer<KubeObject>> {
+  /** Starts (once) the informer of a kind, cluster-wide or in one namespace; its id is `apiVersion|kind[|namespace]`. */
+  private start(apiVersionAndKind: string, namespace?: string): Promise<Informer<KubeObject>> {
+    const id = namespace === undefined ? apiVersionAndKind : `${apiVersionAndKind}|${namespace}`;
     let pending = this.informers.get(id);
     if (!pending) {
       const [apiVersion, kind] = apiVersionAndKind.split('|') as [string, string];
-      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, selector).then((informer) => {
+      const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, this.selectorOf(namespace)).then((informer) => {
         if (this.informers.get(id) === created) {
           this.unsubscribers.set(id, informer.onEvent((e) => this.notify(e.object)));
           this.primed.set(id, informer);
-          this.selectors.set(id, selector);
         }
         return informer;
       });
@@ -175,6 +174,10 @@ export class OwnedObjects implements LiveObjects {
       });
     }
     return pending;
+  }
+
+  private selectorOf(namespace: string | undefined): InformerSelector {
+    return namespace === undefined ? this.selector : { ...this.selector, allNamespaces: false, namespace };
   }
 
   /** An inventory changed or went: the kinds it listed before may be needed by nobody now. */
@@ -200,10 +203,8 @@ export class OwnedObjects implements LiveObjects {
         this.primed.delete(id);
         this.unsubscribers.get(id)?.();
         this.unsubscribers.delete(id);
-        const selector = this.selectors.get(id) ?? this.selector;
-        this.selectors.delete(id);
-        const [apiVersion = '', k = ''] = kind.split('|');
-        await this.cache.release(apiVersion, k, selector);
+        const [apiVersion = '', k = '', namespace] = id.split('|');
+        await this.cache.release(apiVersion, k, this.selectorOf(namespace));
       }),
     );
   }
@@ -218,8 +219,17 @@ export class OwnedObjects implements LiveObjects {
   }
 }
 
+/** inventoryKindsOf per cached object: the store's index and the release check read each object twice. */
+const kindsOfObject = new WeakMap<KubeObject, string[]>();
+
 /** The kinds (`apiVersion|kind`) an object's `status.inventory` lists, read defensively from the cache. */
 export function inventoryKindsOf(obj: KubeObject): string[] {
+  let kinds = kindsOfObject.get(obj);
+  if (!kinds) kindsOfObject.set(obj, (kinds = readInventoryKinds(obj)));
+  return kinds;
+}
+
+function readInventoryKinds(obj: KubeObject): string[] {
   const entries = (obj.status as { inventory?: { entries?: unknown } } | undefined)?.inventory?.entries;
   if (!Array.isArray(entries)) return [];
   const kinds = new Set<string>();

@@ -1,3 +1,4 @@
+import { clusterApiKubeconfigSecret } from '../api/cluster.js';
 import type { SyncKind } from '../api/kinds.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { ReferencedObject } from '../runtime/referenced-objects.js';
@@ -24,6 +25,6 @@ function kubeconfigSecretOf(spec: Record<string, unknown>, namespace: string): R
   const clusterRef = spec.clusterRef as { name?: unknown } | undefined;
   let name: string | undefined;
   if (typeof secretRef?.name === 'string' && secretRef.name !== '') name = secretRef.name;
-  else if (typeof clusterRef?.name === 'string' && clusterRef.name !== '') name = `${clusterRef.name}-kubeconfig`;
+  else if (typeof clusterRef?.name === 'string' && clusterRef.name !== '') name = clusterApiKubeconfigSecret(clusterRef.name);
   return name ? { apiVersion: 'v1', kind: 'Secret', namespace, name } : undefined;
 }

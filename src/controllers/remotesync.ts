@@ -21,6 +21,8 @@ class ClusterNotUsable extends Error {
     readonly reason: Reason,
     message: string,
     readonly retryInMs?: number,
+    /** Only busy (as many reconciles work on it as may): nothing to report, just come back. */
+    readonly busy = false,
   ) {
     super(message);
   }
@@ -45,8 +47,8 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
     const admission = cluster.reachability.admit();
     if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, `cluster ${cluster.name} is unreachable: ${admission.message}`, admission.retryInMs);
     const leave = cluster.tryEnter();
-    if (!leave) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy`, BUSY_RETRY_MS);
-    if (admission.probe || !cluster.reachability.reachable) {
+    if (!leave) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy`, BUSY_RETRY_MS, true);
+    if (admission.probe) {
       try {
         await cluster.probe();
       } catch {
@@ -58,7 +60,7 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
   }
 
   async function report(obj: KubeObject, status: SyncStatusDraft, err: ClusterNotUsable, log: Logger): Promise<ReconcileResult> {
-    if (err.reason === Reason.Progressing) return { requeueAfterMs: err.retryInMs ?? BUSY_RETRY_MS };
+    if (err.busy) return { requeueAfterMs: err.retryInMs ?? BUSY_RETRY_MS };
     const next = failed(status, err.reason, err.message, obj.metadata.generation);
     if (await deps.writer.updateStatus(obj, next)) {
       log.warn({ reason: err.reason, message: err.message }, 'cluster not usable');
