@@ -177,6 +177,9 @@ describe('restart and deletion', () => {
     expect(await op.metric('syncprims_client_rate_limit_wait_seconds')).toBeGreaterThan(0);
     await op.stop('SIGTERM');
     op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
+    // The next test deletes a RemoteSync with its Secret: this process must have used that cluster by then
+    // (after a restart with the Secret already gone there is no last client: docs/remote.md, "Not yet").
+    await eventually('custom reconciled by the new process', async () => (reconciledLines('custom').length > 0 ? true : undefined));
   });
 
   test('deleted together with its Secret, a RemoteSync still prunes in its cluster', async () => {
