@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
+import { parseDuration } from '../api/duration.js';
 import { syncControllers } from '../controllers/index.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
@@ -29,6 +30,7 @@ interface RunFlags {
   allowInsecureKubeconfigTls?: boolean;
   qps: string;
   burst: string;
+  lostClusterGrace: string;
 }
 
 /** `syncprims run`: the operator. */
@@ -50,6 +52,11 @@ export function addRunCommand(program: Command): void {
     .option('--allow-insecure-kubeconfig-tls', 'accept kubeconfigs in Secrets with insecure-skip-tls-verify (default: refused)')
     .option('--qps <n>', 'requests per second to each remote cluster (client-side, as client-go)', '50')
     .option('--burst <n>', 'requests each remote cluster may get at once above --qps', '100')
+    .option(
+      '--lost-cluster-grace <duration>',
+      'a RemoteSync being deleted whose kubeconfig Secret is gone tries to prune this long (from its deletion), then goes with a Warning Event naming what it left',
+      '5m',
+    )
     .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
     .action(run);
 }
@@ -92,17 +99,28 @@ async function run(flags: RunFlags): Promise<void> {
   const burst = Number(flags.burst);
   if (!(qps > 0)) throw new Error(`--qps ${flags.qps}: want a positive number`);
   if (!Number.isInteger(burst) || burst < 1) throw new Error(`--burst ${flags.burst}: want a positive integer`);
+  const lostClusterGraceMs = durationFlag('--lost-cluster-grace', flags.lostClusterGrace);
   const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
   const kubeconfigPolicy = { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false };
   const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
-  log.info({ clusterId, qps, burst, ...kubeconfigPolicy }, 'remote clusters');
-  await manager.start(syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst } }));
+  log.info({ clusterId, qps, burst, lostClusterGraceMs, ...kubeconfigPolicy }, 'remote clusters');
+  await manager.start(
+    syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst }, lostClusterGraceMs }),
+  );
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await manager.shutdown(SHUTDOWN_GRACE_MS);
   client.close();
   // Done: exit now rather than wait for timers and sockets that nothing needs any more.
   process.exit();
+}
+
+function durationFlag(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (err) {
+    throw new Error(`${flag} ${text}: ${(err as Error).message}`);
+  }
 }
 
 /** The managing cluster's id by default: the uid of its kube-system namespace (stable for the cluster's life). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Reason } from '../api/conditions.js';
 import type { KubeClient } from '../kube/client.js';
+import { SharedTransports } from '../kube/shared-transports.js';
 import type { CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
@@ -64,15 +65,19 @@ export class ClusterRegistry {
   private readonly byIdentity = new Map<string, Promise<RemoteCluster>>();
   private readonly uses = new Map<string, Use>();
   private readonly identities = new Map<RemoteCluster, string>();
+  /** Identities on the same server, with the same TLS settings (tokens), share connections. */
+  private readonly transports = new SharedTransports();
+  private readonly untrackTransports: () => void;
   private readonly log: Logger;
 
   constructor(private readonly opts: ClusterRegistryOptions) {
     this.log = opts.logger.child({ component: 'clusters' });
+    this.untrackTransports = opts.metrics?.trackSharedTransports(this.transports) ?? (() => undefined);
   }
 
   /** The cluster `user` (a RemoteSync's key) reaches through `ref`. */
   async clusterFor(user: string, ref: ClusterSecretRef): Promise<ClusterLookup> {
-    const secretRef: ReferencedObject = { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
+    const secretRef = secretOf(ref);
     await this.opts.references.ensureWatched([secretRef]);
     const secret = `${ref.namespace}/${ref.name}/${ref.key}`;
     const resourceVersion = this.opts.references.cached(secretRef)?.metadata.resourceVersion;
@@ -86,6 +91,13 @@ export class ClusterRegistry {
     const cluster = await this.attach(user, use, parsed, ref);
     this.uses.set(user, { secret, resourceVersion, cluster });
     return { ok: true, cluster };
+  }
+
+  /** Whether the Secret `ref` names exists (as the metadata watch of Secrets knows). */
+  async secretExists(ref: ClusterSecretRef): Promise<boolean> {
+    const secretRef = secretOf(ref);
+    await this.opts.references.ensureWatched([secretRef]);
+    return this.opts.references.cached(secretRef) !== undefined;
   }
 
   /** The cluster `user` used last, even if its Secret is gone (to prune on deletion). */
@@ -108,6 +120,7 @@ export class ClusterRegistry {
 
   async close(): Promise<void> {
     await Promise.all(this.clusters.map((c) => c.close()));
+    this.untrackTransports();
     this.byIdentity.clear();
     this.identities.clear();
     this.uses.clear();
@@ -156,6 +169,7 @@ export class ClusterRegistry {
       origin: this.opts.origin,
       maxReconciles: this.opts.maxReconcilesPerCluster,
       rateLimit: this.opts.rateLimit,
+      transports: this.transports,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       tuning: this.opts.tuning,
@@ -184,6 +198,10 @@ export class ClusterRegistry {
     await cluster.close();
     this.log.info({ cluster: cluster.name }, 'no RemoteSync uses this cluster any more: closed');
   }
+}
+
+function secretOf(ref: ClusterSecretRef): ReferencedObject {
+  return { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
 }
 
 /** Hashes of where a kubeconfig's current cluster is, and of who it is there. */

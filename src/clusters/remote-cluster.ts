@@ -2,11 +2,17 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ORIGIN_LABEL } from '../api/marks.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import { KubeClient } from '../kube/client.js';
+import type { SharedTransports } from '../kube/shared-transports.js';
 import { Discovery } from '../kube/discovery.js';
 import { ClusterCache, type CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
 import { Reachability } from './reachability.js';
+
+/** The deadline of a request to a remote cluster: a cluster slower than this is as good as unreachable. */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** HTTP/2 connections to one server, at most, shared by every identity there. */
+const SHARED_HTTP2_SESSIONS = 64;
 
 export interface RemoteClusterOptions {
   /** How the cluster is named in logs and metrics (`namespace/secret`). */
@@ -19,6 +25,8 @@ export interface RemoteClusterOptions {
   maxReconciles: number;
   /** Client-side rate limit of its requests (`--qps`, `--burst`). */
   rateLimit?: { qps: number; burst: number };
+  /** Connections shared with the other clusters' clients of the same server and TLS settings. */
+  transports?: SharedTransports;
   logger: Logger;
   metrics?: OperatorMetrics;
   tuning?: CacheTuning;
@@ -51,6 +59,7 @@ export class RemoteCluster {
     this.untrack = opts.metrics?.trackClient(client, opts.logger) ?? (() => undefined);
     client.observe((r) => {
       opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });
+      if (r.aborted) return; // the caller gave up: that says nothing of the cluster
       if (r.status !== undefined) this.reachability.answered();
       else this.reachability.failed(`no answer from ${client.server.origin} (${r.method} ${r.url.pathname})`);
       opts.metrics?.clusterReachable.set({ cluster: client.name }, this.reachability.reachable ? 1 : 0);
@@ -58,7 +67,14 @@ export class RemoteCluster {
   }
 
   static async create(opts: RemoteClusterOptions): Promise<RemoteCluster> {
-    return new RemoteCluster(await KubeClient.create(opts.name, opts.kubeConfig, opts.userAgent, { rateLimit: opts.rateLimit }), opts);
+    const client = await KubeClient.create(opts.name, opts.kubeConfig, opts.userAgent, {
+      rateLimit: opts.rateLimit,
+      shared: opts.transports,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      // Shared by many identities, each with its own watches: room for more streams than one client needs.
+      http2MaxSessions: opts.transports ? SHARED_HTTP2_SESSIONS : undefined,
+    });
+    return new RemoteCluster(client, opts);
   }
 
   get name(): string {

@@ -29,7 +29,11 @@ export interface ControllerSettings {
   userAgent?: string;
   /** `--qps` / `--burst` of each remote cluster (none when unset). */
   remoteRateLimit?: { qps: number; burst: number };
+  /** `--lost-cluster-grace`: how long, from its deletion, a RemoteSync whose kubeconfig Secret is gone tries to prune (default 5 min). */
+  lostClusterGraceMs?: number;
 }
+
+const DEFAULT_LOST_CLUSTER_GRACE_MS = 5 * 60_000;
 
 /** What the three controllers share: the owned-object informers, the dependency graph and the referenced objects. */
 interface Shared {
@@ -135,7 +139,13 @@ function kindController(
     reconciler =
       kind === 'Sync'
         ? syncReconciler(deps, pipeline, { id: 'home', client: m.client, discovery: m.cache.discovery, owned })
-        : remoteSyncReconciler({ ...deps, kind: 'RemoteSync' }, pipeline, clusterRegistry(m, settings, shared, enqueue), settings.clusterId);
+        : remoteSyncReconciler({ ...deps, kind: 'RemoteSync' }, pipeline, {
+            registry: clusterRegistry(m, settings, shared, enqueue),
+            origin: settings.clusterId,
+            home: m.client,
+            homeDiscovery: m.cache.discovery,
+            lostClusterGraceMs: settings.lostClusterGraceMs ?? DEFAULT_LOST_CLUSTER_GRACE_MS,
+          });
   } else {
     reconciler = lifecycleReconciler(deps);
   }

@@ -41,10 +41,11 @@ export interface ReconcileContext<K extends SyncKind> {
 export type Begun<K extends SyncKind> = { ctx: ReconcileContext<K> } | { done: ReconcileResult | undefined };
 
 /**
- * Cleans up what a deleted sync owns; resolves true when done (the finalizer
- * is then removed), or throws to be retried.
+ * Cleans up what a deleted sync owns: resolves when done (the finalizer is
+ * then removed), resolves with a requeue to wait (and say why, in its
+ * status), or throws to be retried.
  */
-export type Finalizer = (obj: KubeObject, log: Logger) => Promise<void>;
+export type Finalizer = (obj: KubeObject, log: Logger) => Promise<void | { requeueAfterMs: number }>;
 
 const NOTHING_LEFT = { done: undefined } as const;
 
@@ -113,7 +114,8 @@ async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger,
   const graceLeft = Date.parse(obj.metadata.deletionTimestamp ?? '') + DELETION_GRACE_MS - Date.now();
   if (graceLeft > 0 && deps.graph.liveDependents(deps.kind, obj).length > 0) return { requeueAfterMs: graceLeft };
   deps.dependencies.forget(deps.kind, obj);
-  await finalize(obj, log);
+  const waiting = await finalize(obj, log);
+  if (waiting) return waiting;
   if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
   return undefined;
 }

@@ -5,8 +5,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfigFile } from './config.js';
 import { ApiError, apiErrorFrom, TransportError } from './errors.js';
 import { TokenBucket } from './token-bucket.js';
+import type { SharedTransports, TransportHold } from './shared-transports.js';
 import { createTransport } from './transport-alpn.js';
-import { SaturationAlarm, type ConnectionStats, type Reply, type TlsOptions, type Transport, type TransportOptions } from './transport.js';
+import { SaturationAlarm, tlsText, type ConnectionStats, type Reply, type TlsOptions, type TransportOptions } from './transport.js';
 
 export type { ConnectionStats, Protocol, TransportOptions } from './transport.js';
 
@@ -36,6 +37,14 @@ export interface StreamOptions extends RequestOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The options of a client: its transport's, and where it gets its connections. */
+export interface ClientOptions extends TransportOptions {
+  /** Share connections with the other clients of this pool that have the same server and TLS settings. */
+  shared?: SharedTransports;
+  /** The deadline of a request that names none (default 30 s). */
+  timeoutMs?: number;
+}
 /** How many times a GET answered 429 with Retry-After is sent in all. */
 const READ_RETRIES_ON_429 = 5;
 
@@ -51,6 +60,8 @@ export interface RequestRecord {
   url: URL;
   /** The response's status; undefined when no response came. */
   status?: number;
+  /** No response came because the caller gave up (its signal aborted), which says nothing of the server. */
+  aborted?: boolean;
 }
 
 export type RequestObserver = (record: RequestRecord) => void;
@@ -65,7 +76,8 @@ export type RequestObserver = (record: RequestRecord) => void;
  */
 export class KubeClient implements Requester {
   readonly server: URL;
-  private transport: Transport;
+  /** The connections; taken when the first request needs them, given back on close(). */
+  private hold: TransportHold | undefined;
   private readonly limiter: TokenBucket | undefined;
   private readonly observers = new Set<RequestObserver>();
   private readonly saturation = new SaturationAlarm();
@@ -76,13 +88,12 @@ export class KubeClient implements Requester {
     private currentKubeConfig: KubeConfig,
     private tls: TlsOptions,
     private readonly userAgent: string,
-    private readonly options: TransportOptions,
+    private readonly options: ClientOptions,
   ) {
     const cluster = currentKubeConfig.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig for ${name} has no current cluster`);
     this.server = new URL(cluster.server);
     this.limiter = options.rateLimit ? new TokenBucket(options.rateLimit.qps, options.rateLimit.burst) : undefined;
-    this.transport = createTransport(this.server, tls, options, () => this.saturation.raise(() => this.connectionStats()));
   }
 
   /**
@@ -93,7 +104,7 @@ export class KubeClient implements Requester {
     name: string,
     kubeConfig: KubeConfig,
     userAgent = `syncprims/${name}`,
-    options: TransportOptions = {},
+    options: ClientOptions = {},
   ): Promise<KubeClient> {
     return new KubeClient(name, kubeConfig, await tlsOf(kubeConfig), userAgent, options);
   }
@@ -112,14 +123,17 @@ export class KubeClient implements Requester {
   async useKubeConfig(kubeConfig: KubeConfig): Promise<void> {
     const tls = await tlsOf(kubeConfig);
     this.currentKubeConfig = kubeConfig;
-    if (sameTls(tls, this.tls)) return;
-    const old = this.transport;
+    if (tlsText(tls) === tlsText(this.tls)) return;
     this.tls = tls;
-    this.transport = createTransport(this.server, tls, this.options, () => this.saturation.raise(() => this.connectionStats()));
-    old.close();
+    this.close();
   }
 
-  static async fromFile(name: string, file: string, options: TransportOptions = {}): Promise<KubeClient> {
+  /** Whether this client shares its connections with others (then its connection figures are theirs too). */
+  get sharesConnections(): boolean {
+    return this.options.shared !== undefined;
+  }
+
+  static async fromFile(name: string, file: string, options: ClientOptions = {}): Promise<KubeClient> {
     return KubeClient.create(name, loadKubeConfigFile(file), undefined, options);
   }
 
@@ -193,7 +207,7 @@ export class KubeClient implements Requester {
    * waiting for a connection or a stream.
    */
   connectionStats(): ConnectionStats {
-    return this.transport.stats();
+    return this.hold?.transport.stats() ?? { protocol: undefined, connections: 0, streams: 0, queued: 0 };
   }
 
   /**
@@ -211,20 +225,32 @@ export class KubeClient implements Requester {
     return this.limiter?.throttledMilliseconds ?? 0;
   }
 
-  /** Closes every connection of this client; a later request opens new ones. */
+  /** Closes every connection of this client (gives back its share of shared ones); a later request opens new ones. */
   close(): void {
-    this.transport.close();
+    const hold = this.hold;
+    this.hold = undefined;
+    hold?.release();
+  }
+
+  private transport(): TransportHold['transport'] {
+    if (!this.hold) {
+      const saturated = (): void => this.saturation.raise(() => this.connectionStats());
+      if (this.options.shared) {
+        this.hold = this.options.shared.acquire(this.server, this.tls, this.options, saturated);
+      } else {
+        const transport = createTransport(this.server, this.tls, this.options, saturated);
+        this.hold = { transport, release: () => transport.close() };
+      }
+    }
+    return this.hold.transport;
   }
 
   private async send(opts: RequestOptions, extraHeaders: Record<string, string | string[]>, long: boolean): Promise<Reply> {
-    const url = new URL(opts.path, this.server);
-    for (const [k, v] of Object.entries(opts.query ?? {})) {
-      if (v !== undefined) url.searchParams.set(k, String(v));
-    }
+    const url = urlOf(this.server, opts);
     const method = opts.method ?? 'GET';
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers = await this.headers(opts, extraHeaders, body);
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = opts.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const cancel = new AbortController();
     const timer = setTimeout(() => cancel.abort(new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`)), timeoutMs);
     const onAbort = (): void => cancel.abort(new TransportError(`${describe(opts)}: aborted`));
@@ -232,11 +258,11 @@ export class KubeClient implements Requester {
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await this.limiter?.take(cancel.signal);
-      const reply = await this.transport.send({ method, url, headers, body, long, signal: cancel.signal });
+      const reply = await this.transport().send({ method, url, headers, body, long, signal: cancel.signal });
       this.notify({ method, url, status: reply.status });
       return reply;
     } catch (err) {
-      this.notify({ method, url, status: undefined });
+      this.notify({ method, url, status: undefined, aborted: opts.signal?.aborted === true });
       throw err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${(err as Error).message}`, err);
     } finally {
       clearTimeout(timer);
@@ -280,9 +306,12 @@ async function tlsOf(kubeConfig: KubeConfig): Promise<TlsOptions> {
   return tls;
 }
 
-function sameTls(a: TlsOptions, b: TlsOptions): boolean {
-  const text = (v: unknown): string => (v === undefined ? '' : String(v));
-  return (['ca', 'cert', 'key', 'rejectUnauthorized', 'servername'] as const).every((k) => text(a[k]) === text(b[k]));
+function urlOf(server: URL, opts: RequestOptions): URL {
+  const url = new URL(opts.path, server);
+  for (const [k, v] of Object.entries(opts.query ?? {})) {
+    if (v !== undefined) url.searchParams.set(k, String(v));
+  }
+  return url;
 }
 
 function describe(opts: RequestOptions): string {

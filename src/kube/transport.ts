@@ -22,6 +22,12 @@ export interface ConnectionStats {
 /** The TLS settings of a client, from its kubeconfig. */
 export type TlsOptions = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 
+/** The TLS settings as one text: equal texts, equal connections. */
+export function tlsText(tls: TlsOptions): string {
+  const text = (v: unknown): string => (v === undefined ? '' : String(v));
+  return JSON.stringify((['ca', 'cert', 'key', 'rejectUnauthorized', 'servername'] as const).map((k) => text(tls[k])));
+}
+
 /** Limits and switches of the transport; the defaults suit the operator. */
 export interface TransportOptions {
   /** Offer HTTP/2 to https servers (default true); false speaks HTTP/1.1 only, as client-go's DISABLE_HTTP2. */

@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { KubeClient } from '../kube/client.js';
+import type { SharedTransports } from '../kube/shared-transports.js';
+import type { ConnectionStats } from '../kube/transport.js';
 import type { Logger } from './logger.js';
 import type { QueueMetrics } from './workqueue.js';
 
@@ -130,6 +132,8 @@ export class OperatorMetrics {
   });
   /** The clients whose connections `syncprims_connections` reports. */
   private readonly clients = new Set<KubeClient>();
+  /** Connections shared by clients: reported per server, not per client. */
+  private readonly pools = new Set<SharedTransports>();
   readonly connections = new Gauge({
     name: 'syncprims_connections',
     help: 'Open TCP connections to each cluster, by protocol (h2, or http/1.1 where the server does not negotiate h2)',
@@ -178,15 +182,25 @@ export class OperatorMetrics {
     };
   }
 
+  /** Reports the connections of `pool` under `cluster="<server host>"` (its clients' own figures would count them many times). */
+  trackSharedTransports(pool: SharedTransports): () => void {
+    this.pools.add(pool);
+    return () => void this.pools.delete(pool);
+  }
+
   private collectConnections(): void {
     this.connections.reset();
+    this.streams.reset();
+    const report = (cluster: string, s: ConnectionStats): void => {
+      this.connections.set({ cluster, protocol: s.protocol ?? 'none' }, s.connections);
+      this.streams.set({ cluster, state: 'in-flight' }, s.streams);
+      this.streams.set({ cluster, state: 'queued' }, s.queued);
+    };
     for (const c of this.clients) {
-      const s = c.connectionStats();
-      this.connections.set({ cluster: c.name, protocol: s.protocol ?? 'none' }, s.connections);
-      this.streams.set({ cluster: c.name, state: 'in-flight' }, s.streams);
-      this.streams.set({ cluster: c.name, state: 'queued' }, s.queued);
+      if (!c.sharesConnections) report(c.name, c.connectionStats());
       if (c.throttledMilliseconds > 0) this.rateLimitWait.set({ cluster: c.name }, c.throttledMilliseconds / 1000);
     }
+    for (const pool of this.pools) for (const [server, s] of pool.stats()) report(server, s);
   }
 
   /** The queue's metric hooks, labelled with its name. */

@@ -120,8 +120,9 @@ describe('waiting for dependencies', () => {
     );
     expect(event.type).toBe('Normal');
 
-    // Nothing polls: while nothing changes, the waiting dependent is not reconciled again.
-    const before = op.reconcilesOf('Sync', ns(), 'w-app');
+    // Nothing polls: while nothing changes, the waiting dependent is not reconciled again
+    // (counted once the echoes of its own writes, finalizer and status, have been handled).
+    const before = await op.settledReconciles('Sync', ns(), 'w-app');
     await new Promise((r) => setTimeout(r, 3000));
     expect(op.reconcilesOf('Sync', ns(), 'w-app')).toBe(before);
 

@@ -7,15 +7,16 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
+import { clusterApiClusterPath, createHeldCluster, installClusterApiCrd, releaseCluster } from '../support/cluster-api.js';
 import { clusterClient, closeClients, controlplane, ensureClusters } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
-import { applyRemoteSync, getRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, waitForRemoteReady } from '../support/remote.js';
+import { applyRemoteSync, getRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig, waitForRemoteReady } from '../support/remote.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { writesSince } from '../support/audit.js';
-import { find, readyOf, syncPath } from '../support/syncs.js';
+import { eventsFor, find, readyOf, syncPath } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 let mgmt: KubeClient;
@@ -26,6 +27,9 @@ const ns = useTestNamespace(HOME, 'rsync');
 const edgeNs = useTestNamespace('edge-1', 'rsedge');
 const edge2Ns = useTestNamespace('edge-2', 'rsedge2');
 const CLUSTER_ID = 'mgmt-under-test';
+/** The operator's flags (a short --lost-cluster-grace, so a deletion whose Secret and cluster are gone lets go soon). */
+const FLAGS = ['--namespace', '', '--log-level', 'debug', '--cluster-id', CLUSTER_ID, '--lost-cluster-grace', '5s'];
+const flags = (...extra: string[]): string[] => [...FLAGS.map((f) => (f === '' ? ns() : f)), ...extra];
 
 beforeAll(async () => {
   await ensureClusters([HOME, 'edge-1', 'edge-2']);
@@ -34,7 +38,7 @@ beforeAll(async () => {
   edge2 = await clusterClient('edge-2');
   await installCrds(HOME);
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf('edge-1'));
-  op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
+  op = await OperatorProcess.start(HOME, flags());
 }, 120_000);
 
 afterAll(async () => {
@@ -104,37 +108,9 @@ describe('applying to a remote cluster', () => {
   });
 });
 
-/** A ServiceAccount in edge-1 allowed to manage ConfigMaps in the edge namespace only, and a token of it. */
-async function namespacedIdentity(name: string): Promise<string> {
-  const base = `/api/v1/namespaces/${edgeNs()}/serviceaccounts`;
-  await edge1.request({ method: 'POST', path: base, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${edgeNs()}`;
-  await edge1.request({
-    method: 'POST',
-    path: `${rbac}/roles`,
-    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }] },
-  });
-  await edge1.request({
-    method: 'POST',
-    path: `${rbac}/rolebindings`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: edgeNs() }],
-    },
-  });
-  const req = await edge1.request<{ status: { token: string } }>({
-    method: 'POST',
-    path: `${base}/${name}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  return kubeconfigOf('edge-1', (kc) => {
-    const users = kc.users as { user: Record<string, unknown> }[];
-    users[0]!.user = { token: req.status.token };
-  });
-}
+/** A ServiceAccount in edge-1 allowed to manage ConfigMaps in the edge namespace only: a kubeconfig with a token of it. */
+const namespacedIdentity = (name: string): Promise<string> =>
+  serviceAccountKubeconfig(edge1, 'edge-1', edgeNs(), name, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }]);
 
 const primedIn = (cluster: string): number => op.logs.filter((l) => l.msg === 'cache primed' && l.cluster === cluster).length;
 
@@ -166,7 +142,7 @@ describe('restart and deletion', () => {
     await op.stop('SIGTERM');
     const since = new Date();
     // A tight client-side limit for remote clusters: the requests of the first reconciles wait for it.
-    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID, '--qps', '5', '--burst', '1']);
+    op = await OperatorProcess.start(HOME, flags('--qps', '5', '--burst', '1'));
     // Every RemoteSync reconciled at least once by the new process (they are queued at start).
     const names = ['custom', 'late', 'rot'];
     await eventually('every RemoteSync reconciled after the restart', async () => (names.every((n) => reconciledLines(n).length > 0) ? true : undefined));
@@ -176,7 +152,7 @@ describe('restart and deletion', () => {
     // Summed over clusters: one shared by several Secrets of the same identity is named after the first to open it.
     expect(await op.metric('syncprims_client_rate_limit_wait_seconds')).toBeGreaterThan(0);
     await op.stop('SIGTERM');
-    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]);
+    op = await OperatorProcess.start(HOME, flags());
     // The next test deletes a RemoteSync with its Secret: this process must have used that cluster by then
     // (after a restart with the Secret already gone there is no last client: docs/remote.md, "Not yet").
     await eventually('custom reconciled by the new process', async () => (reconciledLines('custom').length > 0 ? true : undefined));
@@ -188,6 +164,27 @@ describe('restart and deletion', () => {
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'custom', REMOTESYNCS) });
     await eventually('custom gone', async () => ((await find(mgmt, syncPath(ns(), 'custom', REMOTESYNCS))) === undefined ? true : undefined));
     expect(await find(edge1, cmPath(edgeNs(), 'custom'))).toBeUndefined();
+  });
+
+  test('its Cluster API Cluster being deleted, a RemoteSync goes without pruning and says what it left behind', async () => {
+    await installClusterApiCrd(mgmt);
+    await createHeldCluster(mgmt, ns(), 'capi');
+    try {
+      await putKubeconfigSecret(mgmt, ns(), 'capi-kubeconfig', await kubeconfigOf('edge-1'));
+      await applyRemoteSync(mgmt, ns(), 'capi', { clusterRef: { name: 'capi' }, source: { inline: [configMap(edgeNs(), 'capi-a'), configMap(edgeNs(), 'capi-b')] } });
+      await waitForRemoteReady(mgmt, ns(), 'capi', 'True', 'Succeeded');
+      await mgmt.request({ method: 'DELETE', path: clusterApiClusterPath(ns(), 'capi') });
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'capi', REMOTESYNCS) });
+      await eventually('capi gone', async () => ((await find(mgmt, syncPath(ns(), 'capi', REMOTESYNCS))) === undefined ? true : undefined));
+      const warning = (await eventsFor(mgmt, ns(), 'capi')).find((e) => e.reason === 'LeftBehind');
+      expect(warning).toMatchObject({ type: 'Warning', involvedObject: { kind: 'RemoteSync' } });
+      expect(warning?.message).toBe(
+        `deleted without pruning: its Cluster API Cluster ${ns()}/capi is being deleted; left behind: ConfigMap/${edgeNs()}/capi-a, ConfigMap/${edgeNs()}/capi-b`,
+      );
+      expect(await find(edge1, cmPath(edgeNs(), 'capi-a'))).toBeDefined();
+    } finally {
+      await releaseCluster(mgmt, ns(), 'capi');
+    }
   });
 });
 
@@ -281,9 +278,15 @@ describe('isolation', () => {
     }
   }, 420_000);
 
-  test('deleting a RemoteSync whose cluster is down waits and says why; Orphan goes at once', async () => {
+  test('deleting a RemoteSync whose cluster is down waits and says why; Orphan goes at once; with its Secret gone too, it goes after the grace period', async () => {
+    // Another Secret of the same cluster and identity: the RemoteSync shares the cluster with d-0.
+    await putKubeconfigSecret(mgmt, ns(), 'edge-2-lost', await kubeconfigOf('edge-2'));
+    await applyRemoteSync(mgmt, ns(), 'lost', { kubeConfig: { secretRef: { name: 'edge-2-lost' } }, source: { inline: [configMap(edge2Ns(), 'lost')] } });
+    await waitForRemoteReady(mgmt, ns(), 'lost', 'True', 'Succeeded');
     await controlplane(['stop', 'edge-2']);
     try {
+      await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}/secrets/edge-2-lost` });
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'lost', REMOTESYNCS) });
       await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'd-0', REMOTESYNCS) });
       const held = await eventually('d-0 to say why it stays', async () => {
         const s = await getRemoteSync(mgmt, ns(), 'd-0');
@@ -293,12 +296,21 @@ describe('isolation', () => {
       await applyRemoteSync(mgmt, ns(), 'd-1', { clusterRef: { name: 'edge-2' }, deletionPolicy: 'Orphan', source: { inline: [configMap(edge2Ns(), 'd-1', 'v2')] } });
       await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'd-1', REMOTESYNCS) });
       await eventually('d-1 gone at once', async () => ((await find(mgmt, syncPath(ns(), 'd-1', REMOTESYNCS))) === undefined ? true : undefined), 30_000);
+
+      // Its Secret gone and its cluster down: it says when it gives up, then goes (--lost-cluster-grace 5s), naming what it left.
+      await eventually('lost gone after its grace period', async () => ((await find(mgmt, syncPath(ns(), 'lost', REMOTESYNCS))) === undefined ? true : undefined), 120_000);
+      const warning = (await eventsFor(mgmt, ns(), 'lost')).find((e) => e.reason === 'LeftBehind');
+      expect(warning?.message).toMatch(
+        new RegExp(`^deleted without pruning: its kubeconfig Secret ${ns()}/edge-2-lost is gone and pruning with the last client of its cluster failed \\(.+\\) until .+; left behind: ConfigMap/${edge2Ns()}/lost$`),
+      );
+      expect((await getRemoteSync(mgmt, ns(), 'd-0')).metadata.deletionTimestamp).toBeDefined();
     } finally {
       await controlplane(['up', 'edge-2']);
     }
     await eventually('d-0 pruned in edge-2 and gone', async () => ((await find(mgmt, syncPath(ns(), 'd-0', REMOTESYNCS))) === undefined ? true : undefined), 180_000);
     expect(await find(edge2, cmPath(edge2Ns(), 'd-0'))).toBeUndefined();
     expect(await find(edge2, cmPath(edge2Ns(), 'd-1'))).toBeDefined();
+    expect(await find(edge2, cmPath(edge2Ns(), 'lost'))).toBeDefined();
   }, 420_000);
 });
 

@@ -5,14 +5,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type ConnectionStats } from '../../src/kube/client.js';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { TransportError } from '../../src/kube/errors.js';
+import { SharedTransports } from '../../src/kube/shared-transports.js';
 import { closeClients, ensureClusters, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { Http1Proxy } from '../support/http1-proxy.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { establishedTo } from '../support/proc.js';
+import { serviceAccountKubeconfig } from '../support/remote.js';
 
 const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
 const run = randomBytes(3).toString('hex');
@@ -227,3 +230,48 @@ describe('HTTP/1.1', () => {
   });
 });
 
+
+describe('shared connections (SharedTransports, as client-go shares a transport per TLS config)', () => {
+  const whoAmI = async (c: KubeClient): Promise<string> => {
+    const review = await c.request<{ status: { userInfo: { username: string } } }>({
+      method: 'POST',
+      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    return review.status.userInfo.username;
+  };
+
+  test('token identities of one server share one connection, each request with its own token; a certificate identity has its own', async () => {
+    const admin = await client(() => KubeClient.fromFile(`admin-${run}`, kubeconfigPath('mgmt')));
+    const namespace = `shared-${run}`;
+    await admin.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+    cleanups.push(() => admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` }));
+    const before = await steady(() => establishedTo(apiPort));
+    const pool = new SharedTransports();
+    const tokenClient = async (name: string): Promise<KubeClient> => {
+      const kc = new KubeConfig();
+      kc.loadFromString(await serviceAccountKubeconfig(admin, 'mgmt', namespace, name));
+      return client(() => KubeClient.create(name, kc, undefined, { shared: pool }));
+    };
+    const [a, b] = [await tokenClient('a'), await tokenClient('b')];
+    expect(await Promise.all([whoAmI(a), whoAmI(b), whoAmI(a), whoAmI(b)])).toEqual(
+      ['a', 'b', 'a', 'b'].map((n) => `system:serviceaccount:${namespace}:${n}`),
+    );
+    expect(pool.size).toBe(1);
+    expect(a.sharesConnections).toBe(true);
+    expect(a.connectionStats()).toMatchObject({ protocol: 'h2', connections: 1 });
+    expect(establishedTo(apiPort) - before).toBe(1);
+
+    const cert = await client(() => KubeClient.fromFile('cert', kubeconfigPath('mgmt'), { shared: pool }));
+    expect(await whoAmI(cert)).not.toMatch(/^system:serviceaccount:/);
+    expect(pool.size).toBe(2);
+    expect([...pool.stats().values()]).toEqual([expect.objectContaining({ connections: 2 })]);
+
+    a.close();
+    expect(await whoAmI(b)).toBe(`system:serviceaccount:${namespace}:b`);
+    b.close();
+    cert.close();
+    expect(pool.size).toBe(0);
+    await eventually('the shared connections closed', async () => ((await steady(() => establishedTo(apiPort))) === before ? true : undefined));
+  });
+});

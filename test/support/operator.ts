@@ -69,6 +69,16 @@ export class OperatorProcess {
     return this.logs.filter((l) => l.msg === 'reconciled' && l.kind === kind && l.namespace === namespace && l.name === name).length;
   }
 
+  /** The reconciles of an object once none has been logged for `quietMs` (the echoes of its own writes handled). */
+  async settledReconciles(kind: string, namespace: string, name: string, quietMs = 1_000): Promise<number> {
+    for (let seen = this.reconcilesOf(kind, namespace, name); ; ) {
+      await new Promise((r) => setTimeout(r, quietMs));
+      const now = this.reconcilesOf(kind, namespace, name);
+      if (now === seen) return now;
+      seen = now;
+    }
+  }
+
   async readyz(): Promise<number> {
     const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`);
     await res.text();

@@ -16,6 +16,40 @@ export async function kubeconfigOf(cluster: string, change: (kc: Record<string, 
   return stringify(kc);
 }
 
+/**
+ * A ServiceAccount `name` in `namespace` of the local cluster `cluster`
+ * (reached by `client`), allowed `rules` in that namespace only (none: no
+ * rights at all), and the cluster's kubeconfig with a token of it as the user.
+ */
+export async function serviceAccountKubeconfig(client: KubeClient, cluster: string, namespace: string, name: string, rules: unknown[] = []): Promise<string> {
+  const base = `/api/v1/namespaces/${namespace}/serviceaccounts`;
+  await client.request({ method: 'POST', path: base, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
+  if (rules.length > 0) {
+    const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
+    await client.request({ method: 'POST', path: `${rbac}/roles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules } });
+    await client.request({
+      method: 'POST',
+      path: `${rbac}/rolebindings`,
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }],
+      },
+    });
+  }
+  const req = await client.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: `${base}/${name}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  return kubeconfigOf(cluster, (kc) => {
+    const users = kc.users as { user: Record<string, unknown> }[];
+    users[0]!.user = { token: req.status.token };
+  });
+}
+
 /** Creates or replaces a Secret holding `kubeconfig` under `key`. */
 export async function putKubeconfigSecret(client: KubeClient, namespace: string, name: string, kubeconfig: string, key = 'value'): Promise<void> {
   await client.request({

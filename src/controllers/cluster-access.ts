@@ -1,0 +1,85 @@
+// How a RemoteSync reaches its cluster: the kubeconfig Secret through the
+// registry, admitted by the cluster's reachability and its bound on
+// concurrent reconciles; and how it says, in its status, that it cannot.
+import { kubeconfigSecret } from '../api/cluster.js';
+import { Reason } from '../api/conditions.js';
+import type { RemoteSyncSpec } from '../api/objects.js';
+import type { ClusterRegistry, ClusterSecretRef } from '../clusters/registry.js';
+import type { RemoteCluster } from '../clusters/remote-cluster.js';
+import type { KubeObject } from '../kube/resources.js';
+import { jitter } from '../runtime/backoff.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { Logger } from '../runtime/logger.js';
+import type { ObjectWriter } from '../runtime/object-writer.js';
+import { failed, type SyncStatusDraft } from './sync-status.js';
+
+/** How soon a RemoteSync turned away by a busy cluster is tried again. */
+const BUSY_RETRY_MS = 1_000;
+
+/** A cluster that cannot be used now: report why and come back later. */
+export class ClusterNotUsable extends Error {
+  constructor(
+    readonly reason: Reason,
+    message: string,
+    readonly retryInMs?: number,
+    /** Only busy (as many reconciles work on it as may): nothing to report, just come back. */
+    readonly busy = false,
+  ) {
+    super(message);
+  }
+}
+
+/** A cluster admitted for work; `leave` when done. */
+export interface Entered {
+  cluster: RemoteCluster;
+  leave: () => void;
+}
+
+/**
+ * The RemoteSync's cluster, admitted for work, or ClusterNotUsable thrown.
+ * `allowLast`: when the Secret is gone, the cluster it used last (to prune on deletion).
+ */
+export async function enterCluster(registry: ClusterRegistry, key: string, obj: KubeObject, spec: RemoteSyncSpec, allowLast: boolean): Promise<Entered> {
+  const lookup = await registry.clusterFor(key, secretRefOf(obj, spec));
+  const last = allowLast ? registry.lastClusterOf(key) : undefined;
+  if (!lookup.ok && !last) throw new ClusterNotUsable(lookup.reason, lookup.message);
+  const cluster = lookup.ok ? lookup.cluster : last!;
+  const admission = cluster.reachability.admit();
+  if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, `cluster ${cluster.name} is unreachable: ${admission.message}`, admission.retryInMs);
+  const leave = cluster.tryEnter();
+  if (!leave) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy`, BUSY_RETRY_MS, true);
+  if (admission.probe) {
+    try {
+      await cluster.probe();
+    } catch {
+      leave();
+      throw new ClusterNotUsable(Reason.ClusterUnreachable, `cluster ${cluster.name} is unreachable: ${cluster.reachability.describe()}`, jitter(5_000));
+    }
+  }
+  return { cluster, leave };
+}
+
+/** Says in the status (with an Event and a log line, when it changes) why the cluster cannot be used; when to come back. */
+export async function reportUnusable(
+  deps: { writer: ObjectWriter; events: EventRecorder },
+  obj: KubeObject,
+  status: SyncStatusDraft,
+  err: ClusterNotUsable,
+  log: Logger,
+): Promise<ReconcileResult> {
+  if (err.busy) return { requeueAfterMs: err.retryInMs ?? BUSY_RETRY_MS };
+  const next = failed(status, err.reason, err.message, obj.metadata.generation);
+  if (await deps.writer.updateStatus(obj, next)) {
+    log.warn({ reason: err.reason, message: err.message }, 'cluster not usable');
+    await deps.events.record(obj, 'Warning', err.reason, err.message);
+  }
+  // A change of the Secret wakes it at once; this is the backstop (and the probe's backoff).
+  return { requeueAfterMs: err.retryInMs ?? 60_000 };
+}
+
+export function secretRefOf(obj: KubeObject, spec: RemoteSyncSpec): ClusterSecretRef {
+  const { name, key } = kubeconfigSecret(spec);
+  const field = spec.kubeConfig ? 'spec.kubeConfig.secretRef' : 'spec.clusterRef.name';
+  return { namespace: obj.metadata.namespace ?? '', name, key, field };
+}
