@@ -34,6 +34,7 @@ export class OwnedObjects implements LiveObjects {
   /** Kinds that reconciles in progress are applying (their inventories may not list them yet). */
   private readonly holds = new Map<string, number>();
   private holders: Holders = [];
+  private counts: ((holder: KubeObject) => boolean) | undefined;
 
   private readonly selector: InformerSelector;
   /** Kinds that may not be listed cluster-wide here: watched per namespace instead. */
@@ -59,10 +60,31 @@ export class OwnedObjects implements LiveObjects {
    * `prune: false`). A kind that leaves the last inventory stops its watch.
    */
   followInventories(holders: Holders): void {
+    this.countInventories(holders);
+    for (const h of holders) h.onEvent((e) => this.inventoryChanged(e));
+  }
+
+  /**
+   * As followInventories, but only the holders for which `counts` is true
+   * keep a kind (in a remote cluster: the RemoteSyncs that use it), and
+   * their changes come through inventoryChanged(): the caller routes each
+   * to the cluster it concerns rather than every cluster hearing every one.
+   */
+  countInventories(holders: Holders, counts?: (holder: KubeObject) => boolean): void {
     this.holders = holders;
+    this.counts = counts;
     for (const h of holders) {
       if (!h.store.hasIndex(INVENTORY_KINDS_INDEX)) h.store.addIndex(INVENTORY_KINDS_INDEX, inventoryKindsOf);
-      h.onEvent((e) => this.onHolderEvent(e));
+    }
+  }
+
+  /** An inventory changed or went: the kinds it listed before may be needed by nobody now. */
+  inventoryChanged(e: InformerEvent<KubeObject>): void {
+    const before = e.type === 'deleted' ? e.object : e.old;
+    if (!before) return;
+    const after = e.type === 'deleted' ? [] : inventoryKindsOf(e.object);
+    for (const k of inventoryKindsOf(before)) {
+      if (!after.includes(k) && !this.needed(k)) void this.stop(k);
     }
   }
 
@@ -180,18 +202,11 @@ export class OwnedObjects implements LiveObjects {
     return namespace === undefined ? this.selector : { ...this.selector, allNamespaces: false, namespace };
   }
 
-  /** An inventory changed or went: the kinds it listed before may be needed by nobody now. */
-  private onHolderEvent(e: InformerEvent<KubeObject>): void {
-    const before = e.type === 'deleted' ? e.object : e.old;
-    if (!before) return;
-    const after = e.type === 'deleted' ? [] : inventoryKindsOf(e.object);
-    for (const k of inventoryKindsOf(before)) {
-      if (!after.includes(k) && !this.needed(k)) void this.stop(k);
-    }
-  }
-
   private needed(kind: string): boolean {
-    return this.holds.has(kind) || this.holders.some((h) => h.store.countByIndex(INVENTORY_KINDS_INDEX, kind) > 0);
+    const counts = this.counts;
+    if (this.holds.has(kind)) return true;
+    if (!counts) return this.holders.some((h) => h.store.countByIndex(INVENTORY_KINDS_INDEX, kind) > 0);
+    return this.holders.some((h) => h.store.byIndex(INVENTORY_KINDS_INDEX, kind).some(counts));
   }
 
   /** Stops every informer of a kind (cluster-wide, or one per namespace). */

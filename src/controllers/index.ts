@@ -161,8 +161,13 @@ function kindController(
   });
 }
 
-/** The remote clusters of RemoteSyncs; a change of an object owned there wakes its RemoteSync. */
+/**
+ * The remote clusters of RemoteSyncs. A change of an object owned there
+ * wakes its RemoteSync; a kind that leaves the inventories of a cluster's
+ * RemoteSyncs stops its watch there.
+ */
 function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): ClusterRegistry {
+  const remoteSyncs = shared.informers.RemoteSync;
   const registry = new ClusterRegistry({
     home: m.client,
     references: shared.references,
@@ -174,6 +179,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     logger: m.log,
     metrics: m.metrics,
     onOpen: (cluster) => {
+      cluster.owned.countInventories([remoteSyncs], (o) => cluster.users.has(`${o.metadata.namespace}/${o.metadata.name}`));
       cluster.owned.onOwnerChange((o) => {
         if (o.kind === 'RemoteSync') enqueue('RemoteSync', `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
       });
@@ -183,6 +189,8 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
       });
     },
   });
+  // Each RemoteSync's inventory change goes to its own cluster only.
+  remoteSyncs.onEvent((e) => registry.lastClusterOf(`${e.object.metadata.namespace}/${e.object.metadata.name}`)?.owned.inventoryChanged(e));
   m.onShutdown(() => registry.close());
   return registry;
 }

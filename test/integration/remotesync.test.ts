@@ -88,6 +88,18 @@ describe('applying to a remote cluster', () => {
     await eventually('the RemoteSync gone', async () => ((await find(mgmt, syncPath(ns(), 'app', REMOTESYNCS))) === undefined ? true : undefined));
   });
 
+  test('a kind that leaves the inventories of its cluster stops its watch there', async () => {
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kinds-s', namespace: edgeNs() }, stringData: { k: 'v' } };
+    await applyRemoteSync(mgmt, ns(), 'kinds', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'kinds-c'), secret] } });
+    await waitForRemoteReady(mgmt, ns(), 'kinds', 'True', 'Succeeded');
+    // No other sync here applies Secrets: the only Secret watch with that resource label is the one in edge-1.
+    expect(await op.metric('syncprims_watches', { resource: 'secrets' })).toBe(1);
+    await applyRemoteSync(mgmt, ns(), 'kinds', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'kinds-c')] } });
+    await eventually('the Secret pruned in edge-1', async () => ((await find(edge1, `/api/v1/namespaces/${edgeNs()}/secrets/kinds-s`)) === undefined ? true : undefined));
+    await eventually('the Secret watch in edge-1 stopped', async () => ((await op.metric('syncprims_watches', { resource: 'secrets' })) === 0 ? true : undefined));
+    expect(await op.metric('syncprims_watches', { resource: 'configmaps' })).toBeGreaterThanOrEqual(1);
+  });
+
   test('kubeConfig.secretRef with its own key', async () => {
     await putKubeconfigSecret(mgmt, ns(), 'custom', await kubeconfigOf('edge-1'), 'edge.yaml');
     await applyRemoteSync(mgmt, ns(), 'custom', { kubeConfig: { secretRef: { name: 'custom', key: 'edge.yaml' } }, source: { inline: [configMap(edgeNs(), 'custom')] } });
