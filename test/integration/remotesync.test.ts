@@ -88,6 +88,48 @@ describe('applying to a remote cluster', () => {
     await eventually('the RemoteSync gone', async () => ((await find(mgmt, syncPath(ns(), 'app', REMOTESYNCS))) === undefined ? true : undefined));
   });
 
+  test('serviceAccountName: applied and pruned as that account of the remote cluster (in the namespace named as the RemoteSync\'s), bounded by its RBAC there', async () => {
+    // The account is system:serviceaccount:<the RemoteSync's namespace>:tenant, in edge-1.
+    await edge1.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } });
+    try {
+      await edge1.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'tenant' } } });
+      const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${edgeNs()}`;
+      const rules = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] }];
+      await edge1.request({ method: 'POST', path: `${rbac}/roles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'tenant' }, rules } });
+      await edge1.request({
+        method: 'POST',
+        path: `${rbac}/rolebindings`,
+        body: {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'tenant' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant' },
+          subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns() }],
+        },
+      });
+      const spec = (objects: unknown[]) => ({ clusterRef: { name: 'edge-1' }, serviceAccountName: 'tenant', source: { inline: objects } });
+      await applyRemoteSync(mgmt, ns(), 'tenant', spec([configMap(edgeNs(), 'tenant-1'), configMap(edgeNs(), 'tenant-2')]));
+      await waitForRemoteReady(mgmt, ns(), 'tenant', 'True', 'Succeeded');
+      // Its role grants no Secrets: refused, named, and not created.
+      const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tenant-s', namespace: edgeNs() } };
+      await applyRemoteSync(mgmt, ns(), 'tenant', spec([configMap(edgeNs(), 'tenant-1'), configMap(edgeNs(), 'tenant-2'), secret]));
+      const refused = await waitForRemoteReady(mgmt, ns(), 'tenant', 'False', 'ApplyFailed');
+      expect(readyOf(refused)?.message).toContain(`Secret ${edgeNs()}/tenant-s`);
+      expect(readyOf(refused)?.message).toContain(`system:serviceaccount:${ns()}:tenant`);
+      expect(await find(edge1, `/api/v1/namespaces/${edgeNs()}/secrets/tenant-s`)).toBeUndefined();
+      // Nor delete: the prune of tenant-2 is refused and it stays.
+      await applyRemoteSync(mgmt, ns(), 'tenant', spec([configMap(edgeNs(), 'tenant-1')]));
+      const unpruned = await waitForRemoteReady(mgmt, ns(), 'tenant', 'False', 'PruneFailed');
+      expect(readyOf(unpruned)?.message).toContain('cannot delete resource "configmaps"');
+      expect(await find(edge1, cmPath(edgeNs(), 'tenant-2'))).toBeDefined();
+      await applyRemoteSync(mgmt, ns(), 'tenant', { ...spec([configMap(edgeNs(), 'tenant-1')]), deletionPolicy: 'Orphan' });
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'tenant', REMOTESYNCS) });
+      await eventually('tenant gone', async () => ((await find(mgmt, syncPath(ns(), 'tenant', REMOTESYNCS))) === undefined ? true : undefined));
+    } finally {
+      await edge1.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` });
+    }
+  });
+
   test('a kind that leaves the inventories of its cluster stops its watch there', async () => {
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kinds-s', namespace: edgeNs() }, stringData: { k: 'v' } };
     await applyRemoteSync(mgmt, ns(), 'kinds', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'kinds-c'), secret] } });
