@@ -22,7 +22,7 @@ export const proxySyncTemplateSchema = z.object({
         .min(1)
         .max(63)
         .optional()
-        .describe("the remote Sync's namespace (created when missing); the ProxySync's name by default"),
+        .describe("the remote Sync's namespace (created when missing); the ProxySync's namespace by default"),
     })
     .optional(),
   spec: syncSpecSchema,
@@ -40,7 +40,11 @@ export const proxySyncSpecSchema = withOneCluster(
       .array(dependencyRefSchema)
       .optional()
       .describe('syncs in this cluster that must be ready before the remote Sync is created or updated'),
-    suspend: z.boolean().optional().describe('stop maintaining the remote Sync'),
+    suspend: z.boolean().optional().describe('stop maintaining the remote Sync (its status is still mirrored)'),
+    deletionPolicy: z
+      .enum(['Delete', 'Orphan'])
+      .optional()
+      .describe('Delete (default): deleting the ProxySync deletes the remote Sync, which prunes; Orphan: the remote Sync stays and runs on its own'),
     template: proxySyncTemplateSchema.describe('the Sync to maintain in the remote cluster'),
   }),
 );

@@ -67,6 +67,8 @@ export const remoteSyncRefSchema = z.object({
   namespace: z.string(),
   name: z.string(),
   observedGeneration: generation.optional().describe("the remote Sync's observedGeneration"),
+  pendingDependencies: z.array(pendingDependencySchema).optional().describe("the remote Sync's own dependencies not met yet"),
+  lastSeenAt: z.string().optional().describe("when a change of the remote Sync's status was last seen (an unchanged value: nothing changed there since)"),
 });
 
 export const proxySyncStatusSchema = syncStatusSchema.extend({

@@ -104,9 +104,11 @@ async function run(flags: RunFlags): Promise<void> {
   const kubeconfigPolicy = { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false };
   const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
   log.info({ clusterId, qps, burst, lostClusterGraceMs, ...kubeconfigPolicy }, 'remote clusters');
-  await manager.start(
-    syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst }, lostClusterGraceMs }),
-  );
+  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst }, lostClusterGraceMs });
+  // A signal while it still waits (for its CRDs) ends the start: then there is nothing to run.
+  await manager.start(controllers).catch((err: unknown) => {
+    if (!manager.shuttingDown) throw err;
+  });
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await manager.shutdown(SHUTDOWN_GRACE_MS);

@@ -3,7 +3,7 @@
 // concurrent reconciles; and how it says, in its status, that it cannot.
 import { kubeconfigSecret } from '../api/cluster.js';
 import { Reason } from '../api/conditions.js';
-import type { RemoteSyncSpec } from '../api/objects.js';
+import type { ClusterRef, KubeConfigRef } from '../api/cluster.js';
 import type { ClusterRegistry, ClusterSecretRef } from '../clusters/registry.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import type { KubeObject } from '../kube/resources.js';
@@ -36,13 +36,25 @@ export interface Entered {
   leave: () => void;
 }
 
+/** How a RemoteSync or ProxySync names its cluster. */
+export interface ClusterSpec {
+  kubeConfig?: KubeConfigRef;
+  clusterRef?: ClusterRef;
+}
+
+/** The registry's name for a sync that uses a cluster: `Kind/namespace/name`. */
+export function clusterUser(obj: KubeObject): string {
+  return `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+}
+
 /**
- * The RemoteSync's cluster, admitted for work, or ClusterNotUsable thrown.
+ * The sync's cluster, admitted for work, or ClusterNotUsable thrown.
  * `allowLast`: when the Secret is gone, the cluster it used last (to prune on deletion).
  */
-export async function enterCluster(registry: ClusterRegistry, key: string, obj: KubeObject, spec: RemoteSyncSpec, allowLast: boolean): Promise<Entered> {
-  const lookup = await registry.clusterFor(key, secretRefOf(obj, spec));
-  const last = allowLast ? registry.lastClusterOf(key) : undefined;
+export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, spec: ClusterSpec, allowLast: boolean): Promise<Entered> {
+  const user = clusterUser(obj);
+  const lookup = await registry.clusterFor(user, secretRefOf(obj, spec));
+  const last = allowLast ? registry.lastClusterOf(user) : undefined;
   if (!lookup.ok && !last) throw new ClusterNotUsable(lookup.reason, lookup.message);
   const cluster = lookup.ok ? lookup.cluster : last!;
   const admission = cluster.reachability.admit();
@@ -78,7 +90,7 @@ export async function reportUnusable(
   return { requeueAfterMs: err.retryInMs ?? 60_000 };
 }
 
-export function secretRefOf(obj: KubeObject, spec: RemoteSyncSpec): ClusterSecretRef {
+export function secretRefOf(obj: KubeObject, spec: ClusterSpec): ClusterSecretRef {
   const { name, key } = kubeconfigSecret(spec);
   const field = spec.kubeConfig ? 'spec.kubeConfig.secretRef' : 'spec.clusterRef.name';
   return { namespace: obj.metadata.namespace ?? '', name, key, field };

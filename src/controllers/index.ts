@@ -9,9 +9,12 @@ import type { ControllerFactory, Manager } from '../runtime/manager.js';
 import { ObjectWriter } from '../runtime/object-writer.js';
 import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
-import { lifecycleReconciler, type LifecycleDeps } from './lifecycle.js';
+import type { RemoteSettings } from './cluster-deletion.js';
+import type { LifecycleDeps } from './lifecycle.js';
+import { ProxySyncReconciler } from './proxysync.js';
 import { ClusterRegistry } from '../clusters/registry.js';
 import type { KubeconfigPolicy } from '../clusters/kubeconfig.js';
+import { clusterUser } from './cluster-access.js';
 import { referencesOf } from './references.js';
 import { remoteSyncReconciler } from './remotesync.js';
 import { SyncPipeline } from './sync-pipeline.js';
@@ -44,6 +47,8 @@ interface Shared {
   onReferenceChange: Map<SyncKind, (key: string) => void>;
   informers: Record<SyncKind, Informer<KubeObject>>;
   resources: Record<SyncKind, ResourceInfo>;
+  /** The remote clusters of RemoteSyncs and ProxySyncs (one registry: they share clusters). */
+  registry?: ClusterRegistry;
 }
 
 type Enqueue = (kind: SyncKind, key: string, cause: string) => void;
@@ -126,6 +131,13 @@ function kindController(
     dependencies: new DependencyStep({ graph, writer, events: m.events, metrics: m.metrics }),
   };
   let reconciler: Reconciler;
+  const remote = (): RemoteSettings => ({
+    registry: (shared.registry ??= clusterRegistry(m, settings, shared, enqueue)),
+    origin: settings.clusterId,
+    home: m.client,
+    homeDiscovery: m.cache.discovery,
+    lostClusterGraceMs: settings.lostClusterGraceMs ?? DEFAULT_LOST_CLUSTER_GRACE_MS,
+  });
   if (kind === 'Sync' || kind === 'RemoteSync') {
     const pipeline: SyncPipeline = new SyncPipeline({
       home: m.client,
@@ -139,15 +151,9 @@ function kindController(
     reconciler =
       kind === 'Sync'
         ? syncReconciler(deps, pipeline, { id: 'home', client: m.client, discovery: m.cache.discovery, owned })
-        : remoteSyncReconciler({ ...deps, kind: 'RemoteSync' }, pipeline, {
-            registry: clusterRegistry(m, settings, shared, enqueue),
-            origin: settings.clusterId,
-            home: m.client,
-            homeDiscovery: m.cache.discovery,
-            lostClusterGraceMs: settings.lostClusterGraceMs ?? DEFAULT_LOST_CLUSTER_GRACE_MS,
-          });
+        : remoteSyncReconciler({ ...deps, kind: 'RemoteSync' }, pipeline, remote());
   } else {
-    reconciler = lifecycleReconciler(deps);
+    reconciler = new ProxySyncReconciler({ ...deps, kind: 'ProxySync' }, remote());
   }
   return new Controller({
     name: KIND_NAMES[kind].singular,
@@ -167,7 +173,7 @@ function kindController(
  * RemoteSyncs stops its watch there.
  */
 function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): ClusterRegistry {
-  const remoteSyncs = shared.informers.RemoteSync;
+  const remoteKinds = [shared.informers.RemoteSync, shared.informers.ProxySync];
   const registry = new ClusterRegistry({
     home: m.client,
     references: shared.references,
@@ -179,31 +185,46 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     logger: m.log,
     metrics: m.metrics,
     onOpen: (cluster) => {
-      cluster.owned.countInventories([remoteSyncs], (o) => cluster.users.has(`${o.metadata.namespace}/${o.metadata.name}`));
+      cluster.owned.countInventories(remoteKinds, (o) => cluster.users.has(clusterUser(o)));
       cluster.owned.onOwnerChange((o) => {
-        if (o.kind === 'RemoteSync') enqueue('RemoteSync', `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
+        if (o.kind === 'RemoteSync' || o.kind === 'ProxySync') enqueue(o.kind, `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
       });
-      // Recovery by watch: the moment the cluster answers again, its RemoteSyncs go on (no waiting for their backoff).
+      // Recovery by watch: the moment the cluster answers again, its syncs go on (no waiting for their backoff).
       cluster.reachability.onRecovered(() => {
-        for (const key of cluster.users) enqueue('RemoteSync', key, `cluster ${cluster.name} reachable again`);
+        for (const user of cluster.users) {
+          const [kind, ...key] = user.split('/');
+          enqueue(kind as SyncKind, key.join('/'), `cluster ${cluster.name} reachable again`);
+        }
       });
     },
   });
-  // Each RemoteSync's inventory change goes to its own cluster only.
-  remoteSyncs.onEvent((e) => registry.lastClusterOf(`${e.object.metadata.namespace}/${e.object.metadata.name}`)?.owned.inventoryChanged(e));
+  // Each RemoteSync's and ProxySync's inventory change goes to its own cluster only.
+  for (const informer of remoteKinds) informer.onEvent((e) => registry.lastClusterOf(clusterUser(e.object))?.owned.inventoryChanged(e));
   m.onShutdown(() => registry.close());
   return registry;
 }
 
+/** How often a missing CRD of ours is looked for again. */
+const CRD_POLL_MS = 2_000;
+
+/**
+ * The resource of one of our kinds. While its CRD is missing (a cluster being
+ * registered: the RemoteSync that installs the CRDs runs while this operator
+ * is already started), it waits, not ready, and says what it waits for.
+ */
 async function resolveKind(m: Manager, kind: SyncKind): Promise<ResourceInfo> {
-  try {
-    return await m.cache.discovery.resolve(API_VERSION, kind);
-  } catch (err) {
-    if (err instanceof UnknownKindError) {
-      throw new Error(
-        `the ${KIND_NAMES[kind].plural}.${API_VERSION.split('/')[0]} CRD is not installed in ${m.client.name}: apply crds/ first (kubectl apply --server-side -f crds/)`,
-      );
+  for (let said = false; ; said = true) {
+    try {
+      const resource = await m.cache.discovery.resolve(API_VERSION, kind);
+      if (said) m.log.info({ kind }, 'CRD installed: starting');
+      return resource;
+    } catch (err) {
+      if (!(err instanceof UnknownKindError)) throw err;
+      if (!said) {
+        const crd = `${KIND_NAMES[kind].plural}.${API_VERSION.split('/')[0]}`;
+        m.log.warn({ kind, crd }, `waiting for the ${crd} CRD to be installed in ${m.client.name} (kubectl apply --server-side -f crds/); not ready until then`);
+      }
     }
-    throw err;
+    if (!(await m.sleep(CRD_POLL_MS))) throw new Error('shut down while waiting for the CRDs');
   }
 }

@@ -10,7 +10,7 @@ import {
 import type { KubeObject } from '../kube/resources.js';
 import { displayNode } from '../deps/refs.js';
 import type { DependencyGraph } from '../deps/graph.js';
-import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
+import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
@@ -35,6 +35,8 @@ export interface ReconcileContext<K extends SyncKind> {
   /** The status so far: the stored one plus observedGeneration and lastHandledReconcileAt. */
   status: SyncStatusDraft;
   generation?: number;
+  /** Suspended (only with `handlesSuspend`: the kind does what suspension means for it; dependencies were not checked). */
+  suspended?: boolean;
 }
 
 /** Either the context for the kind's pipeline, or what to return from the reconcile. */
@@ -61,6 +63,7 @@ export async function beginReconcile<K extends SyncKind>(
   key: string,
   log: Logger,
   finalize: Finalizer,
+  opts: { handlesSuspend?: boolean } = {},
 ): Promise<Begun<K>> {
   const obj = deps.informer.store.get(key);
   if (!obj) return NOTHING_LEFT;
@@ -83,6 +86,7 @@ export async function beginReconcile<K extends SyncKind>(
     status = { ...status, conditions: removeCondition(status.conditions, ConditionType.Stalled) };
   }
   if ((parsed.value.spec as { suspend?: boolean }).suspend) {
+    if (opts.handlesSuspend) return { ctx: { obj, value: parsed.value, status, generation, suspended: true } };
     if (await deps.writer.updateStatus(obj, suspended(status, generation))) log.info('suspended');
     return NOTHING_LEFT;
   }
@@ -127,16 +131,4 @@ async function reportInvalidSpec(deps: LifecycleDeps, obj: KubeObject, base: Syn
     log.warn({ reason: Reason.InvalidSpec, message }, 'invalid spec; waiting for it to change');
     await deps.events.record(obj, 'Warning', Reason.InvalidSpec, message);
   }
-}
-
-/** The common steps alone, for a kind whose pipeline is not built yet. */
-export function lifecycleReconciler(deps: LifecycleDeps): Reconciler {
-  return {
-    async reconcile(key, log) {
-      const begun = await beginReconcile(deps, key, log, async () => undefined);
-      if ('done' in begun) return begun.done;
-      await deps.writer.updateStatus(begun.ctx.obj, begun.ctx.status);
-      return undefined;
-    },
-  };
 }

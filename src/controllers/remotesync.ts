@@ -1,11 +1,10 @@
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import type { Reconciler } from '../runtime/controller.js';
 import { ClusterNotUsable, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
+import type { RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
-import { remoteSyncFinalizer, type RemoteSyncSettings } from './remotesync-deletion.js';
+import { remoteSyncFinalizer } from './remotesync-deletion.js';
 import type { ApplyTarget, SyncPipeline } from './sync-pipeline.js';
-
-export type { RemoteSyncSettings } from './remotesync-deletion.js';
 
 /**
  * The RemoteSync reconciler, in prose: find the object; on deletion prune
@@ -15,25 +14,25 @@ export type { RemoteSyncSettings } from './remotesync-deletion.js';
  * checked, through the registry) and make sure it answers; then the Sync
  * pipeline against that cluster.
  */
-export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' }, pipeline: SyncPipeline, settings: RemoteSyncSettings): Reconciler {
+export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' }, pipeline: SyncPipeline, settings: RemoteSettings): Reconciler {
   const { registry, origin } = settings;
   const targetOf = (cluster: RemoteCluster): ApplyTarget => ({ id: cluster.name, client: cluster.client, discovery: cluster.discovery, owned: cluster.owned, origin });
   const finalize = remoteSyncFinalizer(deps, pipeline, settings, targetOf);
 
   return {
     async reconcile(key, log) {
-      const begun = await beginReconcile(deps, key, log, (obj, l) => finalize(key, obj, l));
+      const begun = await beginReconcile(deps, key, log, finalize);
       if ('done' in begun) {
         if (!deps.informer.store.get(key)) {
           pipeline.forget(key);
-          await registry.release(key);
+          await registry.release(`RemoteSync/${key}`);
         }
         return begun.done;
       }
       const { obj, value, status } = begun.ctx;
       let entered: Entered;
       try {
-        entered = await enterCluster(registry, key, obj, value.spec, false);
+        entered = await enterCluster(registry, obj, value.spec, false);
       } catch (err) {
         if (err instanceof ClusterNotUsable) return reportUnusable(deps, obj, status, err, log);
         throw err;

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import { ClusterCache, type CacheTuning } from './cache.js';
@@ -55,6 +56,8 @@ export class Manager {
   private stopping = false;
   private shutdownDone: Promise<void> | undefined;
   private readonly done = new AbortController();
+  /** Aborted when shutdown begins. */
+  private readonly stopRequested = new AbortController();
   private readonly identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
   /** The ports the endpoints listen on (useful with port 0). */
   ports: { metrics?: number; health?: number } = {};
@@ -110,6 +113,21 @@ export class Manager {
     void this.elector.run(this.done.signal).catch((err: unknown) => this.fatal('leader election failed', err));
   }
 
+  /** Whether shutdown has begun. */
+  get shuttingDown(): boolean {
+    return this.stopping;
+  }
+
+  /** Waits `ms`; resolves false at once if the manager is shutting down (then: give up). */
+  async sleep(ms: number): Promise<boolean> {
+    try {
+      await delay(ms, undefined, { signal: this.stopRequested.signal });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Resolves when the manager has stopped (after shutdown, or a lost lease). */
   get stopped(): Promise<void> {
     return new Promise((resolve) => {
@@ -130,6 +148,7 @@ export class Manager {
 
   private async shutDownOnce(graceMs: number): Promise<void> {
     this.stopping = true;
+    this.stopRequested.abort();
     this.log.info('shutting down: finishing in-flight reconciles');
     await Promise.all(this.controllers.map((c) => c.stop(graceMs)));
     await Promise.all(this.closers.map((fn) => fn().catch((err: unknown) => this.log.warn({ err: String(err) }, 'closing failed'))));

@@ -233,7 +233,7 @@ describe('restart and deletion', () => {
       const warning = (await eventsFor(mgmt, ns(), 'capi')).find((e) => e.reason === 'LeftBehind');
       expect(warning).toMatchObject({ type: 'Warning', involvedObject: { kind: 'RemoteSync' } });
       expect(warning?.message).toBe(
-        `deleted without pruning: its Cluster API Cluster ${ns()}/capi is being deleted; left behind: ConfigMap/${edgeNs()}/capi-a, ConfigMap/${edgeNs()}/capi-b`,
+        `deleted without cleaning up: its Cluster API Cluster ${ns()}/capi is being deleted; left behind: ConfigMap/${edgeNs()}/capi-a, ConfigMap/${edgeNs()}/capi-b`,
       );
       expect(await find(edge1, cmPath(edgeNs(), 'capi-a'))).toBeDefined();
     } finally {
@@ -355,7 +355,7 @@ describe('isolation', () => {
       await eventually('lost gone after its grace period', async () => ((await find(mgmt, syncPath(ns(), 'lost', REMOTESYNCS))) === undefined ? true : undefined), 120_000);
       const warning = (await eventsFor(mgmt, ns(), 'lost')).find((e) => e.reason === 'LeftBehind');
       expect(warning?.message).toMatch(
-        new RegExp(`^deleted without pruning: its kubeconfig Secret ${ns()}/edge-2-lost is gone and pruning with the last client of its cluster failed \\(.+\\) until .+; left behind: ConfigMap/${edge2Ns()}/lost$`),
+        new RegExp(`^deleted without cleaning up: its kubeconfig Secret ${ns()}/edge-2-lost is gone and cleaning up with the last client of its cluster failed \\(.+\\) until .+; left behind: ConfigMap/${edge2Ns()}/lost$`),
       );
       expect((await getRemoteSync(mgmt, ns(), 'd-0')).metadata.deletionTimestamp).toBeDefined();
     } finally {

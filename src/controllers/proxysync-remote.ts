@@ -1,0 +1,218 @@
+// What a ProxySync wants in its remote cluster, and what it reads back, as
+// pure functions: the remote Sync from the template, the copies of the
+// related objects (the ConfigMaps and Secrets the template's source names),
+// the mark that asks the remote Sync to handle their content, and the status
+// mirrored from the remote Sync. proxysync.ts does the I/O.
+import { createHash } from 'node:crypto';
+import { ConditionType, Reason } from '../api/conditions.js';
+import { API_VERSION } from '../api/kinds.js';
+import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
+import type { ProxySyncSpec } from '../api/objects.js';
+import type { InventoryEntry } from '../api/status.js';
+import { objectId } from '../apply/inventory.js';
+import type { KubeObject } from '../kube/resources.js';
+import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
+import type { SyncStatusDraft } from './sync-status.js';
+
+/** Where the remote Sync lives: the template's name and namespace, else the ProxySync's. */
+export function remoteLocation(obj: KubeObject, spec: ProxySyncSpec): { namespace: string; name: string } {
+  return {
+    namespace: spec.template.metadata?.namespace ?? obj.metadata.namespace ?? '',
+    name: spec.template.metadata?.name ?? obj.metadata.name ?? '',
+  };
+}
+
+/** The labels that say an object in the remote cluster is this ProxySync's, from this managing cluster. */
+export function ownerMarks(obj: KubeObject, origin: string): Record<string, string> {
+  return {
+    [OWNER_KIND_LABEL]: 'ProxySync',
+    [OWNER_NAMESPACE_LABEL]: obj.metadata.namespace ?? '',
+    [OWNER_NAME_LABEL]: obj.metadata.name ?? '',
+    [ORIGIN_LABEL]: origin,
+  };
+}
+
+/** A ConfigMap or Secret of the managing cluster, as read (data base64 for a Secret). */
+export interface RelatedObject {
+  kind: 'ConfigMap' | 'Secret';
+  name: string;
+  type?: string;
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+}
+
+/** The copy of a related object in the remote namespace, marked as ours. */
+export function relatedCopy(related: RelatedObject, namespace: string, marks: Record<string, string>): KubeObject {
+  const copy: KubeObject = { apiVersion: 'v1', kind: related.kind, metadata: { name: related.name, namespace, labels: { ...marks } } };
+  const body = copy as unknown as Record<string, unknown>;
+  if (related.type) body.type = related.type;
+  body.data = related.data ?? {};
+  if (related.binaryData) body.binaryData = related.binaryData;
+  return copy;
+}
+
+/** Whether a live copy carries what `desired` says (its data and our marks). */
+export function copyMatches(live: KubeObject | undefined, desired: KubeObject): boolean {
+  if (!live) return false;
+  const l = live as unknown as Record<string, unknown>;
+  const d = desired as unknown as Record<string, unknown>;
+  return contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) && equalJson(l.data ?? {}, d.data ?? {}) && equalJson(l.binaryData ?? {}, d.binaryData ?? {});
+}
+
+/**
+ * The mark the remote Sync is asked to echo (`reconcile-requested-at`, echoed
+ * in `status.lastHandledReconcileAt`): a digest of the related objects'
+ * content, and the ProxySync's own reconcile request. Their change bumps no
+ * generation there, so this is how we know it has handled them. Undefined
+ * when there is nothing to mark.
+ */
+export function remoteMark(copies: KubeObject[], requestedAt: string | undefined): string | undefined {
+  if (copies.length === 0 && requestedAt === undefined) return undefined;
+  const h = createHash('sha256');
+  for (const c of [...copies].sort((a, b) => objectId(a).localeCompare(objectId(b)))) {
+    const body = c as unknown as Record<string, unknown>;
+    h.update(JSON.stringify([objectId(c), body.type ?? '', body.data ?? {}, body.binaryData ?? {}]));
+  }
+  h.update(JSON.stringify(requestedAt ?? ''));
+  return `syncprims:${h.digest('hex').slice(0, 16)}`;
+}
+
+/** The remote Sync: the template's spec, its labels and annotations, our marks, and the mark to echo. */
+export function desiredRemoteSync(obj: KubeObject, spec: ProxySyncSpec, origin: string, mark: string | undefined): KubeObject {
+  const { namespace, name } = remoteLocation(obj, spec);
+  const annotations: Record<string, string> = { ...spec.template.metadata?.annotations };
+  if (mark !== undefined) annotations[RECONCILE_REQUESTED_AT_ANNOTATION] = mark;
+  const sync: KubeObject = {
+    apiVersion: API_VERSION,
+    kind: 'Sync',
+    metadata: { name, namespace, labels: { ...spec.template.metadata?.labels, ...ownerMarks(obj, origin) } },
+    spec: spec.template.spec as Record<string, unknown>,
+  };
+  if (Object.keys(annotations).length > 0) sync.metadata.annotations = annotations;
+  return sync;
+}
+
+/**
+ * Whether `live` already carries every field `desired` sets (its spec, labels
+ * and annotations): then there is nothing to apply. Fields the template does
+ * not set (defaults, another manager's) are not fought over.
+ */
+export function remoteSyncMatches(live: KubeObject | undefined, desired: KubeObject): boolean {
+  if (!live) return false;
+  return (
+    contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
+    contains(live.metadata.annotations ?? {}, desired.metadata.annotations ?? {}) &&
+    contains(live.spec ?? {}, desired.spec ?? {})
+  );
+}
+
+/** The owner (`Kind/namespace/name`) its labels name, or undefined when it has none. */
+export function ownerOfLive(live: KubeObject): string | undefined {
+  const l = live.metadata.labels ?? {};
+  return l[OWNER_KIND_LABEL] ? `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}` : undefined;
+}
+
+/** The ProxySync's inventory: the remote Sync and the copies it keeps there. */
+export function proxyInventory(remote: KubeObject, copies: KubeObject[]): InventoryEntry[] {
+  return [remote, ...copies].map((o) => ({ id: objectId(o), v: o.apiVersion })).sort((a, b) => a.id.localeCompare(b.id));
+}
+
+interface RemoteStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  lastAttemptedRevision?: string;
+  lastAppliedRevision?: string;
+  summary?: SyncStatusDraft['summary'];
+  pendingDependencies?: unknown[];
+  lastHandledReconcileAt?: string;
+}
+
+/** Why the remote Sync's status does not yet speak for what we gave it; undefined when it does. */
+export function remoteLag(live: KubeObject, mark: string | undefined): string | undefined {
+  const status = (live.status ?? {}) as RemoteStatus;
+  const where = `${live.metadata.namespace}/${live.metadata.name}`;
+  const generation = live.metadata.generation;
+  if (generation !== undefined && status.observedGeneration !== generation) {
+    return `waiting for the remote Sync ${where} to observe generation ${generation} (observed: ${status.observedGeneration ?? 'none'}; is the syncprims operator running in that cluster?)`;
+  }
+  if (mark !== undefined && status.lastHandledReconcileAt !== mark) {
+    return `waiting for the remote Sync ${where} to handle the current content of its related objects`;
+  }
+  return undefined;
+}
+
+/**
+ * The ProxySync's status from its remote Sync: Ready and Stalled mirrored
+ * (Ready only once the remote Sync speaks for what we last gave it: else
+ * Ready=Unknown, reason RemoteNotReady), revisions, summary, and under
+ * `remote` its location, observedGeneration and pending dependencies.
+ */
+export function mirroredStatus(
+  base: SyncStatusDraft,
+  live: KubeObject,
+  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[] },
+  generation: number | undefined,
+  now: Date,
+): SyncStatusDraft {
+  const rs = (live.status ?? {}) as RemoteStatus;
+  const lag = remoteLag(live, remote.mark);
+  const ready = findCondition(rs.conditions, ConditionType.Ready);
+  let conditions = base.conditions ?? [];
+  if (lag !== undefined || !ready) {
+    const message = lag ?? `waiting for the remote Sync ${live.metadata.namespace}/${live.metadata.name} to report Ready`;
+    conditions = setCondition(conditions, { type: ConditionType.Ready, status: 'Unknown', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
+    conditions = setCondition(conditions, { type: ConditionType.Reconciling, status: 'True', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
+    conditions = removeCondition(conditions, ConditionType.Stalled);
+  } else {
+    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Ready, generation, now);
+    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Reconciling, generation, now);
+    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Stalled, generation, now);
+  }
+  const previous = base.remote as Record<string, unknown> | undefined;
+  const seen = {
+    cluster: remote.cluster,
+    namespace: live.metadata.namespace ?? '',
+    name: live.metadata.name ?? '',
+    observedGeneration: rs.observedGeneration,
+    pendingDependencies: rs.pendingDependencies?.length ? rs.pendingDependencies : undefined,
+  };
+  const unchanged = previous !== undefined && equalJson({ ...previous, lastSeenAt: undefined }, { ...seen, lastSeenAt: undefined });
+  const lastSeenAt = unchanged ? (previous.lastSeenAt as string | undefined) : now.toISOString();
+  return {
+    ...base,
+    conditions,
+    lastAttemptedRevision: rs.lastAttemptedRevision,
+    lastAppliedRevision: rs.lastAppliedRevision,
+    summary: rs.summary,
+    inventory: { entries: remote.inventory },
+    remote: dropUndefined({ ...seen, lastSeenAt }),
+  };
+}
+
+/** The remote condition of `type` as ours (its observedGeneration: ours), or ours removed when the remote has none. */
+function mirrorCondition(ours: Condition[], theirs: Condition[] | undefined, type: string, generation: number | undefined, now: Date): Condition[] {
+  const c = findCondition(theirs, type);
+  if (!c) return removeCondition(ours, type);
+  return setCondition(ours, { type, status: c.status, reason: c.reason, message: c.message, observedGeneration: generation }, now);
+}
+
+/** Whether `have` holds everything `want` sets: objects by key, arrays element by element, the rest equal. */
+export function contains(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) {
+    return Array.isArray(have) && have.length === want.length && want.every((w, i) => contains(have[i], w));
+  }
+  if (want !== null && typeof want === 'object') {
+    if (have === null || typeof have !== 'object' || Array.isArray(have)) return false;
+    const h = have as Record<string, unknown>;
+    return Object.entries(want as Record<string, unknown>).every(([k, v]) => v === undefined || contains(h[k], v));
+  }
+  return have === want;
+}
+
+function equalJson(a: unknown, b: unknown): boolean {
+  return contains(a, b) && contains(b, a);
+}
+
+function dropUndefined<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

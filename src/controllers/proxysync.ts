@@ -1,0 +1,303 @@
+// The ProxySync reconciler. It keeps a Sync inside a remote cluster and
+// reflects its status back, in the phases of a sync agent
+// (../shared/seeds/004): find the remote Sync (by the labels of its owner, in
+// the cluster's shared watch of Syncs), handle deletion (the finalizer),
+// ensure it exists (its namespace created when missing; adopted only when
+// nobody else's), keep its content (the template, by server-side apply, and
+// the related objects copied beside it), and bring its status back. See
+// docs/proxysync.md.
+import { ConditionType, Reason } from '../api/conditions.js';
+import { API_VERSION } from '../api/kinds.js';
+import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
+import type { ProxySyncSpec } from '../api/objects.js';
+import { parseSyncObject } from '../api/validate.js';
+import { ApplyEngine } from '../apply/engine.js';
+import { objectId, parseObjectId } from '../apply/inventory.js';
+import type { RemoteCluster } from '../clusters/remote-cluster.js';
+import { serverSideApply } from '../kube/apply.js';
+import { UnknownKindError } from '../kube/discovery.js';
+import { ApiError } from '../kube/errors.js';
+import type { KubeObject } from '../kube/resources.js';
+import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
+import type { Logger } from '../runtime/logger.js';
+import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
+import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
+import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
+import {
+  copyMatches,
+  desiredRemoteSync,
+  mirroredStatus,
+  ownerMarks,
+  ownerOfLive,
+  proxyInventory,
+  relatedCopy,
+  remoteLocation,
+  remoteMark,
+  remoteSyncMatches,
+  type RelatedObject,
+} from './proxysync-remote.js';
+import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
+
+/** How soon a cluster without our CRDs is looked at again (nothing there to watch for them). */
+const CRD_RETRY_MS = 10_000;
+/** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
+const REMOTE_GONE_RETRY_MS = 30_000;
+
+/** A step cannot go on: report it (status, and an Event when `event`) and come back as `result` says. */
+class Halt extends Error {
+  constructor(
+    readonly reason: Reason,
+    message: string,
+    readonly result: ReconcileResult | undefined = undefined,
+    /** A wait (Ready=Unknown, Reconciling=True), not a failure. */
+    readonly wait = false,
+  ) {
+    super(message);
+  }
+}
+
+/** The ProxySync reconciler (see the top of this file for its phases). */
+export class ProxySyncReconciler implements Reconciler {
+  /** Per ProxySync, the related objects' content this process last made sure of in the remote cluster. */
+  private readonly copiesEnsured = new Map<string, string>();
+
+  constructor(
+    private readonly deps: LifecycleDeps & { kind: 'ProxySync' },
+    private readonly settings: RemoteSettings,
+  ) {}
+
+  async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
+    const begun = await beginReconcile(this.deps, key, log, (obj, l) => this.finalize(obj, l), { handlesSuspend: true });
+    if ('done' in begun) {
+      if (!this.deps.informer.store.get(key)) {
+        this.copiesEnsured.delete(key);
+        await this.settings.registry.release(`ProxySync/${key}`);
+      }
+      return begun.done;
+    }
+    const { obj, value, status, generation } = begun.ctx;
+    const spec = value.spec;
+    if (spec.template.spec.source.artifact) {
+      const message = 'spec.template.spec.source.artifact cannot be proxied: the remote cluster cannot read Flux objects of the managing cluster; serve the artifact over http and use source.http';
+      if (await this.deps.writer.updateStatus(obj, failed(status, Reason.InvalidSpec, message, generation))) {
+        await this.deps.events.record(obj, 'Warning', Reason.InvalidSpec, message);
+      }
+      return undefined;
+    }
+    let entered: Entered;
+    try {
+      entered = await enterCluster(this.settings.registry, obj, spec, false);
+    } catch (err) {
+      if (err instanceof ClusterNotUsable) return reportUnusable(this.deps, obj, status, err, log);
+      throw err;
+    }
+    try {
+      if (begun.ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
+      return await this.maintain(key, obj, spec, status, entered.cluster, generation, log);
+    } catch (err) {
+      if (!(err instanceof Halt)) throw err;
+      const next = err.wait ? progressing(status, err.message, generation) : failed(status, err.reason, err.message, generation);
+      if (await this.deps.writer.updateStatus(obj, next)) {
+        log.info({ reason: err.reason, message: err.message }, err.wait ? 'waiting' : 'cannot go on');
+        if (!err.wait) await this.deps.events.record(obj, 'Warning', err.reason, err.message);
+      }
+      return err.result;
+    } finally {
+      entered.leave();
+    }
+  }
+
+  /** Phases 1, 3, 4 and 5: find, ensure, keep content, status back. */
+  private async maintain(
+    key: string,
+    obj: KubeObject,
+    spec: ProxySyncSpec,
+    status: SyncStatusDraft,
+    cluster: RemoteCluster,
+    generation: number | undefined,
+    log: Logger,
+  ): Promise<ReconcileResult | undefined> {
+    let live = await this.findRemoteSync(obj, spec, cluster);
+    const marks = ownerMarks(obj, this.settings.origin);
+    const location = remoteLocation(obj, spec);
+    const copies = (await this.readRelated(obj, spec)).map((r) => relatedCopy(r, location.namespace, marks));
+    const mark = remoteMark(copies, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
+    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark);
+    const owner = clusterUser(obj);
+
+    if (!live) {
+      // Not among ours: missing, or there without (or with another) owner's labels.
+      const existing = await getOrUndefined(cluster, syncPath(location.namespace, location.name));
+      const other = existing && ownerOfLive(existing);
+      if (other && other !== owner) {
+        throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`);
+      }
+      if (!existing) await ensureNamespace(cluster, location.namespace);
+    } else if (ownerOfLive(live) !== owner) {
+      throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${ownerOfLive(live)}`);
+    }
+    await this.ensureCopies(key, copies, owner, cluster);
+    if (!remoteSyncMatches(live, desired)) {
+      live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
+      log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');
+    }
+    const inventory = proxyInventory(desired, copies);
+    await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
+    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory }, generation, new Date());
+    await this.writeStatus(obj, next, log);
+    return undefined;
+  }
+
+  /** Suspended: nothing is written in the remote cluster; its status is still mirrored. */
+  private async mirrorOnly(obj: KubeObject, spec: ProxySyncSpec, status: SyncStatusDraft, cluster: RemoteCluster, generation: number | undefined): Promise<ReconcileResult | undefined> {
+    const live = await this.findRemoteSync(obj, spec, cluster);
+    const mark = live?.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
+    const inventory = status.inventory?.entries ?? [];
+    const mirrored = live ? mirroredStatus(status, live, { cluster: clusterName(spec), mark, inventory }, generation, new Date()) : status;
+    await this.deps.writer.updateStatus(obj, suspended(mirrored, generation));
+    return undefined;
+  }
+
+  /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
+  private async findRemoteSync(obj: KubeObject, spec: ProxySyncSpec, cluster: RemoteCluster): Promise<KubeObject | undefined> {
+    const { namespace, name } = remoteLocation(obj, spec);
+    try {
+      await cluster.discovery.resolve(API_VERSION, 'Sync');
+    } catch (err) {
+      if (!(err instanceof UnknownKindError)) throw err;
+      const message = `cluster ${cluster.name} does not serve ${API_VERSION} Syncs: register it first (install the syncprims CRDs and operator there, e.g. with a RemoteSync; see the README, "Registration")`;
+      throw new Halt(Reason.CRDNotInstalled, message, { requeueAfterMs: CRD_RETRY_MS });
+    }
+    const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
+    await cluster.owned.track([{ id: objectId(probe), v: API_VERSION }]);
+    const found = cluster.owned.lookup(probe);
+    return found.known ? found.object : getOrUndefined(cluster, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
+  }
+
+  /** The related objects the template's source names, read in the managing cluster; a missing one is a wait (its creation wakes us). */
+  private async readRelated(obj: KubeObject, spec: ProxySyncSpec): Promise<RelatedObject[]> {
+    const namespace = obj.metadata.namespace ?? '';
+    const source = spec.template.spec.source;
+    const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];
+    if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: 'spec.template.spec.source.configMap' });
+    if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: 'spec.template.spec.source.secret' });
+    if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: 'spec.template.spec.source.http.caSecretRef' });
+    if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: 'spec.template.spec.source.http.headersSecretRef' });
+    return Promise.all(
+      named.map(async ({ kind, name, field }) => {
+        const path = `/api/v1/namespaces/${namespace}/${kind === 'Secret' ? 'secrets' : 'configmaps'}/${name}`;
+        const got = await this.settings.home.request<RelatedObject & Record<string, unknown>>({ path }).catch((err: unknown) => {
+          if (err instanceof ApiError && err.notFound) return undefined;
+          throw err;
+        });
+        if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${namespace}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
+        return { kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData };
+      }),
+    );
+  }
+
+  /** The copies in the remote namespace, applied where they differ; checked once per content in this process. */
+  private async ensureCopies(key: string, copies: KubeObject[], owner: string, cluster: RemoteCluster): Promise<void> {
+    const digest = JSON.stringify(copies);
+    if (this.copiesEnsured.get(key) === digest) return;
+    for (const copy of copies) {
+      const path = `/api/v1/namespaces/${copy.metadata.namespace}/${copy.kind === 'Secret' ? 'secrets' : 'configmaps'}/${copy.metadata.name}`;
+      const existing = await getOrUndefined(cluster, path);
+      const other = existing && ownerOfLive(existing);
+      if (other && other !== owner) {
+        throw new Halt(Reason.OwnershipConflict, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`);
+      }
+      if (!copyMatches(existing, copy)) await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
+    }
+    this.copiesEnsured.set(key, digest);
+  }
+
+  /** What the last inventory lists and this one does not (a moved remote Sync, a copy no longer named) is deleted there. */
+  private async removeStale(obj: KubeObject, status: SyncStatusDraft, keep: string[], cluster: RemoteCluster): Promise<void> {
+    const stale = (status.inventory?.entries ?? []).filter((e) => !keep.includes(e.id));
+    if (stale.length === 0) return;
+    const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, ownerOf(obj), 4);
+    const failures = results.filter((r) => r.action === 'failed');
+    if (failures.length > 0) throw new Halt(Reason.PruneFailed, `removing what the ProxySync no longer keeps failed: ${failures.map((f) => f.message).join('; ')}`);
+  }
+
+  private async writeStatus(obj: KubeObject, next: SyncStatusDraft, log: Logger): Promise<void> {
+    const before = readyOf(obj.status as SyncStatusDraft | undefined);
+    if (!(await this.deps.writer.updateStatus(obj, next))) return;
+    const after = readyOf(next);
+    if (after && (after.status !== before?.status || after.reason !== before?.reason)) {
+      log.info({ ready: after.status, reason: after.reason }, 'remote status mirrored');
+      await this.deps.events.record(obj, after.status === 'False' ? 'Warning' : 'Normal', after.reason, after.message);
+    }
+  }
+
+  /** Phase 2: delete the remote Sync (its finalizer prunes there), wait until it is gone, then remove the copies. */
+  private async finalize(obj: KubeObject, log: Logger): Promise<FinalizeResult> {
+    const parsed = parseSyncObject('ProxySync', obj);
+    const spec = parsed.ok ? parsed.value.spec : undefined;
+    if (!spec) return;
+    const { namespace, name } = remoteLocation(obj, spec);
+    if (spec.deletionPolicy === 'Orphan') {
+      await this.deps.events.record(obj, 'Normal', 'Orphaned', `deletionPolicy Orphan: the remote Sync ${namespace}/${name} stays in its cluster and runs on its own`);
+      return;
+    }
+    return cleanUpInCluster(this.deps, this.settings, obj, spec, log, async () => {
+      const entered = await enterCluster(this.settings.registry, obj, spec, true);
+      try {
+        const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
+        const engine = new ApplyEngine(entered.cluster.client, entered.cluster.discovery);
+        const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
+        const deleting = (await engine.prune(syncs, ownerOf(obj))).filter((r) => r.action === 'deleted' || r.action === 'failed');
+        if (deleting.length > 0) {
+          log.info({ remote: deleting.map((r) => r.id) }, 'waiting for the remote Sync to prune and go');
+          return { requeueAfterMs: REMOTE_GONE_RETRY_MS };
+        }
+        const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj));
+        const failures = rest.filter((r) => r.action === 'failed');
+        if (failures.length > 0) throw new Error(`removing the copies failed: ${failures.map((f) => f.message).join('; ')}`);
+        return undefined;
+      } finally {
+        entered.leave();
+      }
+    });
+  }
+
+}
+
+function syncPath(namespace: string, name: string): string {
+  return `/apis/${API_VERSION}/namespaces/${namespace}/syncs/${name}`;
+}
+
+async function getOrUndefined(cluster: RemoteCluster, path: string): Promise<KubeObject | undefined> {
+  try {
+    return await cluster.client.request<KubeObject>({ path });
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound) return undefined;
+    throw err;
+  }
+}
+
+async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promise<void> {
+  try {
+    await cluster.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+  } catch (err) {
+    if (err instanceof ApiError && err.conflict) return;
+    if (err instanceof ApiError && err.status === 403) {
+      throw new Halt(Reason.ApplyFailed, `cannot create namespace ${namespace} in cluster ${cluster.name}: ${err.message}; create it, or grant the kubeconfig's identity create on namespaces`);
+    }
+    throw err;
+  }
+}
+
+/** The name of the kubeconfig Secret or of the Cluster (API.md: `status.remote.cluster`). */
+function clusterName(spec: ProxySyncSpec): string {
+  return spec.kubeConfig?.secretRef.name ?? spec.clusterRef?.name ?? '';
+}
+
+function ownerOf(obj: KubeObject): { kind: string; namespace: string; name: string } {
+  return { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+}
+
+function readyOf(status: SyncStatusDraft | undefined) {
+  return status?.conditions?.find((c) => c.type === ConditionType.Ready);
+}
