@@ -59,6 +59,9 @@ export class RemoteCluster {
     this.untrack = opts.metrics?.trackClient(client, opts.logger) ?? (() => undefined);
     client.observe((r) => {
       opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });
+      if (opts.logger.isLevelEnabled('trace')) {
+        opts.logger.trace({ cluster: client.name, method: r.method, path: r.url.pathname, query: r.url.search, status: r.status }, 'request');
+      }
       if (r.aborted) return; // the caller gave up: that says nothing of the cluster
       if (r.status !== undefined) this.reachability.answered();
       else this.reachability.failed(`no answer from ${client.server.origin} (${r.method} ${r.url.pathname})`);

@@ -153,7 +153,7 @@ function kindController(
         ? syncReconciler(deps, pipeline, { id: 'home', client: m.client, discovery: m.cache.discovery, owned })
         : remoteSyncReconciler({ ...deps, kind: 'RemoteSync' }, pipeline, remote());
   } else {
-    reconciler = new ProxySyncReconciler({ ...deps, kind: 'ProxySync' }, remote());
+    reconciler = new ProxySyncReconciler({ ...deps, kind: 'ProxySync' }, remote(), shared.references);
   }
   return new Controller({
     name: KIND_NAMES[kind].singular,

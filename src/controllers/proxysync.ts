@@ -12,7 +12,7 @@ import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.j
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
 import { ApplyEngine } from '../apply/engine.js';
-import { objectId, parseObjectId } from '../apply/inventory.js';
+import { inventoryOf, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { UnknownKindError } from '../kube/discovery.js';
@@ -20,6 +20,8 @@ import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
+import type { ReferencedObjects } from '../runtime/referenced-objects.js';
+import { referencedObjectsOf } from '../source/fetch.js';
 import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
@@ -64,6 +66,8 @@ export class ProxySyncReconciler implements Reconciler {
   constructor(
     private readonly deps: LifecycleDeps & { kind: 'ProxySync' },
     private readonly settings: RemoteSettings,
+    /** The referenced-object index: the related objects are watched (as metadata), and their change wakes the ProxySync. */
+    private readonly references: Pick<ReferencedObjects, 'ensureWatched'>,
   ) {}
 
   async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
@@ -169,7 +173,7 @@ export class ProxySyncReconciler implements Reconciler {
       throw new Halt(Reason.CRDNotInstalled, message, { requeueAfterMs: CRD_RETRY_MS });
     }
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
-    await cluster.owned.track([{ id: objectId(probe), v: API_VERSION }]);
+    await cluster.owned.track(inventoryOf([probe]));
     const found = cluster.owned.lookup(probe);
     return found.known ? found.object : getOrUndefined(cluster, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
   }
@@ -178,6 +182,7 @@ export class ProxySyncReconciler implements Reconciler {
   private async readRelated(obj: KubeObject, spec: ProxySyncSpec): Promise<RelatedObject[]> {
     const namespace = obj.metadata.namespace ?? '';
     const source = spec.template.spec.source;
+    await this.references.ensureWatched(referencedObjectsOf(source, namespace));
     const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];
     if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: 'spec.template.spec.source.configMap' });
     if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: 'spec.template.spec.source.secret' });

@@ -21,19 +21,19 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecolle
  * (dry runs and Lease renewals are not).
  */
 export async function writesSince(cluster: string, since: Date, userAgentPrefix: string): Promise<AuditEvent[]> {
+  return (await requestsSince(cluster, since, userAgentPrefix)).filter(
+    (e) => WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== 'leases' && !e.requestURI.includes('dryRun='),
+  );
+}
+
+/** Every request in a cluster's audit log since `since` from clients whose User-Agent starts with `userAgentPrefix`. */
+export async function requestsSince(cluster: string, since: Date, userAgentPrefix: string): Promise<AuditEvent[]> {
   const text = await readFile(`${LOCAL}/${cluster}.audit.log`, 'utf8');
   return text
     .split('\n')
     .filter((l) => l !== '' && !olderThan(l, since))
     .map((l) => JSON.parse(l) as AuditEvent)
-    .filter(
-      (e) =>
-        WRITE_VERBS.has(e.verb) &&
-        new Date(e.requestReceivedTimestamp) >= since &&
-        (e.userAgent ?? '').startsWith(userAgentPrefix) &&
-        e.objectRef?.resource !== 'leases' &&
-        !e.requestURI.includes('dryRun='),
-    );
+    .filter((e) => new Date(e.requestReceivedTimestamp) >= since && (e.userAgent ?? '').startsWith(userAgentPrefix));
 }
 
 const TIMESTAMP_FIELD = '"requestReceivedTimestamp":"';

@@ -38,7 +38,7 @@ export function useTestNamespace(cluster: string, prefix: string): () => string 
  * nothing would remove the finalizers of the syncs left in it and the
  * namespace would stay Terminating (and its controller busy) for ever.
  */
-async function releaseSyncFinalizers(client: KubeClient, namespace: string): Promise<void> {
+export async function releaseSyncFinalizers(client: KubeClient, namespace: string): Promise<void> {
   for (const plural of ['syncs', 'remotesyncs', 'proxysyncs']) {
     const path = `/apis/syncprims.dev/v1alpha1/namespaces/${namespace}/${plural}`;
     const list = await client.request<{ items: KubeObject[] }>({ path }).catch(() => ({ items: [] as KubeObject[] }));

@@ -8,6 +8,7 @@ import { kubeconfigPath } from './controlplane.js';
 import { getSync, syncPath, waitForReady, type SyncObject } from './syncs.js';
 
 export const REMOTESYNCS = 'remotesyncs';
+export const PROXYSYNCS = 'proxysyncs';
 
 /** The admin kubeconfig of a local cluster (client certificate inline), as YAML, optionally changed. */
 export async function kubeconfigOf(cluster: string, change: (kc: Record<string, unknown>) => void = () => {}): Promise<string> {
@@ -62,13 +63,22 @@ export async function putKubeconfigSecret(client: KubeClient, namespace: string,
 }
 
 /** Creates or updates a RemoteSync with server-side apply (manager `test`). */
-export async function applyRemoteSync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
+export function applyRemoteSync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
+  return applyKind(client, 'RemoteSync', REMOTESYNCS, namespace, name, spec);
+}
+
+/** Creates or updates a ProxySync with server-side apply (manager `test`). */
+export function applyProxySync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
+  return applyKind(client, 'ProxySync', PROXYSYNCS, namespace, name, spec);
+}
+
+function applyKind(client: KubeClient, kind: string, plural: string, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
   return client.request<SyncObject>({
     method: 'PATCH',
-    path: syncPath(namespace, name, REMOTESYNCS),
+    path: syncPath(namespace, name, plural),
     query: { fieldManager: 'test', force: true },
     contentType: 'application/apply-patch+yaml',
-    body: { apiVersion: API_VERSION, kind: 'RemoteSync', metadata: { name, namespace }, spec },
+    body: { apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec },
   });
 }
 

@@ -44,9 +44,9 @@ describe('the remote Sync', () => {
 
   test('matches a live one that has every field the template sets, whatever else it has', () => {
     const desired = desiredRemoteSync(proxy, spec(), 'id', undefined);
-    const live = { ...desired, metadata: { ...desired.metadata, generation: 3 }, spec: { ...desired.spec, prune: true, interval: '10m' } };
+    const live = { ...desired, metadata: { ...desired.metadata, generation: 3 }, spec: { ...(desired.spec as Record<string, unknown>), prune: true, interval: '10m' } };
     expect(remoteSyncMatches(live, desired)).toBe(true);
-    const edited = { ...live, spec: { ...live.spec, source: { configMap: { name: 'other' } } } };
+    const edited = { ...live, spec: { ...live.spec, source: { configMap: { name: 'other' } } } } as KubeObject;
     expect(remoteSyncMatches(edited, desired)).toBe(false);
     expect(remoteSyncMatches(undefined, desired)).toBe(false);
   });
@@ -80,12 +80,12 @@ describe('the mirrored status', () => {
   const readyTrue = { type: 'Ready', status: 'True', reason: 'Succeeded', message: 'applied', lastTransitionTime: '2026-01-01T00:00:00Z' };
   const remote = { cluster: 'edge', mark: undefined, inventory: [{ id: 'team_app_syncprims.dev_Sync', v: 'syncprims.dev/v1alpha1' }] };
   const now = new Date('2026-11-23T10:00:00Z');
-  const ready = (s: { conditions?: { type: string }[] }) => s.conditions?.find((c) => c.type === 'Ready');
+  const ready = (s: { conditions?: { type: string; message?: string }[] }) => s.conditions?.find((c) => c.type === 'Ready');
 
   test('a remote Sync that has not observed its generation is not Ready, whatever its Ready says', () => {
     const s = mirroredStatus({}, live({ observedGeneration: 1, conditions: [readyTrue] }), remote, 5, now);
     expect(ready(s)).toMatchObject({ status: 'Unknown', reason: 'RemoteNotReady', observedGeneration: 5 });
-    expect((ready(s) as { message: string }).message).toContain('to observe generation 2 (observed: 1');
+    expect(ready(s)?.message).toContain('to observe generation 2 (observed: 1');
   });
 
   test('nor one that has not echoed the mark of the related objects', () => {

@@ -1,0 +1,262 @@
+// ProxySync end to end, with an operator per cluster as separate processes:
+// `mgmt` keeps a Sync inside `edge-1` (whose own operator applies it) and
+// reflects its status back by watch; registration on a cluster of its own
+// (`reg-edge`), whose operator starts before syncprims' CRDs are there.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { customResourceDefinitions } from '../../src/api/crds.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { writesSince } from '../support/audit.js';
+import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess, type LogLine } from '../support/operator.js';
+import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+
+const HOME = 'mgmt';
+const EDGE = 'edge-1';
+const CLUSTER_ID = 'mgmt-under-test';
+const OPERATOR_UA = 'syncprims-operator';
+let mgmt: KubeClient;
+let edge: KubeClient;
+let hub: OperatorProcess;
+let spoke: OperatorProcess;
+const ns = useTestNamespace(HOME, 'psync');
+
+const hubArgs = (): string[] => ['--namespace', ns(), '--log-level', 'trace', '--cluster-id', CLUSTER_ID];
+const spokeArgs = (): string[] => ['--namespace', ns(), '--log-level', 'debug'];
+
+beforeAll(async () => {
+  await ensureClusters([HOME, EDGE]);
+  mgmt = await clusterClient(HOME);
+  edge = await clusterClient(EDGE);
+  await Promise.all([installCrds(HOME), installCrds(EDGE)]);
+  await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf(EDGE));
+  [hub, spoke] = await Promise.all([OperatorProcess.start(HOME, hubArgs()), OperatorProcess.start(EDGE, spokeArgs())]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([hub?.stop('SIGTERM'), spoke?.stop('SIGTERM')]);
+  // The remote Syncs live in edge-1, in a namespace named as the test's.
+  if (edge) {
+    await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
+    await releaseSyncFinalizers(edge, ns());
+  }
+  await closeClients();
+});
+
+const configMap = (name: string, value = 'v1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data: { value } });
+const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
+type CM = { data?: Record<string, string>; metadata: { labels?: Record<string, string> } };
+const edgeSync = (name: string): Promise<SyncObject | undefined> => find<SyncObject>(edge, syncPath(ns(), name));
+const proxyReady = (name: string, status: 'True' | 'False' | 'Unknown', reason?: string, timeoutMs = 60_000): Promise<SyncObject> =>
+  waitForReady(mgmt, ns(), name, status, reason, timeoutMs, PROXYSYNCS);
+const edgeCluster = (): string => `${ns()}/edge-1-kubeconfig`;
+
+describe('a ProxySync and the Sync it keeps in edge-1', () => {
+  test('keeps the remote Sync from its template and mirrors its status; a hand edit of its spec is reverted without a request', async () => {
+    await applyProxySync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, template: { spec: { source: { inline: [configMap('app-cm')] } } } });
+    const ready = await proxyReady('app', 'True', 'Succeeded');
+    const remote = await edgeSync('app');
+    expect(remote?.metadata.labels).toMatchObject({
+      'syncprims.dev/owner-kind': 'ProxySync',
+      'syncprims.dev/owner-namespace': ns(),
+      'syncprims.dev/owner-name': 'app',
+      'syncprims.dev/origin': CLUSTER_ID,
+    });
+    expect(ready.status?.lastAppliedRevision).toBe(remote?.status?.lastAppliedRevision);
+    expect((ready.status as Record<string, unknown>).remote).toMatchObject({ cluster: 'edge-1', namespace: ns(), name: 'app', observedGeneration: remote?.metadata.generation });
+    expect(await find(edge, cmPath('app-cm'))).toBeDefined();
+    expect(await find(mgmt, cmPath('app-cm'))).toBeUndefined();
+
+    await edge.request({
+      method: 'PATCH',
+      path: syncPath(ns(), 'app'),
+      contentType: 'application/merge-patch+json',
+      body: { spec: { source: { inline: [configMap('hand-edit')] } } },
+    });
+    await eventually('the hand edit reverted', async () => {
+      const s = await edgeSync('app');
+      const inline = (s?.spec.source as { inline?: { metadata: { name: string } }[] } | undefined)?.inline ?? [];
+      return inline.length === 1 && inline[0]?.metadata.name === 'app-cm' ? true : undefined;
+    });
+    expect((await getSync(mgmt, ns(), 'app', PROXYSYNCS)).metadata.annotations?.['syncprims.dev/reconcile-requested-at']).toBeUndefined();
+    await proxyReady('app', 'True', 'Succeeded');
+  });
+
+  test('a status change of the remote Sync reaches the ProxySync through its watch, with no polling of Syncs', async () => {
+    await spoke.stop('SIGTERM');
+    const since = Date.now();
+    const remote = (await edgeSync('app'))!;
+    const conditions = (remote.status?.conditions ?? []).map((c) =>
+      c.type === 'Ready' ? { ...c, status: 'False', reason: 'HealthCheckFailed', message: 'written by the test', lastTransitionTime: new Date().toISOString() } : c,
+    );
+    await edge.request({
+      method: 'PATCH',
+      path: `${syncPath(ns(), 'app')}/status`,
+      contentType: 'application/merge-patch+json',
+      body: { status: { conditions } },
+    });
+    const mirrored = await proxyReady('app', 'False', 'HealthCheckFailed');
+    expect(readyOf(mirrored)?.message).toBe('written by the test');
+    // Every request to edge-1 is logged (trace): the apply of the test before is there.
+    expect(hub.logs.some((l) => l.msg === 'request' && l.cluster === edgeCluster() && l.method === 'PATCH')).toBe(true);
+    const requests = hub.logs.filter((l) => l.msg === 'request' && l.cluster === edgeCluster() && at(l) >= since);
+    const polls = requests.filter((l) => String(l.path).includes('/syncs') && !String(l.query).includes('watch'));
+    expect(polls).toEqual([]);
+    const causes = reconciledSince(hub, 'ProxySync', 'app', since).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object in ${edgeCluster()}`);
+
+    spoke = await OperatorProcess.start(EDGE, spokeArgs());
+    await proxyReady('app', 'True', 'Succeeded');
+  });
+
+  test('with the mgmt operator stopped, edge-1 keeps itself converged', async () => {
+    await hub.stop('SIGTERM');
+    try {
+      await edge.request({ method: 'PATCH', path: cmPath('app-cm'), contentType: 'application/merge-patch+json', body: { data: { value: 'edited' } } });
+      await edge.request({
+        method: 'PATCH',
+        path: syncPath(ns(), 'app'),
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': 'from-edge' } } },
+      });
+      await eventually('edge-1 corrected the edit on its own', async () => ((await find<CM>(edge, cmPath('app-cm')))?.data?.value === 'v1' ? true : undefined));
+    } finally {
+      hub = await OperatorProcess.start(HOME, hubArgs());
+    }
+    await proxyReady('app', 'True', 'Succeeded');
+  });
+
+  test('a restart of either operator over a converged ProxySync writes nothing in either cluster', async () => {
+    await proxyReady('app', 'True', 'Succeeded');
+    await Promise.all([hub.stop('SIGTERM'), spoke.stop('SIGTERM')]);
+    const since = new Date();
+    [hub, spoke] = await Promise.all([OperatorProcess.start(HOME, hubArgs()), OperatorProcess.start(EDGE, spokeArgs())]);
+    await eventually('both reconciled again', async () =>
+      hub.reconcilesOf('ProxySync', ns(), 'app') > 0 && spoke.reconcilesOf('Sync', ns(), 'app') > 0 ? true : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await writesSince(HOME, since, OPERATOR_UA)).toEqual([]);
+    expect(await writesSince(EDGE, since, OPERATOR_UA)).toEqual([]);
+  });
+
+  test('a ConfigMap source is copied and kept in step (not Ready until the remote Sync has handled it); renaming it removes the old copy', async () => {
+    const manifests = (name: string, value: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns() },
+      data: { 'all.yaml': JSON.stringify(configMap('from-source', value)) },
+    });
+    const putSource = (name: string, value: string) =>
+      mgmt.request({ method: 'PATCH', path: cmPath(name), query: { fieldManager: 'test', force: true }, contentType: 'application/apply-patch+yaml', body: manifests(name, value) });
+    await putSource('manifests', 'v1');
+    const spec = (source: string) => ({ clusterRef: { name: 'edge-1' }, template: { spec: { source: { configMap: { name: source } } } } });
+    await applyProxySync(mgmt, ns(), 'copy', spec('manifests'));
+    await proxyReady('copy', 'True', 'Succeeded');
+    expect((await find<CM>(edge, cmPath('manifests')))?.metadata.labels).toMatchObject({ 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/owner-name': 'copy' });
+    expect((await find<CM>(edge, cmPath('from-source')))?.data?.value).toBe('v1');
+
+    const since = Date.now();
+    await putSource('manifests', 'v2');
+    await eventually('v2 applied in edge-1', async () => ((await find<CM>(edge, cmPath('from-source')))?.data?.value === 'v2' ? true : undefined));
+    await proxyReady('copy', 'True', 'Succeeded');
+    // The Ready transitions seen meanwhile (log lines may trail the status): not Ready until the remote Sync handled v2.
+    const mirrored = (): unknown[] => hub.logs.filter((l) => l.msg === 'remote status mirrored' && l.name === 'copy' && at(l) >= since).map((l) => l.reason);
+    const between = await eventually('the mirrored transitions', async () => (mirrored().at(-1) === 'Succeeded' ? mirrored() : undefined));
+    expect(between[0]).toBe('RemoteNotReady');
+
+    await putSource('manifests-2', 'v2');
+    await applyProxySync(mgmt, ns(), 'copy', spec('manifests-2'));
+    await eventually('the old copy removed', async () => ((await find(edge, cmPath('manifests'))) === undefined ? true : undefined));
+    expect(await find(edge, cmPath('manifests-2'))).toBeDefined();
+    await proxyReady('copy', 'True', 'Succeeded');
+  });
+
+  test('deleting a ProxySync removes the remote Sync and, through it, its objects; with Orphan the remote Sync stays', async () => {
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'copy', PROXYSYNCS) });
+    await eventually('the ProxySync gone', async () => ((await find(mgmt, syncPath(ns(), 'copy', PROXYSYNCS))) === undefined ? true : undefined));
+    expect(await edgeSync('copy')).toBeUndefined();
+    expect(await find(edge, cmPath('from-source'))).toBeUndefined();
+    expect(await find(edge, cmPath('manifests-2'))).toBeUndefined();
+
+    await applyProxySync(mgmt, ns(), 'orphan', {
+      clusterRef: { name: 'edge-1' },
+      deletionPolicy: 'Orphan',
+      template: { spec: { source: { inline: [configMap('orphan-cm')] } } },
+    });
+    await proxyReady('orphan', 'True', 'Succeeded');
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'orphan', PROXYSYNCS) });
+    await eventually('the Orphan ProxySync gone', async () => ((await find(mgmt, syncPath(ns(), 'orphan', PROXYSYNCS))) === undefined ? true : undefined));
+    expect(await edgeSync('orphan')).toBeDefined();
+    expect(await find(edge, cmPath('orphan-cm'))).toBeDefined();
+    expect((await eventsFor(mgmt, ns(), 'orphan')).some((e) => e.reason === 'Orphaned')).toBe(true);
+  });
+});
+
+describe('registration', () => {
+  const REG = 'reg-edge';
+  let reg: KubeClient;
+  let regOp: OperatorProcess | undefined;
+
+  beforeAll(async () => {
+    await ensureClusters([REG]);
+    reg = await clusterClient(REG);
+    await removeSyncprimsCrds(reg);
+  }, 180_000);
+
+  afterAll(async () => {
+    await regOp?.stop('SIGTERM');
+    await reg?.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
+  });
+
+  test('an operator started before its CRDs waits, not ready; a RemoteSync installs them, and a ProxySync depending on it drives a Sync there', async () => {
+    regOp = await OperatorProcess.start(REG, ['--namespace', ns(), '--log-level', 'debug']);
+    await regOp.waitForLog('the wait for the CRDs', (l) => String(l.msg).startsWith('waiting for the syncs.syncprims.dev CRD'));
+    expect(await regOp.readyz()).toBe(503);
+
+    await putKubeconfigSecret(mgmt, ns(), 'reg-kubeconfig', await kubeconfigOf(REG));
+    const cluster = { kubeConfig: { secretRef: { name: 'reg-kubeconfig' } } };
+    await applyProxySync(mgmt, ns(), 'reg-app', {
+      ...cluster,
+      dependsOn: [{ kind: 'RemoteSync', name: 'register' }],
+      template: { spec: { source: { inline: [configMap('registered')] } } },
+    });
+    const first = await eventually('the ProxySync waiting', async () => {
+      const s = await getSync(mgmt, ns(), 'reg-app', PROXYSYNCS);
+      return readyOf(s) ? s : undefined;
+    });
+    expect(['DependencyNotReady', 'CRDNotInstalled']).toContain(readyOf(first)?.reason);
+    await applyRemoteSync(mgmt, ns(), 'register', { ...cluster, source: { inline: customResourceDefinitions() } });
+    await waitForReady(mgmt, ns(), 'register', 'True', 'Succeeded', 60_000, REMOTESYNCS);
+
+    await eventually('the edge operator ready', async () => ((await regOp!.readyz()) === 200 ? true : undefined), 60_000);
+    const ready = await proxyReady('reg-app', 'True', 'Succeeded', 120_000);
+    const remote = await find<SyncObject>(reg, syncPath(ns(), 'reg-app'));
+    expect(ready.status?.lastAppliedRevision).toBe(remote?.status?.lastAppliedRevision);
+    expect(await find(reg, cmPath('registered'))).toBeDefined();
+  }, 300_000);
+});
+
+/** When a log line was written (pino's ISO time), in epoch ms. */
+const at = (l: LogLine): number => Date.parse(String(l.time));
+
+function reconciledSince(op: OperatorProcess, kind: string, name: string, since: number): LogLine[] {
+  return op.logs.filter((l) => l.msg === 'reconciled' && l.kind === kind && l.namespace === ns() && l.name === name && at(l) >= since);
+}
+
+/** A cluster as before registration: no syncprims CRDs (objects of earlier runs let go of first). */
+async function removeSyncprimsCrds(client: KubeClient): Promise<void> {
+  const namespaces = await client.request<{ items: { metadata: { name: string } }[] }>({ path: '/api/v1/namespaces' });
+  for (const n of namespaces.items) await releaseSyncFinalizers(client, n.metadata.name);
+  for (const crd of customResourceDefinitions()) {
+    await client.request({ method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` }).catch(() => undefined);
+  }
+  await eventually('the syncprims CRDs gone', async () => {
+    for (const crd of customResourceDefinitions()) {
+      if (await find(client, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`)) return undefined;
+    }
+    return true;
+  }, 120_000);
+}
