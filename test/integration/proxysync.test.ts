@@ -12,7 +12,7 @@ import { eventually } from '../support/eventually.js';
 import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
-import { eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 const EDGE = 'edge-1';
@@ -145,6 +145,44 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await writesSince(HOME, since, OPERATOR_UA)).toEqual([]);
     expect(await writesSince(EDGE, since, OPERATOR_UA)).toEqual([]);
+  });
+
+  test('suspended, it writes nothing in edge-1 but still mirrors; a Sync in mgmt that depends on it waits for it', async () => {
+    await applyProxySync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, suspend: true, template: { spec: { source: { inline: [configMap('app-cm', 'v2')] } } } });
+    const held = await proxyReady('app', 'True', 'Suspended');
+    const since = new Date(Date.now() - 500);
+    // A Sync in mgmt depending on the ProxySync: met while its mirrored status is Ready.
+    await applySync(mgmt, ns(), 'after-app', { dependsOn: [{ kind: 'ProxySync', name: 'app' }], source: { inline: [configMap('after-app')] } });
+    await waitForReady(mgmt, ns(), 'after-app', 'True', 'Succeeded');
+    // The remote Sync's status changes (written here, with edge-1's operator stopped): mirrored although suspended.
+    await spoke.stop('SIGTERM');
+    try {
+      const remote = (await edgeSync('app'))!;
+      await edge.request({
+        method: 'PATCH',
+        path: `${syncPath(ns(), 'app')}/status`,
+        contentType: 'application/merge-patch+json',
+        body: { status: { lastAttemptedRevision: 'sha256:from-the-test' } },
+      });
+      await eventually('the remote status mirrored while suspended', async () =>
+        (await getSync(mgmt, ns(), 'app', PROXYSYNCS)).status?.lastAttemptedRevision === 'sha256:from-the-test' ? true : undefined,
+      );
+      expect((await edgeSync('app'))?.spec).toEqual(remote.spec);
+      expect((await writesSince(EDGE, since, OPERATOR_UA)).filter((e) => e.userAgent?.includes(`(${HOME})`))).toEqual([]);
+      // Its dependent now waits: the revision it mirrors is being applied there.
+      await applySync(mgmt, ns(), 'after-app', { dependsOn: [{ kind: 'ProxySync', name: 'app' }], source: { inline: [configMap('after-app', 'v2')] } });
+      const waiting = await waitForReady(mgmt, ns(), 'after-app', 'False', 'DependencyNotReady');
+      expect(JSON.stringify(waiting.status)).toContain('"kind":"ProxySync"');
+      expect(readyOf(held)?.status).toBe('True');
+    } finally {
+      spoke = await OperatorProcess.start(EDGE, spokeArgs());
+    }
+
+    // Resumed: the template's change reaches edge-1, and the dependent goes on once the ProxySync is Ready again.
+    await applyProxySync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, template: { spec: { source: { inline: [configMap('app-cm', 'v2')] } } } });
+    await eventually('v2 in edge-1', async () => ((await find<CM>(edge, cmPath('app-cm')))?.data?.value === 'v2' ? true : undefined));
+    await proxyReady('app', 'True', 'Succeeded');
+    await waitForReady(mgmt, ns(), 'after-app', 'True', 'Succeeded');
   });
 
   test('a ConfigMap source is copied and kept in step (not Ready until the remote Sync has handled it); renaming it removes the old copy', async () => {
