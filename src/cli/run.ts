@@ -54,7 +54,7 @@ export function addRunCommand(program: Command): void {
     .option('--burst <n>', 'requests each remote cluster may get at once above --qps', '100')
     .option(
       '--lost-cluster-grace <duration>',
-      'a RemoteSync being deleted whose kubeconfig Secret is gone tries to prune this long (from its deletion), then goes with a Warning Event naming what it left',
+      'a RemoteSync or ProxySync being deleted whose kubeconfig Secret is gone tries to clean up this long (from its deletion), then goes with a Warning Event naming what it left',
       '5m',
     )
     .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
