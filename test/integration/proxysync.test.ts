@@ -215,12 +215,19 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await eventually('the old copy removed', async () => ((await find(edge, cmPath('manifests'))) === undefined ? true : undefined));
     expect(await find(edge, cmPath('manifests-2'))).toBeDefined();
     await proxyReady('copy', 'True', 'Succeeded');
+
+    // A template that renames the remote Sync: the new one is created, the old one deleted (and it prunes there).
+    await applyProxySync(mgmt, ns(), 'copy', { ...spec('manifests-2'), template: { metadata: { name: 'copy-2' }, spec: { source: { configMap: { name: 'manifests-2' } } } } });
+    await eventually('the old remote Sync gone', async () => ((await edgeSync('copy')) === undefined ? true : undefined));
+    const renamed = await proxyReady('copy', 'True', 'Succeeded');
+    expect((renamed.status as Record<string, unknown>).remote).toMatchObject({ name: 'copy-2' });
+    expect(await find<CM>(edge, cmPath('from-source'))).toBeDefined();
   });
 
   test('deleting a ProxySync removes the remote Sync and, through it, its objects; with Orphan the remote Sync stays', async () => {
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'copy', PROXYSYNCS) });
     await eventually('the ProxySync gone', async () => ((await find(mgmt, syncPath(ns(), 'copy', PROXYSYNCS))) === undefined ? true : undefined));
-    expect(await edgeSync('copy')).toBeUndefined();
+    expect(await edgeSync('copy-2')).toBeUndefined();
     expect(await find(edge, cmPath('from-source'))).toBeUndefined();
     expect(await find(edge, cmPath('manifests-2'))).toBeUndefined();
 

@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
+import { bindRole } from '../support/rbac.js';
 import { clusterApiClusterPath, createHeldCluster, installClusterApiCrd, releaseCluster } from '../support/cluster-api.js';
 import { clusterClient, closeClients, controlplane, ensureClusters } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
@@ -93,20 +94,8 @@ describe('applying to a remote cluster', () => {
     await edge1.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } });
     try {
       await edge1.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'tenant' } } });
-      const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${edgeNs()}`;
       const rules = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] }];
-      await edge1.request({ method: 'POST', path: `${rbac}/roles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'tenant' }, rules } });
-      await edge1.request({
-        method: 'POST',
-        path: `${rbac}/rolebindings`,
-        body: {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'RoleBinding',
-          metadata: { name: 'tenant' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant' },
-          subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns() }],
-        },
-      });
+      await bindRole(edge1, edgeNs(), 'tenant', rules, { name: 'tenant', namespace: ns() });
       const spec = (objects: unknown[]) => ({ clusterRef: { name: 'edge-1' }, serviceAccountName: 'tenant', source: { inline: objects } });
       await applyRemoteSync(mgmt, ns(), 'tenant', spec([configMap(edgeNs(), 'tenant-1'), configMap(edgeNs(), 'tenant-2')]));
       await waitForRemoteReady(mgmt, ns(), 'tenant', 'True', 'Succeeded');

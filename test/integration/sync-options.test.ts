@@ -4,6 +4,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
+import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
@@ -128,27 +129,8 @@ describe('sync spec switches', () => {
 
   test('with serviceAccountName, applying and pruning are done as that account and bounded by its RBAC', async () => {
     await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'tenant' } } });
-    await client.request({
-      method: 'POST',
-      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns()}/roles`,
-      body: {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: { name: 'tenant' },
-        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] }],
-      },
-    });
-    await client.request({
-      method: 'POST',
-      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns()}/rolebindings`,
-      body: {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'tenant' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant' },
-        subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns() }],
-      },
-    });
+    const rules = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] }];
+    await bindRole(client, ns(), 'tenant', rules, { name: 'tenant', namespace: ns() });
     await applySync(client, ns(), 'tenant', { serviceAccountName: 'tenant', source: { inline: [cm('tenant-1'), cm('tenant-2')] } });
     await waitForReady(client, ns(), 'tenant', 'True');
     // The role grants no delete: pruning is refused, reported, and nothing is deleted.

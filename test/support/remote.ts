@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import { API_VERSION } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { kubeconfigPath } from './controlplane.js';
+import { bindRole } from './rbac.js';
 import { getSync, syncPath, waitForReady, type SyncObject } from './syncs.js';
 
 export const REMOTESYNCS = 'remotesyncs';
@@ -25,21 +26,7 @@ export async function kubeconfigOf(cluster: string, change: (kc: Record<string, 
 export async function serviceAccountKubeconfig(client: KubeClient, cluster: string, namespace: string, name: string, rules: unknown[] = []): Promise<string> {
   const base = `/api/v1/namespaces/${namespace}/serviceaccounts`;
   await client.request({ method: 'POST', path: base, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } } });
-  if (rules.length > 0) {
-    const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
-    await client.request({ method: 'POST', path: `${rbac}/roles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules } });
-    await client.request({
-      method: 'POST',
-      path: `${rbac}/rolebindings`,
-      body: {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-        subjects: [{ kind: 'ServiceAccount', name, namespace }],
-      },
-    });
-  }
+  if (rules.length > 0) await bindRole(client, namespace, name, rules, { name, namespace });
   const req = await client.request<{ status: { token: string } }>({
     method: 'POST',
     path: `${base}/${name}/token`,

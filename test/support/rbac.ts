@@ -1,0 +1,19 @@
+// RBAC for tests: a Role in a namespace, bound to a ServiceAccount.
+import type { KubeClient } from '../../src/kube/client.js';
+
+/** A Role `name` in `namespace` with `rules`, and a RoleBinding of it to the ServiceAccount `subject`. */
+export async function bindRole(client: KubeClient, namespace: string, name: string, rules: unknown[], subject: { name: string; namespace: string }): Promise<void> {
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
+  await client.request({ method: 'POST', path: `${rbac}/roles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules } });
+  await client.request({
+    method: 'POST',
+    path: `${rbac}/rolebindings`,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', ...subject }],
+    },
+  });
+}
