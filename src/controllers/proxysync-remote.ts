@@ -59,22 +59,39 @@ export function copyMatches(live: KubeObject | undefined, desired: KubeObject): 
   return contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) && equalJson(l.data ?? {}, d.data ?? {}) && equalJson(l.binaryData ?? {}, d.binaryData ?? {});
 }
 
-/**
- * The mark the remote Sync is asked to echo (`reconcile-requested-at`, echoed
- * in `status.lastHandledReconcileAt`): a digest of the related objects'
- * content, and the ProxySync's own reconcile request. Their change bumps no
- * generation there, so this is how we know it has handled them. Undefined
- * when there is nothing to mark.
- */
-export function remoteMark(copies: KubeObject[], requestedAt: string | undefined): string | undefined {
-  if (copies.length === 0 && requestedAt === undefined) return undefined;
+/** The ConfigMaps and Secrets a template's source names (copied beside the remote Sync), with the field that names each. */
+export function relatedRefs(spec: ProxySyncSpec): { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] {
+  const source = spec.template.spec.source;
+  const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];
+  const field = 'spec.template.spec.source';
+  if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: `${field}.configMap` });
+  if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: `${field}.secret` });
+  if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: `${field}.http.caSecretRef` });
+  if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: `${field}.http.headersSecretRef` });
+  return named;
+}
+
+/** A digest of the copies' content; undefined when there are none. */
+export function copiesDigest(copies: KubeObject[]): string | undefined {
+  if (copies.length === 0) return undefined;
   const h = createHash('sha256');
   for (const c of [...copies].sort((a, b) => objectId(a).localeCompare(objectId(b)))) {
     const body = c as unknown as Record<string, unknown>;
     h.update(JSON.stringify([objectId(c), body.type ?? '', body.data ?? {}, body.binaryData ?? {}]));
   }
-  h.update(JSON.stringify(requestedAt ?? ''));
-  return `syncprims:${h.digest('hex').slice(0, 16)}`;
+  return h.digest('hex');
+}
+
+/**
+ * The mark the remote Sync is asked to echo (`reconcile-requested-at`, echoed
+ * in `status.lastHandledReconcileAt`): from the digest of the related
+ * objects' content and the ProxySync's own reconcile request. Their change
+ * bumps no generation there, so this is how we know it has handled them.
+ * Undefined when there is nothing to mark.
+ */
+export function remoteMark(digest: string | undefined, requestedAt: string | undefined): string | undefined {
+  if (digest === undefined && requestedAt === undefined) return undefined;
+  return `syncprims:${createHash('sha256').update(JSON.stringify([digest ?? '', requestedAt ?? ''])).digest('hex').slice(0, 16)}`;
 }
 
 /** The remote Sync: the template's spec, its labels and annotations, our marks, and the mark to echo. */

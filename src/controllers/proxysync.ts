@@ -21,11 +21,11 @@ import type { KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
-import { referencedObjectsOf } from '../source/fetch.js';
 import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
 import {
+  copiesDigest,
   copyMatches,
   desiredRemoteSync,
   mirroredStatus,
@@ -33,6 +33,7 @@ import {
   ownerOfLive,
   proxyInventory,
   relatedCopy,
+  relatedRefs,
   remoteLocation,
   remoteMark,
   remoteSyncMatches,
@@ -44,6 +45,15 @@ import { failed, progressing, suspended, type SyncStatusDraft } from './sync-sta
 const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
+
+/** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
+interface KnownCopies {
+  versions: string;
+  digest: string | undefined;
+  shells: KubeObject[];
+}
+
+const plural = (kind: string): string => (kind === 'Secret' ? 'secrets' : 'configmaps');
 
 /** A step cannot go on: report it (status, and an Event when `event`) and come back as `result` says. */
 class Halt extends Error {
@@ -60,21 +70,21 @@ class Halt extends Error {
 
 /** The ProxySync reconciler (see the top of this file for its phases). */
 export class ProxySyncReconciler implements Reconciler {
-  /** Per ProxySync, the related objects' content this process last made sure of in the remote cluster. */
-  private readonly copiesEnsured = new Map<string, string>();
+  /** Per ProxySync, the related objects this process last made sure of in the remote cluster. */
+  private readonly copiesKnown = new Map<string, KnownCopies>();
 
   constructor(
     private readonly deps: LifecycleDeps & { kind: 'ProxySync' },
     private readonly settings: RemoteSettings,
     /** The referenced-object index: the related objects are watched (as metadata), and their change wakes the ProxySync. */
-    private readonly references: Pick<ReferencedObjects, 'ensureWatched'>,
+    private readonly references: Pick<ReferencedObjects, 'ensureWatched' | 'cached'>,
   ) {}
 
   async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
     const begun = await beginReconcile(this.deps, key, log, (obj, l) => this.finalize(obj, l), { handlesSuspend: true });
     if ('done' in begun) {
       if (!this.deps.informer.store.get(key)) {
-        this.copiesEnsured.delete(key);
+        this.copiesKnown.delete(key);
         await this.settings.registry.release(`ProxySync/${key}`);
       }
       return begun.done;
@@ -122,30 +132,17 @@ export class ProxySyncReconciler implements Reconciler {
     log: Logger,
   ): Promise<ReconcileResult | undefined> {
     let live = await this.findRemoteSync(obj, spec, cluster);
-    const marks = ownerMarks(obj, this.settings.origin);
     const location = remoteLocation(obj, spec);
-    const copies = (await this.readRelated(obj, spec)).map((r) => relatedCopy(r, location.namespace, marks));
-    const mark = remoteMark(copies, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
-    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark);
     const owner = clusterUser(obj);
-
-    if (!live) {
-      // Not among ours: missing, or there without (or with another) owner's labels.
-      const existing = await getOrUndefined(cluster, syncPath(location.namespace, location.name));
-      const other = existing && ownerOfLive(existing);
-      if (other && other !== owner) {
-        throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`);
-      }
-      if (!existing) await ensureNamespace(cluster, location.namespace);
-    } else if (ownerOfLive(live) !== owner) {
-      throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${ownerOfLive(live)}`);
-    }
-    await this.ensureCopies(key, copies, owner, cluster);
+    await this.claim(live, location, owner, cluster);
+    const related = await this.related(key, obj, spec, location.namespace, owner, cluster);
+    const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
+    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark);
     if (!remoteSyncMatches(live, desired)) {
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
       log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');
     }
-    const inventory = proxyInventory(desired, copies);
+    const inventory = proxyInventory(desired, related.shells);
     await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
     const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory }, generation, new Date());
     await this.writeStatus(obj, next, log);
@@ -178,43 +175,56 @@ export class ProxySyncReconciler implements Reconciler {
     return found.known ? found.object : getOrUndefined(cluster, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
   }
 
-  /** The related objects the template's source names, read in the managing cluster; a missing one is a wait (its creation wakes us). */
-  private async readRelated(obj: KubeObject, spec: ProxySyncSpec): Promise<RelatedObject[]> {
-    const namespace = obj.metadata.namespace ?? '';
-    const source = spec.template.spec.source;
-    await this.references.ensureWatched(referencedObjectsOf(source, namespace));
-    const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];
-    if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: 'spec.template.spec.source.configMap' });
-    if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: 'spec.template.spec.source.secret' });
-    if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: 'spec.template.spec.source.http.caSecretRef' });
-    if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: 'spec.template.spec.source.http.headersSecretRef' });
-    return Promise.all(
-      named.map(async ({ kind, name, field }) => {
-        const path = `/api/v1/namespaces/${namespace}/${kind === 'Secret' ? 'secrets' : 'configmaps'}/${name}`;
-        const got = await this.settings.home.request<RelatedObject & Record<string, unknown>>({ path }).catch((err: unknown) => {
-          if (err instanceof ApiError && err.notFound) return undefined;
-          throw err;
-        });
-        if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${namespace}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
-        return { kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData };
-      }),
-    );
+  /** Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist. */
+  private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: string, cluster: RemoteCluster): Promise<void> {
+    // Not among ours: missing, or there without (or with another) owner's labels.
+    const existing = live ?? (await getOrUndefined(cluster, syncPath(location.namespace, location.name)));
+    const other = existing && ownerOfLive(existing);
+    if (other && other !== owner) {
+      throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`);
+    }
+    if (!existing) await ensureNamespace(cluster, location.namespace);
   }
 
-  /** The copies in the remote namespace, applied where they differ; checked once per content in this process. */
-  private async ensureCopies(key: string, copies: KubeObject[], owner: string, cluster: RemoteCluster): Promise<void> {
-    const digest = JSON.stringify(copies);
-    if (this.copiesEnsured.get(key) === digest) return;
-    for (const copy of copies) {
-      const path = `/api/v1/namespaces/${copy.metadata.namespace}/${copy.kind === 'Secret' ? 'secrets' : 'configmaps'}/${copy.metadata.name}`;
-      const existing = await getOrUndefined(cluster, path);
-      const other = existing && ownerOfLive(existing);
-      if (other && other !== owner) {
-        throw new Halt(Reason.OwnershipConflict, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`);
-      }
-      if (!copyMatches(existing, copy)) await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
+  /**
+   * Phase 5 (related objects): the copies of what the template's source names,
+   * kept in step in the remote namespace. They are read (GET in the managing
+   * cluster) and checked there only when one of them has changed since this
+   * process last did, as the metadata watch of the referenced-object index
+   * tells; their content is kept no longer than this reconcile.
+   */
+  private async related(key: string, obj: KubeObject, spec: ProxySyncSpec, namespace: string, owner: string, cluster: RemoteCluster): Promise<KnownCopies> {
+    const home = obj.metadata.namespace ?? '';
+    const named = relatedRefs(spec);
+    const refs = named.map((n) => ({ apiVersion: 'v1', kind: n.kind, namespace: home, name: n.name }));
+    await this.references.ensureWatched(refs);
+    const versions = JSON.stringify([namespace, ...refs.map((r) => [r.kind, r.name, this.references.cached(r)?.metadata.resourceVersion ?? 'missing'])]);
+    const known = this.copiesKnown.get(key);
+    if (known?.versions === versions) return known;
+    const marks = ownerMarks(obj, this.settings.origin);
+    const copies: KubeObject[] = [];
+    for (const { kind, name, field } of named) {
+      const got = await this.settings.home.request<RelatedObject & Record<string, unknown>>({ path: `/api/v1/namespaces/${home}/${plural(kind)}/${name}` }).catch((err: unknown) => {
+        if (err instanceof ApiError && err.notFound) return undefined;
+        throw err;
+      });
+      if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${home}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
+      copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }
-    this.copiesEnsured.set(key, digest);
+    for (const copy of copies) await this.ensureCopy(copy, owner, cluster);
+    const entry = { versions, digest: copiesDigest(copies), shells: copies.map((c) => ({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: c.metadata.name, namespace } })) };
+    this.copiesKnown.set(key, entry);
+    return entry;
+  }
+
+  /** One copy in the remote namespace, applied where it differs (and not someone else's). */
+  private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<void> {
+    const existing = await getOrUndefined(cluster, `/api/v1/namespaces/${copy.metadata.namespace}/${plural(copy.kind)}/${copy.metadata.name}`);
+    const other = existing && ownerOfLive(existing);
+    if (other && other !== owner) {
+      throw new Halt(Reason.OwnershipConflict, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`);
+    }
+    if (!copyMatches(existing, copy)) await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
   }
 
   /** What the last inventory lists and this one does not (a moved remote Sync, a copy no longer named) is deleted there. */

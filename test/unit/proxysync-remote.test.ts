@@ -5,6 +5,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { ProxySyncSpec } from '../../src/api/objects.js';
 import {
   contains,
+  copiesDigest,
   desiredRemoteSync,
   mirroredStatus,
   relatedCopy,
@@ -61,12 +62,14 @@ describe('the remote Sync', () => {
 describe('the mark of related objects', () => {
   test('changes with their content and with a reconcile request, and is absent with neither', () => {
     const copy = (value: string): KubeObject => relatedCopy({ kind: 'ConfigMap', name: 'manifests', data: { 'a.yaml': value } }, 'team', marks);
-    expect(remoteMark([], undefined)).toBeUndefined();
-    const a = remoteMark([copy('1')], undefined);
+    expect(copiesDigest([])).toBeUndefined();
+    expect(remoteMark(undefined, undefined)).toBeUndefined();
+    const a = remoteMark(copiesDigest([copy('1')]), undefined);
     expect(a).toMatch(/^syncprims:[0-9a-f]{16}$/);
-    expect(remoteMark([copy('1')], undefined)).toBe(a);
-    expect(remoteMark([copy('2')], undefined)).not.toBe(a);
-    expect(remoteMark([copy('1')], 'now')).not.toBe(a);
+    expect(remoteMark(copiesDigest([copy('1')]), undefined)).toBe(a);
+    expect(remoteMark(copiesDigest([copy('2')]), undefined)).not.toBe(a);
+    expect(remoteMark(copiesDigest([copy('1')]), 'now')).not.toBe(a);
+    expect(remoteMark(undefined, 'now')).toMatch(/^syncprims:/);
   });
 });
 
