@@ -29,8 +29,15 @@ export const SYNCS: ResourceInfo = { group: GROUP, version: VERSION, kind: 'Sync
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function controlplane(args: string[]): Promise<string> {
-  const { stdout } = await run(CONTROLPLANE, ['--dir', LOCAL, ...args], { timeout: 300_000 });
+/** Where a control plane lives: the shared one in .local (default), or an independent one (own directory and etcd). */
+export interface ControlPlaneDir {
+  dir: string;
+  etcdPort?: number;
+}
+
+export async function controlplane(args: string[], plane: ControlPlaneDir = { dir: LOCAL }): Promise<string> {
+  const flags = ['--dir', plane.dir, ...(plane.etcdPort ? ['--etcd-port', String(plane.etcdPort)] : [])];
+  const { stdout } = await run(CONTROLPLANE, [...flags, ...args], { timeout: 300_000 });
   return stdout;
 }
 
@@ -260,13 +267,14 @@ export class OperatorProcess {
   /**
    * Starts `node <main> run --kubeconfig ... --namespace <namespace> --metrics-addr
    * 127.0.0.1:0 --health-addr 127.0.0.1:0 <extraArgs>` and resolves once /readyz answers.
+   * `nodeArgs` go to node itself, before `<main>` (e.g. `--expose-gc`).
    */
-  static async start(target: OperatorTarget, namespace: string, extraArgs: string[] = []): Promise<OperatorProcess> {
+  static async start(target: OperatorTarget, namespace: string, extraArgs: string[] = [], nodeArgs: string[] = []): Promise<OperatorProcess> {
     const args = ['run', '--kubeconfig', target.kubeconfig, '--namespace', namespace, '--metrics-addr', '127.0.0.1:0', '--health-addr', '127.0.0.1:0', ...extraArgs];
     let log = operatorLogs.get(target.log);
     if (!log) operatorLogs.set(target.log, (log = createWriteStream(target.log, { flags: 'a' })));
-    log.write(`--- ${new Date().toISOString()} node ${path.relative(ROOT, target.main)} ${args.join(' ')}\n`);
-    const op = new OperatorProcess(spawn(process.execPath, [target.main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }), log);
+    log.write(`--- ${new Date().toISOString()} node ${[...nodeArgs, path.relative(ROOT, target.main)].join(' ')} ${args.join(' ')}\n`);
+    const op = new OperatorProcess(spawn(process.execPath, [...nodeArgs, target.main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }), log);
     const deadline = Date.now() + 60_000;
     for (;;) {
       if (op.exitCode !== undefined) throw new Error(`the operator exited with ${op.exitCode} (see ${target.log})`);

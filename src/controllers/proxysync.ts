@@ -198,7 +198,7 @@ export class ProxySyncReconciler implements Reconciler {
     const named = relatedRefs(spec);
     const refs = named.map((n) => ({ apiVersion: 'v1', kind: n.kind, namespace: home, name: n.name }));
     await this.references.ensureWatched(refs);
-    const versions = JSON.stringify([namespace, ...refs.map((r) => [r.kind, r.name, this.references.cached(r)?.metadata.resourceVersion ?? 'missing'])]);
+    const versions = JSON.stringify([cluster.name, namespace, ...refs.map((r) => [r.kind, r.name, this.references.cached(r)?.metadata.resourceVersion ?? 'missing'])]);
     const known = this.copiesKnown.get(key);
     if (known?.versions === versions) return known;
     const marks = ownerMarks(obj, this.settings.origin);
