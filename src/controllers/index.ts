@@ -32,7 +32,7 @@ export interface ControllerSettings {
   userAgent?: string;
   /** `--qps` / `--burst` of each remote cluster (none when unset). */
   remoteRateLimit?: { qps: number; burst: number };
-  /** `--lost-cluster-grace`: how long, from its deletion, a RemoteSync whose kubeconfig Secret is gone tries to prune (default 5 min). */
+  /** `--lost-cluster-grace`: how long, from its deletion, a RemoteSync or ProxySync whose kubeconfig Secret is gone tries to clean up (default 5 min). */
   lostClusterGraceMs?: number;
 }
 
@@ -168,9 +168,9 @@ function kindController(
 }
 
 /**
- * The remote clusters of RemoteSyncs. A change of an object owned there
- * wakes its RemoteSync; a kind that leaves the inventories of a cluster's
- * RemoteSyncs stops its watch there.
+ * The remote clusters of RemoteSyncs and ProxySyncs. A change of an object
+ * owned there (a remote Sync too) wakes its owner; a kind that leaves the
+ * inventories of a cluster's syncs stops its watch there.
  */
 function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): ClusterRegistry {
   const remoteKinds = [shared.informers.RemoteSync, shared.informers.ProxySync];
