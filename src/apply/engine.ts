@@ -2,7 +2,7 @@ import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABE
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
-import { ApiError } from '../kube/errors.js';
+import { ApiError, TransportError } from '../kube/errors.js';
 import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import type { ChangeAction } from './changeset.js';
 import type { InventoryEntry } from '../api/status.js';
@@ -255,6 +255,9 @@ function isImmutable(err: unknown): boolean {
   return err instanceof ApiError && err.status === 422 && /immutable/i.test(err.message);
 }
 
+/** The reason of a failed result whose request got no answer at all: the cluster, not the object, is the problem. */
+export const UNREACHABLE = 'Unreachable';
+
 function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
   if (err instanceof UnknownKindError) {
     return { id, action: 'failed', reason: 'CRDNotInstalled', message: `${display(obj)}: ${err.message}` };
@@ -265,6 +268,7 @@ function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
 
 function reasonOf(err: unknown): string {
   if (isImmutable(err)) return 'Immutable';
+  if (err instanceof TransportError) return UNREACHABLE;
   return err instanceof ApiError ? err.reason : 'Error';
 }
 

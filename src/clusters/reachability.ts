@@ -33,9 +33,10 @@ export class Reachability {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Calls `fn` each time the cluster answers again after being unreachable (a watch reconnecting, a probe). */
-  onRecovered(fn: () => void): void {
+  /** Calls `fn` each time the cluster answers again after being unreachable (a watch reconnecting, a probe); returns the way to stop. */
+  onRecovered(fn: () => void): () => void {
     this.recovered.add(fn);
+    return () => void this.recovered.delete(fn);
   }
 
   get reachable(): boolean {
@@ -57,13 +58,15 @@ export class Reachability {
     if (wasDown) for (const fn of this.recovered) fn();
   }
 
-  /** A request got no answer: the cluster is unreachable until it answers again. */
+  /** A request got no answer: the cluster is unreachable until it answers again (the first error of an outage is the one told). */
   failed(error: string): void {
     if (this.lastError === undefined || this.probing) {
       this.failures++;
       this.nextProbeAt = this.now() + backoffDelay(this.failures, this.opts.backoff ?? { initialMs: 2_000, maxMs: 60_000 });
     }
-    this.lastError = error;
+    // The error that began the outage is kept: a message that changed with every failed request
+    // would rewrite the status (and raise an Event) of every sync of the cluster each time.
+    this.lastError ??= error;
     this.probing = false;
   }
 

@@ -9,6 +9,7 @@ import type { OperatorMetrics } from '../runtime/metrics.js';
 import type { ReferencedObject, ReferencedObjects } from '../runtime/referenced-objects.js';
 import { describeRef, readKey } from '../source/kube-refs.js';
 import { checkedKubeconfig, KubeconfigError, type KubeconfigPolicy } from './kubeconfig.js';
+import { Reachability } from './reachability.js';
 import { RemoteCluster } from './remote-cluster.js';
 
 /** The Secret and key holding a cluster's kubeconfig, and the spec field that names it (for messages). */
@@ -67,6 +68,8 @@ export class ClusterRegistry {
   private readonly identities = new Map<RemoteCluster, string>();
   /** Identities on the same server, with the same TLS settings (tokens), share connections. */
   private readonly transports = new SharedTransports();
+  /** ...and identities on the same server (location) share what is known of its reachability. */
+  private readonly reachabilities = new Map<string, { reachability: Reachability; clusters: number }>();
   private readonly untrackTransports: () => void;
   private readonly log: Logger;
 
@@ -162,7 +165,11 @@ export class ClusterRegistry {
   }
 
   private open(parsed: Parsed, ref: ClusterSecretRef): Promise<RemoteCluster> {
+    const shared = this.reachabilities.get(parsed.location) ?? { reachability: new Reachability(), clusters: 0 };
+    shared.clusters++;
+    this.reachabilities.set(parsed.location, shared);
     const opening = RemoteCluster.create({
+      reachability: shared.reachability,
       name: `${ref.namespace}/${ref.name}`,
       kubeConfig: parsed.kubeConfig,
       userAgent: this.opts.userAgent,
@@ -180,8 +187,16 @@ export class ClusterRegistry {
       return cluster;
     });
     this.byIdentity.set(parsed.identity, opening);
-    opening.catch(() => this.byIdentity.delete(parsed.identity));
+    opening.catch(() => {
+      this.byIdentity.delete(parsed.identity);
+      this.releaseReachability(parsed.location);
+    });
     return opening;
+  }
+
+  private releaseReachability(location: string): void {
+    const shared = this.reachabilities.get(location);
+    if (shared && --shared.clusters <= 0) this.reachabilities.delete(location);
   }
 
   /** Whether every user of `cluster` reaches it through the Secret `secret`. */
@@ -195,6 +210,7 @@ export class ClusterRegistry {
     const identity = this.identities.get(cluster);
     if (identity !== undefined) this.byIdentity.delete(identity);
     this.identities.delete(cluster);
+    this.releaseReachability(keysOf(cluster.client.kubeConfig).location);
     await cluster.close();
     this.log.info({ cluster: cluster.name }, 'no RemoteSync uses this cluster any more: closed');
   }

@@ -11,6 +11,8 @@ import { Reachability } from './reachability.js';
 
 /** The deadline of a request to a remote cluster: a cluster slower than this is as good as unreachable. */
 const REQUEST_TIMEOUT_MS = 15_000;
+/** A remote server that takes longer than this to accept a TLS connection is unreachable. */
+const CONNECT_TIMEOUT_MS = 5_000;
 /** HTTP/2 connections to one server, at most, shared by every identity there. */
 const SHARED_HTTP2_SESSIONS = 64;
 
@@ -25,6 +27,8 @@ export interface RemoteClusterOptions {
   maxReconciles: number;
   /** Client-side rate limit of its requests (`--qps`, `--burst`). */
   rateLimit?: { qps: number; burst: number };
+  /** What is known of the server's reachability, shared with the other identities on it. */
+  reachability?: Reachability;
   /** Connections shared with the other clusters' clients of the same server and TLS settings. */
   transports?: SharedTransports;
   logger: Logger;
@@ -42,16 +46,19 @@ export class RemoteCluster {
   readonly discovery: Discovery;
   readonly cache: ClusterCache;
   readonly owned: OwnedObjects;
-  readonly reachability = new Reachability();
+  /** Shared by every identity on the same server (a server that answers one answers all). */
+  readonly reachability: Reachability;
   /** RemoteSyncs (home keys) that use this cluster. */
   readonly users = new Set<string>();
   private reconciles = 0;
   private readonly untrack: () => void;
+  private readonly unsubscribers: (() => void)[] = [];
 
   private constructor(
     readonly client: KubeClient,
     private readonly opts: RemoteClusterOptions,
   ) {
+    this.reachability = opts.reachability ?? new Reachability();
     this.discovery = new Discovery(client);
     this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
     // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
@@ -64,7 +71,7 @@ export class RemoteCluster {
       }
       if (r.aborted) return; // the caller gave up: that says nothing of the cluster
       if (r.status !== undefined) this.reachability.answered();
-      else this.reachability.failed(`no answer from ${client.server.origin} (${r.method} ${r.url.pathname})`);
+      else this.reachability.failed(`no answer from ${client.server.origin}: ${r.error ?? 'no response'}`);
       opts.metrics?.clusterReachable.set({ cluster: client.name }, this.reachability.reachable ? 1 : 0);
     });
   }
@@ -74,6 +81,7 @@ export class RemoteCluster {
       rateLimit: opts.rateLimit,
       shared: opts.transports,
       timeoutMs: REQUEST_TIMEOUT_MS,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
       // Shared by many identities, each with its own watches: room for more streams than one client needs.
       http2MaxSessions: opts.transports ? SHARED_HTTP2_SESSIONS : undefined,
     });
@@ -113,8 +121,14 @@ export class RemoteCluster {
     }
   }
 
+  /** Calls `fn` when the cluster answers again after an outage (until the cluster is closed). */
+  onRecovered(fn: () => void): void {
+    this.unsubscribers.push(this.reachability.onRecovered(fn));
+  }
+
   /** Stops its watches and closes its connections. */
   async close(): Promise<void> {
+    for (const off of this.unsubscribers.splice(0)) off();
     await this.cache.stop();
     this.untrack();
     this.client.close();

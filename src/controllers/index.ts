@@ -190,7 +190,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
         if (o.kind === 'RemoteSync' || o.kind === 'ProxySync') enqueue(o.kind, `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
       });
       // Recovery by watch: the moment the cluster answers again, its syncs go on (no waiting for their backoff).
-      cluster.reachability.onRecovered(() => {
+      cluster.onRecovered(() => {
         for (const user of cluster.users) {
           const [kind, ...key] = user.split('/');
           enqueue(kind as SyncKind, key.join('/'), `cluster ${cluster.name} reachable again`);

@@ -2,14 +2,15 @@ import { Reason } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
-import { ApplyEngine, type ObjectResult, type Owner } from '../apply/engine.js';
+import { ApplyEngine, UNREACHABLE, type ObjectResult, type Owner } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
 import { render, revisionOf } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
-import type { Discovery } from '../kube/discovery.js';
+import { UnknownKindError, type Discovery } from '../kube/discovery.js';
+import { TransportError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
@@ -188,6 +189,8 @@ export class SyncPipeline {
       if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: rendered.errors.join('; ') };
       return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
+      // Discovery got no answer from the target cluster: the cluster is the problem, not the source.
+      if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: `no answer from the cluster: ${err.message}` };
       return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err) };
     }
   }
@@ -300,11 +303,13 @@ export function ownerOf(obj: KubeObject): Owner {
   return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
 }
 
+/** A kind's scope as discovery has it; undefined when it is not served (a failure to ask is thrown). */
 async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): Promise<'Namespaced' | 'Cluster' | undefined> {
   try {
     return (await discovery.resolve(apiVersion, kind)).namespaced ? 'Namespaced' : 'Cluster';
-  } catch {
-    return undefined;
+  } catch (err) {
+    if (err instanceof UnknownKindError) return undefined;
+    throw err;
   }
 }
 
@@ -316,6 +321,11 @@ function problemOf(applied: ObjectResult[], pruned: ObjectResult[]): { reason: R
   const problems = [...conflicts, ...failures, ...pruneFailures];
   if (problems.length === 0) return undefined;
   let reason: Reason = Reason.PruneFailed;
+  const unanswered = [...failures, ...pruneFailures].filter((f) => f.reason === UNREACHABLE);
+  if (unanswered.length > 0) {
+    // The cluster stopped answering mid-way: that is the news, not each object's error.
+    return { reason: Reason.ClusterUnreachable, message: `no answer from the cluster: ${unanswered[0]!.message}` };
+  }
   if (failures.length > 0) {
     reason = failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;
   } else if (conflicts.length > 0) {

@@ -62,6 +62,8 @@ export interface RequestRecord {
   status?: number;
   /** No response came because the caller gave up (its signal aborted), which says nothing of the server. */
   aborted?: boolean;
+  /** Why no response came (the transport's error, without the request), e.g. `connect ECONNREFUSED 127.0.0.1:6443`. */
+  error?: string;
 }
 
 export type RequestObserver = (record: RequestRecord) => void;
@@ -262,7 +264,8 @@ export class KubeClient implements Requester {
       this.notify({ method, url, status: reply.status });
       return reply;
     } catch (err) {
-      this.notify({ method, url, status: undefined, aborted: opts.signal?.aborted === true });
+      const error = ((err as Error).message ?? String(err)).replace(/^[A-Z]+ \S+: /, '');
+      this.notify({ method, url, status: undefined, aborted: opts.signal?.aborted === true, error });
       throw err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${(err as Error).message}`, err);
     } finally {
       clearTimeout(timer);

@@ -14,6 +14,7 @@ export function createTransport(server: URL, tls: TlsOptions, options: Transport
   if (server.protocol !== 'https:' || options.http2 === false) return http1;
   const http2 = new Http2Transport(server, tls, {
     maxSessions: options.http2MaxSessions ?? 16,
+    connectTimeoutMs: options.connectTimeoutMs,
     readIdleMs: options.http2ReadIdleMs ?? 30_000,
     pingTimeoutMs: options.http2PingTimeoutMs ?? 15_000,
     saturated,

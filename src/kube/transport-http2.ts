@@ -12,13 +12,15 @@ import { unlessAborted, type ConnectionStats, type Exchange, type Reply, type Tl
 /** The server chose HTTP/1.1 (or nothing) in ALPN: this request, and the next ones, go over HTTP/1.1. */
 export class NotHttp2Error extends Error {}
 
-/** TCP connect plus TLS handshake. */
+/** TCP connect plus TLS handshake, unless the options say otherwise. */
 const CONNECT_TIMEOUT_MS = 10_000;
 /** How many sessions a request that the server did not process is offered to. */
 const SEND_ATTEMPTS = 3;
 
 export interface Http2PoolOptions {
   maxSessions: number;
+  /** TCP connect plus TLS handshake (default 10 s). */
+  connectTimeoutMs?: number;
   readIdleMs: number;
   pingTimeoutMs: number;
   /** Requests wait: every session is full and no other may be opened. */
@@ -129,7 +131,7 @@ export class Http2Transport implements Transport {
     const socket = connectAlpn(this.server, this.tls, ['h2', 'http/1.1']);
     this.handshaking.add(socket);
     try {
-      await secured(socket);
+      await secured(socket, this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
       if (socket.alpnProtocol !== 'h2') {
         socket.destroy();
         throw new NotHttp2Error(`${this.server.origin} chose ${socket.alpnProtocol || 'no protocol'} in ALPN, not h2`);
@@ -153,10 +155,10 @@ function connectAlpn(server: URL, options: TlsOptions, protocols: string[]): tls
   return tls.connect({ ...options, host, port: Number(server.port || 443), servername, ALPNProtocols: protocols });
 }
 
-/** Resolves when the TLS handshake is done; fails after CONNECT_TIMEOUT_MS. */
-function secured(socket: tls.TLSSocket): Promise<void> {
+/** Resolves when the TLS handshake is done; fails after `timeoutMs`. */
+function secured(socket: tls.TLSSocket, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => socket.destroy(new Error(`no TLS connection within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+    const timer = setTimeout(() => socket.destroy(new Error(`no TLS connection within ${timeoutMs} ms`)), timeoutMs);
     const onError = (err: Error): void => {
       clearTimeout(timer);
       reject(err);

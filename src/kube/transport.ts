@@ -34,6 +34,8 @@ export interface TransportOptions {
   http2?: boolean;
   /** HTTP/1.1: sockets for ordinary requests (default 64); watches have a pool of their own. */
   http1RequestSockets?: number;
+  /** HTTP/2: the TCP connect and TLS handshake of a new connection fail after this (default 10 s). */
+  connectTimeoutMs?: number;
   /** HTTP/2: most connections (sessions) per client (default 16). */
   http2MaxSessions?: number;
   /** HTTP/2: a connection that has received nothing for this long is pinged (default 30 s). */

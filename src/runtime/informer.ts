@@ -150,7 +150,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         failures++;
         const retryAfterMs = err instanceof ApiError ? (err.retryAfterSeconds ?? 0) * 1000 : 0;
         const delay = Math.max(backoffDelay(failures, this.opts.backoff), retryAfterMs);
-        this.log.warn({ err: String(err), reason, retryInMs: Math.round(delay) }, 'watch failed; reconnecting');
+        // Said once per outage: a cluster that is down for minutes is not a log line per retry.
+        const line = { err: String(err), reason, failures, retryInMs: Math.round(delay) };
+        if (failures === 1) this.log.warn(line, 'watch failed; reconnecting');
+        else this.log.debug(line, 'watch failed again; reconnecting');
         await sleep(delay, this.abort.signal);
       }
     }

@@ -159,6 +159,8 @@ describe('generated CRDs', () => {
       'namespace',
       'name',
       'observedGeneration',
+      'pendingDependencies',
+      'lastSeenAt',
     ]);
     expect(at(schemaOf('Sync'), 'status').properties?.remote).toBeUndefined();
   });
