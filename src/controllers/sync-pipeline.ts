@@ -141,7 +141,7 @@ export class SyncPipeline {
     };
     this.state.set(key, state);
     status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
-    const problem = problemOf(outcome.applied, outcome.pruned);
+    const problem = problemOf(outcome.applied, outcome.pruned, target.client.name);
     if (problem) {
       this.state.delete(key); // the next attempt runs in full
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
@@ -190,7 +190,7 @@ export class SyncPipeline {
       return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
       // Discovery got no answer from the target cluster: the cluster is the problem, not the source.
-      if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: `no answer from the cluster: ${err.message}` };
+      if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(target.client.name, err.message) };
       return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err) };
     }
   }
@@ -303,6 +303,11 @@ export function ownerOf(obj: KubeObject): Owner {
   return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
 }
 
+/** As the remote clusters' turn-aways say it (cluster-access.ts), for the same condition. */
+function unreachableMessage(cluster: string, error: string): string {
+  return `cluster ${cluster} is unreachable: no answer (${error})`;
+}
+
 /** A kind's scope as discovery has it; undefined when it is not served (a failure to ask is thrown). */
 async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): Promise<'Namespaced' | 'Cluster' | undefined> {
   try {
@@ -314,7 +319,7 @@ async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): 
 }
 
 /** The condition reason and message of what went wrong in an apply and prune, if anything. */
-function problemOf(applied: ObjectResult[], pruned: ObjectResult[]): { reason: Reason; message: string } | undefined {
+function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: string): { reason: Reason; message: string } | undefined {
   const failures = applied.filter((r) => r.action === 'failed');
   const conflicts = applied.filter((r) => r.action === 'conflict');
   const pruneFailures = pruned.filter((p) => p.action === 'failed');
@@ -324,7 +329,7 @@ function problemOf(applied: ObjectResult[], pruned: ObjectResult[]): { reason: R
   const unanswered = [...failures, ...pruneFailures].filter((f) => f.reason === UNREACHABLE);
   if (unanswered.length > 0) {
     // The cluster stopped answering mid-way: that is the news, not each object's error.
-    return { reason: Reason.ClusterUnreachable, message: `no answer from the cluster: ${unanswered[0]!.message}` };
+    return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, unanswered[0]!.message ?? '') };
   }
   if (failures.length > 0) {
     reason = failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;

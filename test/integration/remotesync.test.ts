@@ -277,6 +277,11 @@ describe('isolation', () => {
       }
       // Workers held by edge-2 never exceed its bound (half of --concurrency 8).
       expect(await op.metric('syncprims_cluster_reconciles_in_flight', { cluster: `${ns()}/edge-2-kubeconfig` })).toBeLessThanOrEqual(4);
+      // While it stays down, the message stays the same: its RemoteSyncs' status is not rewritten at each retry.
+      const told = (): number => op.logs.filter((l) => l.msg === 'cluster not usable' && l.namespace === ns() && down.includes(String(l.name))).length;
+      const toldOnce = told();
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect(told()).toBe(toldOnce);
       for (let i = 0; i < 5; i++) {
         await applyRemoteSync(mgmt, ns(), `e-${i}`, { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), `e-${i}`)] } });
       }
