@@ -278,6 +278,10 @@ describe('registration', () => {
       return readyOf(s) ? s : undefined;
     });
     expect(['DependencyNotReady', 'CRDNotInstalled']).toContain(readyOf(first)?.reason);
+    // One that does not wait for the registration says what is missing there, and recovers by itself.
+    await applyProxySync(mgmt, ns(), 'reg-early', { ...cluster, template: { spec: { source: { inline: [configMap('early')] } } } });
+    const early = await proxyReady('reg-early', 'False', 'CRDNotInstalled');
+    expect(readyOf(early)?.message).toContain('does not serve syncprims.dev/v1alpha1 Syncs: register it first');
     await applyRemoteSync(mgmt, ns(), 'register', { ...cluster, source: { inline: customResourceDefinitions() } });
     await waitForReady(mgmt, ns(), 'register', 'True', 'Succeeded', 60_000, REMOTESYNCS);
 
@@ -286,6 +290,7 @@ describe('registration', () => {
     const remote = await find<SyncObject>(reg, syncPath(ns(), 'reg-app'));
     expect(ready.status?.lastAppliedRevision).toBe(remote?.status?.lastAppliedRevision);
     expect(await find(reg, cmPath('registered'))).toBeDefined();
+    await proxyReady('reg-early', 'True', 'Succeeded');
   }, 300_000);
 });
 
