@@ -1,35 +1,51 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { KubeClient } from '../kube/client.js';
-import { loadKubeConfigFile } from '../kube/config.js';
 import { packageVersion } from '../version.js';
+import { addBuildCommand } from './build.js';
+import { errorLine, exitCodeOf } from './errors.js';
+import { addGetCommand } from './get.js';
+import { examples } from './options.js';
 import { addRunCommand } from './run.js';
+
+// A reader that stops early (`| head`) is no error of ours.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 const program = new Command()
   .name('syncprims')
   .description('Sync, RemoteSync and ProxySync: manifests applied in dependency order, across clusters')
-  .version(packageVersion());
+  .version(packageVersion())
+  // Usage errors are thrown (and exit 2), not exited on; set before the commands, which inherit it.
+  .exitOverride()
+  .showHelpAfterError('(add --help for usage)');
 
-program
+const version = program
   .command('version')
   .description('print the version of syncprims and, with --kubeconfig, of the cluster')
   .option('--kubeconfig <file>', 'kubeconfig of the cluster to ask')
-  .action(async (opts: { kubeconfig?: string }) => {
+  .option('--context <name>', 'kubeconfig context (default: its current context)')
+  .action(async (opts: { kubeconfig?: string; context?: string }) => {
     console.log(`syncprims ${packageVersion()}`);
-    if (!opts.kubeconfig) return;
-    const kc = loadKubeConfigFile(opts.kubeconfig);
-    const client = await KubeClient.create(kc.getCurrentContext(), kc);
-    try {
+    if (!opts.kubeconfig && !opts.context) return;
+    const { withCluster } = await import('./cluster.js');
+    await withCluster(opts, async ({ client }) => {
       const v = await client.request<{ gitVersion: string }>({ path: '/version', timeoutMs: 10_000 });
       console.log(`server ${v.gitVersion} at ${client.server.origin}`);
-    } finally {
-      client.close();
-    }
+    });
   });
+examples(version, ['syncprims version --kubeconfig ~/.kube/config']);
 
+addGetCommand(program);
+addBuildCommand(program);
 addRunCommand(program);
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`syncprims: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-});
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  const code = exitCodeOf(err);
+  // Commander has printed its own message (and help) already.
+  if (!(err instanceof Error && err.name === 'CommanderError')) console.error(`syncprims: ${errorLine(err)}`);
+  process.exitCode = code;
+}

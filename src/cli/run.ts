@@ -1,11 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.js';
-import { syncControllers } from '../controllers/index.js';
-import { KubeClient } from '../kube/client.js';
-import { loadKubeConfigFile } from '../kube/config.js';
-import { createLogger } from '../runtime/logger.js';
-import { Manager } from '../runtime/manager.js';
+import type { KubeClient } from '../kube/client.js';
 import { packageVersion } from '../version.js';
 
 /** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
@@ -61,7 +56,21 @@ export function addRunCommand(program: Command): void {
     .action(run);
 }
 
+/** The operator's modules, loaded when it runs: the other commands (and --help) start without them. */
+async function operatorModules() {
+  const [{ syncControllers }, { KubeClient }, { loadKubeConfigFile }, { createLogger }, { Manager }, { defaultKubeConfig }] = await Promise.all([
+    import('../controllers/index.js'),
+    import('../kube/client.js'),
+    import('../kube/config.js'),
+    import('../runtime/logger.js'),
+    import('../runtime/manager.js'),
+    import('./cluster.js'),
+  ]);
+  return { syncControllers, KubeClient, loadKubeConfigFile, createLogger, Manager, defaultKubeConfig };
+}
+
 async function run(flags: RunFlags): Promise<void> {
+  const { syncControllers, KubeClient, loadKubeConfigFile, createLogger, Manager, defaultKubeConfig } = await operatorModules();
   const log = createLogger({ level: flags.logLevel });
   const concurrency = Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency ${flags.concurrency}: want a positive integer`);
@@ -133,11 +142,4 @@ async function kubeSystemUid(client: KubeClient): Promise<string> {
   } catch (err) {
     throw new Error(`cannot read the kube-system namespace for the default --cluster-id (${err instanceof Error ? err.message : String(err)}): pass --cluster-id`, { cause: err });
   }
-}
-
-function defaultKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a cluster');
-  return kc;
 }

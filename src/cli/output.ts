@@ -1,0 +1,21 @@
+import { stringify } from 'yaml';
+import type { KubeObject } from '../kube/resources.js';
+
+/**
+ * Objects as YAML or JSON. YAML is written for YAML 1.1 readers (kubectl):
+ * strings such as `0644`, `yes` or `1:20` are quoted, so that reading the
+ * output back gives the same values; long strings are never folded.
+ */
+
+export function toYaml(value: unknown): string {
+  return stringify(value, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Several objects as one, as kubectl prints them: a `v1` `List`. */
+export function listOf(items: readonly KubeObject[]): Record<string, unknown> {
+  return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
+}

@@ -1,0 +1,72 @@
+import { API_VERSION, KIND_NAMES, type SyncKind } from '../api/kinds.js';
+import type { KubeClient } from '../kube/client.js';
+import { ApiError } from '../kube/errors.js';
+import type { KubeObject } from '../kube/resources.js';
+import { CliError, describeApiError } from './errors.js';
+
+/** Reading Syncs, RemoteSyncs and ProxySyncs: paths, lists, one object, with errors a person can act on. */
+
+/** The collection path of a kind: in one namespace, or in all when `namespace` is undefined. */
+export function syncCollectionPath(kind: SyncKind, namespace?: string): string {
+  const ns = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `/apis/${API_VERSION}${ns}/${KIND_NAMES[kind].plural}`;
+}
+
+export interface SyncList {
+  kind: SyncKind;
+  items: KubeObject[];
+  resourceVersion: string;
+}
+
+interface ListPage {
+  items: KubeObject[];
+  metadata: { resourceVersion?: string; continue?: string };
+}
+
+/** Every object of a kind (paged); items get back the apiVersion and kind a list leaves out. */
+export async function listSyncs(client: KubeClient, kind: SyncKind, namespace?: string): Promise<SyncList> {
+  const items: KubeObject[] = [];
+  let token: string | undefined;
+  let resourceVersion = '';
+  do {
+    const page = await client
+      .request<ListPage>({ path: syncCollectionPath(kind, namespace), query: { limit: 500, continue: token } })
+      .catch((err: unknown) => {
+        throw explain(err, kind, namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`, client);
+      });
+    items.push(...page.items.map((o) => withKind(o, kind)));
+    token = page.metadata.continue || undefined;
+    resourceVersion = page.metadata.resourceVersion ?? '';
+  } while (token);
+  return { kind, items, resourceVersion };
+}
+
+/** One object; a missing one is a CliError (exit 1) that says where it was looked for. */
+export async function getSync(client: KubeClient, kind: SyncKind, namespace: string, name: string): Promise<KubeObject> {
+  try {
+    const obj = await client.request<KubeObject>({ path: `${syncCollectionPath(kind, namespace)}/${encodeURIComponent(name)}` });
+    return withKind(obj, kind);
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound && err.reason === 'NotFound' && (err.details as { kind?: string } | undefined)?.kind) {
+      throw new CliError(`${kind} ${namespace}/${name} not found (list them: syncprims get ${KIND_NAMES[kind].singular} -n ${namespace})`, undefined, { cause: err });
+    }
+    throw explain(err, kind, `${namespace}/${name}`, client);
+  }
+}
+
+export function withKind(obj: KubeObject, kind: SyncKind): KubeObject {
+  return { ...obj, apiVersion: obj.apiVersion || API_VERSION, kind: obj.kind || kind };
+}
+
+/** A 404 on a collection means the kind is not served: the CRDs are missing. */
+function explain(err: unknown, kind: SyncKind, where: string, client: KubeClient): unknown {
+  const what = `reading ${KIND_NAMES[kind].plural} ${where}`;
+  if (err instanceof ApiError && err.notFound) {
+    return new CliError(
+      `${what}: the cluster at ${client.server.origin} does not serve ${API_VERSION} ${KIND_NAMES[kind].plural}: install the syncprims CRDs (kubectl apply --server-side -f crds/)`,
+      undefined,
+      { cause: err },
+    );
+  }
+  return describeApiError(err, what) ?? err;
+}

@@ -1,0 +1,262 @@
+// `syncprims build` as a user runs it: the examples render with no cluster,
+// exactly as the operator applies them (compared with the live objects), and
+// broken files, plain manifests, URLs and kinds it cannot know are handled.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { KubeClient } from '../../src/kube/client.js';
+import { objectPath, type KubeObject } from '../../src/kube/resources.js';
+import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
+import { closeClients, clusterApi, clusterClient, kubeconfigPath, ROOT } from '../support/controlplane.js';
+import { eventually } from '../support/eventually.js';
+import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
+import { useSyncOperator } from '../support/operator.js';
+import { applySync, find, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+
+const CLUSTER = 'mgmt';
+const KUBECONFIG = kubeconfigPath(CLUSTER);
+const EXAMPLES = path.join(ROOT, 'examples');
+let client: KubeClient;
+const ns = useTestNamespace(CLUSTER, 'cli-build');
+useSyncOperator(CLUSTER, ns, (c) => {
+  client = c;
+});
+// After the operator has stopped (hooks run in the order declared): whatever it
+// did not finalize in time (a RemoteSync waiting out a lost cluster) must not
+// keep the namespace Terminating.
+afterAll(async () => {
+  const admin = await clusterClient(CLUSTER);
+  await releaseSyncFinalizers(admin, ns());
+  await Promise.all([...extraNamespaces].map((n) => admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }).catch(() => undefined)));
+  await closeClients();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const dir = tempDir();
+let unreachable: string;
+/** Namespaces the examples' objects create (renamed into this test's), removed after. */
+const extraNamespaces = new Set<string>();
+
+beforeAll(async () => {
+  assertCliBuilt();
+  unreachable = (await unreachableKubeconfig(dir)).file;
+});
+
+const docsOf = (text: string): KubeObject[] =>
+  parseAllDocuments(text, { version: '1.1' })
+    .map((d) => d.toJS() as KubeObject | null)
+    .filter((d): d is KubeObject => d !== null);
+
+/** The examples whose every document is a Sync with an inline source. */
+const inlineSyncExamples = readdirSync(EXAMPLES)
+  .filter((f) => f.endsWith('.yaml'))
+  .filter((f) => docsOf(readFileSync(path.join(EXAMPLES, f), 'utf8')).every((d) => d.kind === 'Sync' && (d.spec as { source?: { inline?: unknown } }).source?.inline !== undefined));
+
+/** `# Sync ns/name: 2 objects, revision sha256:...` comments of build's YAML output, by label. */
+function revisionsOf(stdout: string): Map<string, string> {
+  return new Map([...stdout.matchAll(/^# (.+?): \d+ objects?, revision (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/**
+ * The example moved into this test's namespace: the syncs live there, their
+ * defaultNamespace is it, and the namespaces they name get its prefix, so
+ * that nothing else on the cluster owns what they apply.
+ */
+function isolate(sync: SyncObject, namespace: string): SyncObject {
+  const renamed = (n: string): string => {
+    extraNamespaces.add(`${namespace}-${n}`);
+    return `${namespace}-${n}`;
+  };
+  const spec = structuredClone(sync.spec) as { defaultNamespace?: string; source: { inline: KubeObject[] } };
+  if (spec.defaultNamespace) spec.defaultNamespace = namespace;
+  for (const obj of spec.source.inline) {
+    if (obj.kind === 'Namespace' && obj.apiVersion === 'v1') obj.metadata.name = renamed(obj.metadata.name!);
+    if (obj.metadata.namespace) obj.metadata.namespace = renamed(obj.metadata.namespace);
+  }
+  return { ...sync, metadata: { ...sync.metadata, namespace }, spec };
+}
+
+describe('build of the examples', () => {
+  test('every example that is a Sync with an inline source renders with no cluster (an unreachable one changes nothing)', async () => {
+    expect(inlineSyncExamples.length).toBeGreaterThan(0);
+    const results = await Promise.all(inlineSyncExamples.map((f) => runCli(['build', path.join(EXAMPLES, f), '--kubeconfig', unreachable])));
+    results.forEach((res, i) => {
+      const syncs = docsOf(readFileSync(path.join(EXAMPLES, inlineSyncExamples[i]!), 'utf8')) as SyncObject[];
+      expect({ file: inlineSyncExamples[i], code: res.code, stderr: res.stderr }).toEqual({ file: inlineSyncExamples[i], code: 0, stderr: '' });
+      const objects = docsOf(res.stdout);
+      expect(objects).toHaveLength(syncs.reduce((n, s) => n + (s.spec.source as { inline: unknown[] }).inline.length, 0));
+      for (const obj of objects) expect(obj.metadata.labels).toMatchObject({ 'syncprims.dev/owner-kind': 'Sync', 'syncprims.dev/owner-namespace': 'default' });
+      expect([...revisionsOf(res.stdout).keys()]).toEqual(syncs.map((s) => `Sync default/${s.metadata.name}`));
+    });
+  });
+
+  test.each(inlineSyncExamples)('%s: what build prints is what the operator applies', async (file) => {
+    const syncs = docsOf(readFileSync(path.join(EXAMPLES, file), 'utf8')).map((s) => isolate(s as SyncObject, ns()));
+    const copy = path.join(dir, file);
+    writeFileSync(copy, syncs.map((s) => stringify(s)).join('---\n'));
+    const built = await runCli(['build', copy]);
+    expect({ code: built.code, stderr: built.stderr }).toEqual({ code: 0, stderr: '' });
+    const rendered = docsOf(built.stdout);
+    const revisions = revisionsOf(built.stdout);
+
+    for (const s of syncs) await applySync(client, ns(), s.metadata.name!, s.spec);
+    const { discovery } = await clusterApi(CLUSTER);
+    for (const s of syncs) {
+      const name = s.metadata.name!;
+      const live = await waitForReady(client, ns(), name, 'True', 'Succeeded', 30_000);
+      expect(live.status?.lastAppliedRevision).toBe(revisions.get(`Sync ${ns()}/${name}`));
+      const mine = rendered.filter((o) => o.metadata.labels?.['syncprims.dev/owner-name'] === name);
+      expect(live.status?.inventory?.entries.length).toBe(mine.length);
+    }
+    for (const obj of rendered) {
+      const info = await discovery.resolve(obj.apiVersion, obj.kind);
+      const live = (await client.request<KubeObject>({ path: objectPath(info, obj.metadata.name!, obj.metadata.namespace) }))!;
+      // The server adds fields (uid, defaults, a Namespace's name label); everything build printed is there as printed.
+      const { 'kubernetes.io/metadata.name': _, ...labels } = live.metadata.labels ?? {};
+      expect(labels).toEqual(obj.metadata.labels);
+      expect(live.metadata.annotations ?? {}).toMatchObject(obj.metadata.annotations ?? {});
+      expect(live).toMatchObject(obj);
+      if ('data' in obj) expect(live.data).toEqual(obj.data);
+    }
+
+    // Deleted, the syncs prune what they applied (the namespaces they made too).
+    await Promise.all(syncs.map((s) => client.request({ method: 'DELETE', path: syncPath(ns(), s.metadata.name!) })));
+    await eventually('the syncs pruned and gone', async () => {
+      const left = await Promise.all(syncs.map((s) => find(client, syncPath(ns(), s.metadata.name!))));
+      return left.every((l) => l === undefined) ? true : undefined;
+    }, 30_000);
+  });
+});
+
+describe('errors, with no cluster', () => {
+  const broken = [
+    'apiVersion: syncprims.dev/v1alpha1',
+    'kind: Sync',
+    'metadata: {name: one}',
+    'spec: {source: {inline: []}}',
+    '---',
+    'apiVersion: syncprims.dev/v1alpha1',
+    'kind: Sync',
+    'metadata:',
+    '  name: two',
+    'spec:',
+    '  source:',
+    '    inline:',
+    '      - apiVersion: v1',
+    '        kind: ConfigMap',
+    '       metadata: {name: x}',
+    '',
+  ].join('\n');
+
+  test('a YAML syntax error names the file, the document and the line; --kubeconfig does not matter', async () => {
+    const file = path.join(dir, 'broken.yaml');
+    writeFileSync(file, broken);
+    const results = await Promise.all([
+      runCli(['build', file]),
+      runCli(['build', file, '--kubeconfig', '/nonexistent/kubeconfig']),
+      runCli(['build', file, '--kubeconfig', unreachable]),
+    ]);
+    for (const res of results) {
+      expect(res.code).toBe(1);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(new RegExp(`^syncprims: ${file.replace(/[.]/g, '\\.')}: document 2 \\(line 15:\\d+\\): YAML syntax error: [^\\n]+\\n$`));
+    }
+  });
+
+  test('an invalid spec, an object that is not a sync, a missing file', async () => {
+    const invalid = path.join(dir, 'invalid.yaml');
+    writeFileSync(invalid, 'apiVersion: syncprims.dev/v1alpha1\nkind: Sync\nmetadata: {name: bad}\nspec: {source: {}, timeout: soon}\n');
+    const plain = path.join(dir, 'plain.yaml');
+    writeFileSync(plain, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n');
+    const [a, b, c] = await Promise.all([runCli(['build', invalid]), runCli(['build', plain]), runCli(['build', path.join(dir, 'nothing.yaml')])]);
+    expect(a).toMatchObject({ code: 1, stderr: expect.stringMatching(new RegExp(`^syncprims: ${invalid}: Sync default/bad: .*spec\\.timeout.*\\n$`)) });
+    expect(b).toMatchObject({ code: 1, stderr: expect.stringContaining('use --path') });
+    expect(c).toMatchObject({ code: 1, stderr: `syncprims: cannot read ${path.join(dir, 'nothing.yaml')}: no such file or directory\n` });
+  });
+});
+
+describe('plain manifests and URLs', () => {
+  test('--path of a folder: its manifest files in path order, owned as --owner says', async () => {
+    const tree = path.join(dir, 'tree');
+    mkdirSync(path.join(tree, 'b'), { recursive: true });
+    mkdirSync(path.join(tree, '.hidden'), { recursive: true });
+    writeFileSync(path.join(tree, 'b', '2.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: two}\ndata: {mode: 0644}\n');
+    writeFileSync(path.join(tree, 'a.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n');
+    writeFileSync(path.join(tree, '.hidden', 'x.yaml'), 'not: [valid');
+    writeFileSync(path.join(tree, 'notes.txt'), 'not a manifest');
+    const res = await runCli(['build', '--path', tree, '--owner', 'rsy/fleet', '-n', 'apps', '--default-namespace', 'web', '--cluster-id', 'mgmt-id', '-o', 'json']);
+    expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: '' });
+    const items = (JSON.parse(res.stdout) as { items: KubeObject[] }).items;
+    expect(items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['web/one', 'web/two']);
+    expect(items[1]).toMatchObject({ data: { mode: 420 } }); // YAML 1.1, as kubectl reads it
+    expect(items[0]!.metadata.labels).toEqual({
+      'syncprims.dev/owner-kind': 'RemoteSync',
+      'syncprims.dev/owner-namespace': 'apps',
+      'syncprims.dev/owner-name': 'fleet',
+      'syncprims.dev/origin': 'mgmt-id',
+    });
+  });
+
+  test('--url: fetched as source.http, the revision is the digest of the bytes', async () => {
+    const body = 'apiVersion: v1\nkind: Namespace\nmetadata: {name: served}\n';
+    const server: Server = createServer((_req, res) => res.end(body));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/app.yaml`;
+      const res = await runCli(['build', '--url', url]);
+      expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: '' });
+      const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+      expect(res.stdout.split('\n')[0]).toBe(`# Sync default/app: 1 object, revision ${digest}`);
+      expect(docsOf(res.stdout)[0]?.metadata.labels?.['syncprims.dev/owner-name']).toBe('app');
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('what needs a cluster', () => {
+  test('a kind neither built in nor defined in the set: unknown without a cluster, discovered with --kubeconfig', async () => {
+    const file = path.join(dir, 'nested.yaml');
+    const inner = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'inner' }, spec: { source: { inline: [] } } };
+    writeFileSync(file, stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'outer' }, spec: { defaultNamespace: 'team', source: { inline: [inner] } } }));
+    const [alone, withCluster, unreachableCluster] = await Promise.all([
+      runCli(['build', file]),
+      runCli(['build', file, '--kubeconfig', KUBECONFIG]),
+      runCli(['build', file, '--kubeconfig', unreachable]),
+    ]);
+    expect(alone.code).toBe(1);
+    expect(alone.stderr.split('\n')[0]).toBe('syncprims build: Sync default/outer: unknown kind Sync in syncprims.dev/v1alpha1: not a built-in kind and no CustomResourceDefinition in the set defines it: pass --kubeconfig to look it up in a cluster');
+    expect({ code: withCluster.code, stderr: withCluster.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(docsOf(withCluster.stdout)[0]?.metadata).toMatchObject({ name: 'inner', namespace: 'team' });
+    expect(unreachableCluster).toMatchObject({ code: 3, stderr: expect.stringMatching(/^syncprims: cannot reach the cluster at https:\/\/127\.0\.0\.1:\d+ /) });
+  });
+
+  test('a ProxySync whose source is a ConfigMap: read with --kubeconfig in its namespace, rendered as its remote Sync', async () => {
+    const manifests = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {greeting: hi}\n';
+    await client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns()}/configmaps`,
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-manifests' }, data: { 'app.yaml': manifests } },
+    });
+    const example = path.join(EXAMPLES, 'proxysync-rollout.yaml');
+    const [withCluster, alone] = await Promise.all([runCli(['build', example, '-n', ns(), '--kubeconfig', KUBECONFIG]), runCli(['build', example, '-n', ns()])]);
+    expect({ code: withCluster.code, stderr: withCluster.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(docsOf(withCluster.stdout)).toEqual([
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'app-config',
+          namespace: 'app',
+          labels: { 'syncprims.dev/owner-kind': 'Sync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'app' },
+        },
+        data: { greeting: 'hi' },
+      },
+    ]);
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toContain(`ProxySync ${ns()}/app (remote Sync ${ns()}/app): source.configMap is read from the cluster the sync lives in: pass --kubeconfig`);
+  });
+});
