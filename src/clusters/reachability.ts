@@ -27,25 +27,24 @@ export class Reachability {
   private nextProbeAt = 0;
   private probing = false;
   private readonly now: () => number;
-  private readonly recovered = new Set<() => void>();
+  private readonly listeners = new Set<(reachable: boolean) => void>();
 
   constructor(private readonly opts: ReachabilityOptions = {}) {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Calls `fn` each time the cluster answers again after being unreachable (a watch reconnecting, a probe); returns the way to stop. */
-  onRecovered(fn: () => void): () => void {
-    this.recovered.add(fn);
-    return () => void this.recovered.delete(fn);
+  /**
+   * Calls `fn(false)` when the cluster stops answering and `fn(true)` when it
+   * answers again (a watch reconnecting, a probe): on each change, not each
+   * request. Returns the way to stop.
+   */
+  onChange(fn: (reachable: boolean) => void): () => void {
+    this.listeners.add(fn);
+    return () => void this.listeners.delete(fn);
   }
 
   get reachable(): boolean {
     return this.lastError === undefined;
-  }
-
-  /** When the cluster last answered (epoch ms), if ever. */
-  get lastReachedAt(): number | undefined {
-    return this.lastReached;
   }
 
   /** A request got an answer (any status). */
@@ -55,7 +54,7 @@ export class Reachability {
     this.failures = 0;
     this.lastError = undefined;
     this.probing = false;
-    if (wasDown) for (const fn of this.recovered) fn();
+    if (wasDown) this.tell(true);
   }
 
   /** A request got no answer: the cluster is unreachable until it answers again (the first error of an outage is the one told). */
@@ -66,8 +65,14 @@ export class Reachability {
     }
     // The error that began the outage is kept: a message that changed with every failed request
     // would rewrite the status (and raise an Event) of every sync of the cluster each time.
+    const wasUp = this.lastError === undefined;
     this.lastError ??= error;
     this.probing = false;
+    if (wasUp) this.tell(false);
+  }
+
+  private tell(reachable: boolean): void {
+    for (const fn of this.listeners) fn(reachable);
   }
 
   /** Asks to use the cluster now. A caller let through with `probe: true` must report answered() or failed(). */

@@ -72,8 +72,10 @@ export class RemoteCluster {
       if (r.aborted) return; // the caller gave up: that says nothing of the cluster
       if (r.status !== undefined) this.reachability.answered();
       else this.reachability.failed(`no answer from ${client.server.origin}: ${r.error ?? 'no response'}`);
-      opts.metrics?.clusterReachable.set({ cluster: client.name }, this.reachability.reachable ? 1 : 0);
     });
+    // The gauge follows the server's reachability, whichever identity on it found out.
+    opts.metrics?.clusterReachable.set({ cluster: client.name }, this.reachability.reachable ? 1 : 0);
+    this.unsubscribers.push(this.reachability.onChange((up) => opts.metrics?.clusterReachable.set({ cluster: client.name }, up ? 1 : 0)));
   }
 
   static async create(opts: RemoteClusterOptions): Promise<RemoteCluster> {
@@ -106,10 +108,6 @@ export class RemoteCluster {
     };
   }
 
-  get reconcilesInFlight(): number {
-    return this.reconciles;
-  }
-
   /** Asks the cluster for its version with a short deadline: is it there at all? */
   async probe(): Promise<void> {
     try {
@@ -123,7 +121,7 @@ export class RemoteCluster {
 
   /** Calls `fn` when the cluster answers again after an outage (until the cluster is closed). */
   onRecovered(fn: () => void): void {
-    this.unsubscribers.push(this.reachability.onRecovered(fn));
+    this.unsubscribers.push(this.reachability.onChange((up) => up && fn()));
   }
 
   /** Stops its watches and closes its connections. */

@@ -35,19 +35,20 @@ describe('Reachability', () => {
     expect(r.admit()).toEqual({ go: true, probe: true });
   });
 
-  test('an answer makes it reachable again, tells the listeners once, and says when it was last reached', () => {
+  test('an answer makes it reachable again; listeners hear each change once, not each request; the first error is told', () => {
     let now = Date.parse('2026-11-23T10:00:00Z');
     const r = new Reachability({ now: () => now });
-    let recovered = 0;
-    r.onRecovered(() => recovered++);
+    const changes: boolean[] = [];
+    r.onChange((reachable) => changes.push(reachable));
     r.answered();
-    expect(recovered).toBe(0);
+    expect(changes).toEqual([]);
     now += 5_000;
     r.failed('timeout');
+    r.failed('refused');
     expect(r.describe()).toBe('timeout (last reached 2026-11-23T10:00:00.000Z)');
     r.answered();
     r.answered();
-    expect(recovered).toBe(1);
+    expect(changes).toEqual([false, true]);
     expect(r.reachable).toBe(true);
     expect(r.admit()).toEqual({ go: true, probe: false });
   });
