@@ -1,6 +1,6 @@
 import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
 import { canonicalJson } from '../kube/canonical-json.js';
-import type { Requester } from '../kube/client.js';
+import { getIfExists, type Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { ApiError, TransportError } from '../kube/errors.js';
 import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
@@ -178,13 +178,8 @@ export class ApplyEngine {
     }
   }
 
-  private async get(path: string): Promise<KubeObject | undefined> {
-    try {
-      return await this.client.request<KubeObject>({ path });
-    } catch (err) {
-      if (err instanceof ApiError && err.notFound) return undefined;
-      throw err;
-    }
+  private get(path: string): Promise<KubeObject | undefined> {
+    return getIfExists<KubeObject>(this.client, path);
   }
 
   private async waitGone(path: string, timeoutMs: number): Promise<void> {

@@ -1,9 +1,8 @@
 // The Cluster API objects a RemoteSync or ProxySync with `clusterRef` may
 // look at: whether its Cluster is being deleted (then its cluster is going
 // away, and pruning there is moot).
-import type { Requester } from '../kube/client.js';
+import { getIfExists, type Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
-import { ApiError } from '../kube/errors.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
 
 /** The versions of `cluster.x-k8s.io` that serve Cluster, newest first. */
@@ -22,13 +21,8 @@ export async function clusterApiClusterBeingDeleted(client: Requester, discovery
       if (err instanceof UnknownKindError) continue;
       throw err;
     }
-    try {
-      const cluster = await client.request<KubeObject>({ path: objectPath(resource, name, namespace) });
-      return cluster.metadata.deletionTimestamp !== undefined;
-    } catch (err) {
-      if (err instanceof ApiError && err.notFound) return false;
-      throw err;
-    }
+    const cluster = await getIfExists<KubeObject>(client, objectPath(resource, name, namespace));
+    return cluster?.metadata.deletionTimestamp !== undefined;
   }
   return false;
 }

@@ -9,7 +9,7 @@ import { API_VERSION } from '../api/kinds.js';
 import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import type { InventoryEntry } from '../api/status.js';
-import { inventoryOf, objectId } from '../apply/inventory.js';
+import { objectId } from '../apply/inventory.js';
 import type { KubeObject } from '../kube/resources.js';
 import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
 import type { SyncStatusDraft } from './sync-status.js';
@@ -127,11 +127,6 @@ export function remoteSyncMatches(live: KubeObject | undefined, desired: KubeObj
 export function ownerOfLive(live: KubeObject): string | undefined {
   const l = live.metadata.labels ?? {};
   return l[OWNER_KIND_LABEL] ? `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}` : undefined;
-}
-
-/** The ProxySync's inventory: the remote Sync and the copies it keeps there. */
-export function proxyInventory(remote: KubeObject, copies: KubeObject[]): InventoryEntry[] {
-  return inventoryOf([remote, ...copies]);
 }
 
 interface RemoteStatus {

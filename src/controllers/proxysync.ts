@@ -15,6 +15,7 @@ import { ApplyEngine } from '../apply/engine.js';
 import { inventoryOf, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
+import { getIfExists } from '../kube/client.js';
 import { UnknownKindError } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
@@ -31,7 +32,6 @@ import {
   mirroredStatus,
   ownerMarks,
   ownerOfLive,
-  proxyInventory,
   relatedCopy,
   relatedRefs,
   remoteLocation,
@@ -142,7 +142,8 @@ export class ProxySyncReconciler implements Reconciler {
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
       log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');
     }
-    const inventory = proxyInventory(desired, related.shells);
+    // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
+    const inventory = inventoryOf([desired, ...related.shells]);
     await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
     const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory }, generation, new Date());
     await this.writeStatus(obj, next, log);
@@ -172,13 +173,13 @@ export class ProxySyncReconciler implements Reconciler {
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
     await cluster.owned.track(inventoryOf([probe]));
     const found = cluster.owned.lookup(probe);
-    return found.known ? found.object : getOrUndefined(cluster, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
+    return found.known ? found.object : getIfExists<KubeObject>(cluster.client, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
   }
 
   /** Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist. */
   private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: string, cluster: RemoteCluster): Promise<void> {
     // Not among ours: missing, or there without (or with another) owner's labels.
-    const existing = live ?? (await getOrUndefined(cluster, syncPath(location.namespace, location.name)));
+    const existing = live ?? (await getIfExists<KubeObject>(cluster.client, syncPath(location.namespace, location.name)));
     const other = existing && ownerOfLive(existing);
     if (other && other !== owner) {
       throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`);
@@ -204,10 +205,7 @@ export class ProxySyncReconciler implements Reconciler {
     const marks = ownerMarks(obj, this.settings.origin);
     const copies: KubeObject[] = [];
     for (const { kind, name, field } of named) {
-      const got = await this.settings.home.request<RelatedObject & Record<string, unknown>>({ path: `/api/v1/namespaces/${home}/${plural(kind)}/${name}` }).catch((err: unknown) => {
-        if (err instanceof ApiError && err.notFound) return undefined;
-        throw err;
-      });
+      const got = await getIfExists<RelatedObject & Record<string, unknown>>(this.settings.home, `/api/v1/namespaces/${home}/${plural(kind)}/${name}`);
       if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${home}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
       copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }
@@ -219,7 +217,7 @@ export class ProxySyncReconciler implements Reconciler {
 
   /** One copy in the remote namespace, applied where it differs (and not someone else's). */
   private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<void> {
-    const existing = await getOrUndefined(cluster, `/api/v1/namespaces/${copy.metadata.namespace}/${plural(copy.kind)}/${copy.metadata.name}`);
+    const existing = await getIfExists<KubeObject>(cluster.client, `/api/v1/namespaces/${copy.metadata.namespace}/${plural(copy.kind)}/${copy.metadata.name}`);
     const other = existing && ownerOfLive(existing);
     if (other && other !== owner) {
       throw new Halt(Reason.OwnershipConflict, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`);
@@ -281,15 +279,6 @@ export class ProxySyncReconciler implements Reconciler {
 
 function syncPath(namespace: string, name: string): string {
   return `/apis/${API_VERSION}/namespaces/${namespace}/syncs/${name}`;
-}
-
-async function getOrUndefined(cluster: RemoteCluster, path: string): Promise<KubeObject | undefined> {
-  try {
-    return await cluster.client.request<KubeObject>({ path });
-  } catch (err) {
-    if (err instanceof ApiError && err.notFound) return undefined;
-    throw err;
-  }
 }
 
 async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promise<void> {

@@ -54,6 +54,16 @@ export interface Requester {
   request<T = unknown>(opts: RequestOptions): Promise<T>;
 }
 
+/** GETs `path`; undefined when it does not exist (404), any other failure thrown. */
+export async function getIfExists<T>(client: Requester, path: string): Promise<T | undefined> {
+  try {
+    return await client.request<T>({ path });
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound) return undefined;
+    throw err;
+  }
+}
+
 /** What an observer learns of each request: for metrics, and for tests that assert what was sent. */
 export interface RequestRecord {
   method: Method;
