@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { celRule } from './cel.js';
 import { clusterFields, withOneCluster } from './cluster.js';
 import { API_VERSION, MAX_NAME_LENGTH, NAME_LENGTH_MESSAGE } from './kinds.js';
 import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
@@ -7,6 +8,9 @@ import { commonMetadataSchema, dependencyRefSchema, syncSpecSchema } from './syn
 /** The three kinds as whole objects: spec schemas, status schemas, object schemas and types. */
 
 export const remoteSyncSpecSchema = withOneCluster(syncSpecSchema.extend(clusterFields));
+
+const NO_ARTIFACT_MESSAGE =
+  'an artifact source cannot be proxied: the remote cluster cannot read the Flux objects of the managing cluster; serve the artifact over http and use source.http';
 
 export const proxySyncTemplateSchema = z.object({
   metadata: commonMetadataSchema
@@ -26,7 +30,9 @@ export const proxySyncTemplateSchema = z.object({
     })
     .optional(),
   spec: syncSpecSchema,
-});
+})
+  .refine((template) => template.spec.source.artifact === undefined, { message: NO_ARTIFACT_MESSAGE, path: ['spec', 'source'] })
+  .meta(celRule('!has(self.spec.source.artifact)', NO_ARTIFACT_MESSAGE));
 
 /**
  * `dependsOn` and `suspend` beside the template gate the ProxySync itself in

@@ -91,13 +91,6 @@ export class ProxySyncReconciler implements Reconciler {
     }
     const { obj, value, status, generation } = begun.ctx;
     const spec = value.spec;
-    if (spec.template.spec.source.artifact) {
-      const message = 'spec.template.spec.source.artifact cannot be proxied: the remote cluster cannot read Flux objects of the managing cluster; serve the artifact over http and use source.http';
-      if (await this.deps.writer.updateStatus(obj, failed(status, Reason.InvalidSpec, message, generation))) {
-        await this.deps.events.record(obj, 'Warning', Reason.InvalidSpec, message);
-      }
-      return undefined;
-    }
     let entered: Entered;
     try {
       entered = await enterCluster(this.settings.registry, obj, spec, false);

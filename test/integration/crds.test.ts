@@ -266,6 +266,13 @@ describe('invalid objects are refused with readable messages', () => {
     );
   });
 
+  test('a ProxySync whose template reads a Flux artifact (the remote cluster cannot)', async () => {
+    const template = { spec: { source: { artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'repo' } } } };
+    expect(await refusal(object('ProxySync', 'artifact', { ...clusterRef, template }))).toContain(
+      'spec.template: Invalid value: an artifact source cannot be proxied: the remote cluster cannot read the Flux objects of the managing cluster; serve the artifact over http and use source.http',
+    );
+  });
+
   test('every object refused above is refused by the zod schema too', () => {
     const cases: [SyncKind, unknown][] = [
       ['Sync', {}],
@@ -279,6 +286,7 @@ describe('invalid objects are refused with readable messages', () => {
       ['RemoteSync', { ...validSpec('RemoteSync'), interval: '1d' }],
       ['ProxySync', { ...validSpec('ProxySync'), kubeConfig: { secretRef: { name: 'k' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: inline, interval: '-1m' } } }],
+      ['ProxySync', { ...clusterRef, template: { spec: { source: { artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'repo' } } } } }],
     ];
     for (const [kind, spec] of cases) {
       expect([kind, spec, parseSyncObject(kind, object(kind, 'x', spec)).ok]).toEqual([kind, spec, false]);
