@@ -12,7 +12,7 @@ import { objectPath, type KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { closeClients, clusterApi, clusterClient, kubeconfigPath, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
+import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator } from '../support/operator.js';
 import { applySync, find, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
@@ -24,12 +24,8 @@ const ns = useTestNamespace(CLUSTER, 'cli-build');
 useSyncOperator(CLUSTER, ns, (c) => {
   client = c;
 });
-// After the operator has stopped (hooks run in the order declared): whatever it
-// did not finalize in time (a RemoteSync waiting out a lost cluster) must not
-// keep the namespace Terminating.
 afterAll(async () => {
   const admin = await clusterClient(CLUSTER);
-  await releaseSyncFinalizers(admin, ns());
   await Promise.all([...extraNamespaces].map((n) => admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }).catch(() => undefined)));
   await closeClients();
   rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 // `syncprims get` as a user runs it (a real process, stdout a pipe) against
 // syncs of the three kinds that an operator has reconciled on mgmt.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -8,9 +8,9 @@ import { parse, parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, CLI, runCli, tableCells, tempDir, unreachableKubeconfig } from '../support/cli.js';
-import { closeClients, clusterClient, kubeconfigPath } from '../support/controlplane.js';
+import { kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
+import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
 import { applySync, getSync, waitForReady, type SyncObject } from '../support/syncs.js';
@@ -21,13 +21,6 @@ let client: KubeClient;
 const ns = useTestNamespace(CLUSTER, 'cli-get');
 useSyncOperator(CLUSTER, ns, (c) => {
   client = c;
-});
-// After the operator has stopped (hooks run in the order declared): whatever it
-// did not finalize in time (a RemoteSync waiting out a lost cluster) must not
-// keep the namespace Terminating.
-afterAll(async () => {
-  await releaseSyncFinalizers(await clusterClient(CLUSTER), ns());
-  await closeClients();
 });
 
 const ESC = '\x1b';

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterClient } from './controlplane.js';
+import { stopOperatorsWatching } from './operator.js';
 
 export const TEST_LABEL = 'syncprims.dev/test';
 
@@ -23,6 +24,8 @@ export function useTestNamespace(cluster: string, prefix: string): () => string 
   });
   afterAll(async () => {
     if (!name) return;
+    // The file's operators of this namespace stop first: one still running could re-add a released finalizer.
+    await stopOperatorsWatching(name);
     const client = await clusterClient(cluster);
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${name}` }).catch(() => undefined);
     await releaseSyncFinalizers(client, name);

@@ -16,6 +16,19 @@ export interface LogLine {
   [key: string]: unknown;
 }
 
+/** The operators this test file started that still run, by the namespace they watch (`--namespace`; '' for all). */
+const running = new Map<OperatorProcess, string>();
+
+/**
+ * Stops the operators of this test file that watch `namespace`: a test
+ * namespace is deleted after them, so none can put a finalizer back on a
+ * sync whose finalizer the cleanup has just released (the namespace would
+ * then stay Terminating for ever).
+ */
+export async function stopOperatorsWatching(namespace: string): Promise<void> {
+  await Promise.all([...running].filter(([, ns]) => ns === namespace).map(([op]) => op.stop('SIGTERM')));
+}
+
 export class OperatorProcess {
   readonly logs: LogLine[] = [];
   readonly stderr: string[] = [];
@@ -54,6 +67,9 @@ export class OperatorProcess {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const op = new OperatorProcess(child);
+    const at = args.indexOf('--namespace');
+    running.set(op, at >= 0 ? (args[at + 1] ?? '') : '');
+    child.once('exit', () => running.delete(op));
     await eventually(`the operator's endpoints (stderr: ${op.stderr.join('\n')})`, async () =>
       op.ports.health ? true : undefined,
     );
