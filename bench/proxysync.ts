@@ -72,13 +72,11 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
-import { watchEvents } from '../src/kube/watch-stream.js';
 import {
   buildOperator,
   controlplane,
@@ -102,6 +100,7 @@ import {
   withTimeout,
   type Condition,
 } from './support.js';
+import { CollectionWatch } from './collection-watch.js';
 
 const PREFIX = 'bench-psync';
 const MGMT = `${PREFIX}-mgmt`;
@@ -176,119 +175,6 @@ function proxySync(namespace: string, name: string, cluster: string, objects: Ku
 
 const secretObject = (name: string, kubeconfig: string): KubeObject =>
   ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { value: Buffer.from(kubeconfig).toString('base64') } }) as KubeObject;
-
-// ---------------------------------------------------------------- watching
-
-interface Seen {
-  /** performance.now() when the watch delivered it. */
-  at: number;
-  object: KubeObject;
-}
-
-/**
- * A watch on one collection, from its current resourceVersion: keeps the
- * latest object per name and tells its listeners of each ADDED or MODIFIED
- * event. When the server ends it, the collection is read again (each object
- * delivered as if it had just arrived: `restarts` counts that) and the watch
- * goes on from there.
- */
-class CollectionWatch {
-  restarts = 0;
-  private readonly listeners = new Set<(seen: Seen) => void>();
-  private readonly latest = new Map<string, Seen>();
-  private current: { destroy: () => void } | undefined;
-  private closed = false;
-
-  private constructor(
-    private readonly client: KubeClient,
-    private readonly collection: string,
-  ) {}
-
-  static async open(client: KubeClient, collection: string): Promise<CollectionWatch> {
-    const watch = new CollectionWatch(client, collection);
-    const list = await client.request<{ metadata: { resourceVersion: string }; items: KubeObject[] }>({ path: collection });
-    const at = performance.now();
-    for (const item of list.items) watch.deliver(item, at);
-    watch.current = await watch.stream(list.metadata.resourceVersion);
-    return watch;
-  }
-
-  private async stream(resourceVersion: string): Promise<{ destroy: () => void }> {
-    const res = await this.client.stream({ path: this.collection, query: { watch: 1, resourceVersion, allowWatchBookmarks: true }, idleTimeoutMs: 1_800_000 });
-    void this.pump(res);
-    return res;
-  }
-
-  private async pump(res: Readable): Promise<void> {
-    try {
-      for await (const event of watchEvents(res)) {
-        if (event.type === 'ERROR') break;
-        if (event.type === 'ADDED' || event.type === 'MODIFIED') this.deliver(event.object, performance.now());
-      }
-    } catch {
-      // ended with an error: read the collection again
-    }
-    if (this.closed) return;
-    this.restarts++;
-    for (let attempt = 0; !this.closed && attempt < 30; attempt++) {
-      try {
-        const list = await this.client.request<{ metadata: { resourceVersion: string }; items: KubeObject[] }>({ path: this.collection, timeoutMs: 60_000 });
-        const at = performance.now();
-        for (const item of list.items) this.deliver(item, at);
-        if (this.closed) return;
-        this.current = await this.stream(list.metadata.resourceVersion);
-        return;
-      } catch {
-        await sleep(1_000);
-      }
-    }
-  }
-
-  private deliver(object: KubeObject, at: number): void {
-    const seen = { at, object };
-    this.latest.set(object.metadata.name ?? '', seen);
-    for (const fn of [...this.listeners]) fn(seen);
-  }
-
-  latestOf(name: string): KubeObject | undefined {
-    return this.latest.get(name)?.object;
-  }
-
-  /** The next delivery of `name` passing `test` (events from now on only). */
-  next(name: string, test: (o: KubeObject) => boolean): { seen: Promise<Seen>; cancel: () => void } {
-    let cancel = (): void => undefined;
-    const seen = new Promise<Seen>((resolve) => {
-      const fn = (s: Seen): void => {
-        if (s.object.metadata.name !== name || !test(s.object)) return;
-        this.listeners.delete(fn);
-        resolve(s);
-      };
-      this.listeners.add(fn);
-      cancel = () => void this.listeners.delete(fn);
-    });
-    return { seen, cancel };
-  }
-
-  /** Resolves when `name`, as latest seen or as delivered from now on, passes `test`. */
-  async until(name: string, test: (o: KubeObject) => boolean, what: string, ms = WAIT_MS): Promise<KubeObject> {
-    const latest = this.latestOf(name);
-    if (latest && test(latest)) return latest;
-    const n = this.next(name, test);
-    try {
-      return (await withTimeout(what, n.seen, ms)).object;
-    } catch (err) {
-      const last = this.latestOf(name);
-      throw new Error(`${String(err)}; last seen: ${JSON.stringify(last?.status ?? null)}`);
-    } finally {
-      n.cancel();
-    }
-  }
-
-  close(): void {
-    this.closed = true;
-    this.current?.destroy();
-  }
-}
 
 const readyOf = (o: KubeObject): Condition | undefined => statusOf(o).conditions?.find((c) => c.type === 'Ready');
 const observedGeneration = (o: KubeObject): number | undefined => (o.status as { observedGeneration?: number } | undefined)?.observedGeneration;
@@ -458,7 +344,7 @@ async function reflection(env: Env): Promise<Reflection> {
       floorMs = f.at - answered;
     } catch (err) {
       missed++;
-      console.error(`  ${String(err)}; the ProxySync's status: ${JSON.stringify(proxies.latestOf(name)?.status ?? null)}`);
+      console.error(`  ${String(err)}; the ProxySync's status: ${JSON.stringify(proxies.latestOf(name)?.object.status ?? null)}`);
     } finally {
       mirrored.cancel();
       floor.cancel();
@@ -495,7 +381,7 @@ async function reflection(env: Env): Promise<Reflection> {
     () => (ownMs = performance.now() - restarted),
     () => undefined,
   );
-  const seen = proxies.latestOf(name);
+  const seen = proxies.latestOf(name)?.object;
   result.afterRestart = { ms: ownMs, ready: seen && readyOf(seen), lastAttemptedRevision: seen && statusOf(seen).lastAttemptedRevision, lastAppliedRevision: seen && statusOf(seen).lastAppliedRevision };
   console.log(`  after the restart: ${Number.isNaN(ownMs) ? `still the benchmark's status after ${AFTER_RESTART_MS / 1000} s` : `A's own status in ${ms(ownMs)}`}: ${JSON.stringify(result.afterRestart)}`);
   return result;
@@ -566,8 +452,8 @@ async function countValue(client: KubeClient, namespace: string, prefix: string,
 
 async function rolloutProxySync(env: Env, value: string): Promise<Omit<RolloutRun, 'applier' | 'round' | 'order' | 'load'>> {
   const { namespace, mgmt, a, b, proxies, syncsA, syncsB } = env;
-  const genA = syncsA.latestOf('wave1')?.metadata.generation ?? 0;
-  const genB = syncsB.latestOf('wave2')?.metadata.generation ?? 0;
+  const genA = syncsA.latestOf('wave1')?.object.metadata.generation ?? 0;
+  const genB = syncsB.latestOf('wave2')?.object.metadata.generation ?? 0;
   const steps: Partial<Steps> = {};
   const t0 = performance.now();
   // The remote Syncs' steps, from the benchmark's own watches on A and B (their new generation, then Ready for it).
@@ -601,7 +487,7 @@ async function rolloutProxySync(env: Env, value: string): Promise<Omit<RolloutRu
   const writeMs = performance.now() - t0;
   let error: string | undefined;
   const proxyDone = (name: string, gen: number | undefined, key: keyof Steps): Promise<void> =>
-    proxies.until(name, (o) => proxyReadyFor(o, gen), `ProxySync ${name} Ready for generation ${gen}`).then(() => {
+    proxies.until(name, (o) => proxyReadyFor(o, gen), `ProxySync ${name} Ready for generation ${gen}`, WAIT_MS).then(() => {
       // until() may return the latest object without a delivery time: the steps take the delivery.
       steps[key] ??= performance.now() - t0;
     });
@@ -653,7 +539,7 @@ async function rolloutDirect(env: Env, value: string): Promise<Omit<RolloutRun, 
     steps[written] = performance.now() - t0;
     const done = watch.next(name, (o) => syncApplied(o, patched.metadata.generation));
     try {
-      const latest = watch.latestOf(name);
+      const latest = watch.latestOf(name)?.object;
       if (latest && syncApplied(latest, patched.metadata.generation)) return performance.now() - t0;
       return (await withTimeout(`Sync ${name} Ready`, done.seen, WAIT_MS)).at - t0;
     } finally {
@@ -793,15 +679,15 @@ async function setUp(namespace: string, mgmt: KubeClient, a: KubeClient, b: Kube
   const t0 = performance.now();
   await mgmt.request({ method: 'POST', path: psPath(namespace), body: proxySync(namespace, 'wave1', EDGE_A, configMaps(ROLLOUT_OBJECTS, W1_OBJECTS, 'v0')) });
   await mgmt.request({ method: 'POST', path: psPath(namespace), body: proxySync(namespace, 'wave2', EDGE_B, configMaps(ROLLOUT_OBJECTS, W2_OBJECTS, 'v0'), 'wave1') });
-  await Promise.all(['wave1', 'wave2'].map((n) => proxies.until(n, (o) => proxyReadyFor(o), `ProxySync ${n} Ready`)));
+  await Promise.all(['wave1', 'wave2'].map((n) => proxies.until(n, (o) => proxyReadyFor(o), `ProxySync ${n} Ready`, WAIT_MS)));
   const initialMs = performance.now() - t0;
   console.log(`  the first rollout (creation): ${s2(initialMs)}`);
   await mgmt.request({ method: 'POST', path: psPath(namespace), body: proxySync(namespace, 'reflect', EDGE_A, configMaps(1, 'reflect', 'v0')) });
   await a.request({ method: 'POST', path: syncPath(namespace), body: { apiVersion: API_VERSION, kind: 'Sync', metadata: { name: 'direct-wave1' }, spec: syncSpec(namespace, configMaps(ROLLOUT_OBJECTS, 'd1', 'v0')) } });
   await b.request({ method: 'POST', path: syncPath(namespace), body: { apiVersion: API_VERSION, kind: 'Sync', metadata: { name: 'direct-wave2' }, spec: syncSpec(namespace, configMaps(ROLLOUT_OBJECTS, 'd2', 'v0')) } });
-  await proxies.until('reflect', (o) => proxyReadyFor(o), 'ProxySync reflect Ready');
-  await syncsA.until('direct-wave1', (o) => syncApplied(o), 'Sync direct-wave1 Ready');
-  await syncsB.until('direct-wave2', (o) => syncApplied(o), 'Sync direct-wave2 Ready');
+  await proxies.until('reflect', (o) => proxyReadyFor(o), 'ProxySync reflect Ready', WAIT_MS);
+  await syncsA.until('direct-wave1', (o) => syncApplied(o), 'Sync direct-wave1 Ready', WAIT_MS);
+  await syncsB.until('direct-wave2', (o) => syncApplied(o), 'Sync direct-wave2 Ready', WAIT_MS);
   return { env, initialMs };
 }
 
@@ -825,7 +711,7 @@ async function main(): Promise<void> {
     env = set.env;
     const reflect = await reflection(env);
     // A's operator was restarted: `reflect` goes back to its own status, and the rollout starts from Ready ProxySyncs.
-    await until('wave1 and wave2 Ready', async () => ['wave1', 'wave2'].every((n) => proxyReadyFor(env!.proxies.latestOf(n) ?? ({ metadata: {} } as KubeObject))), WAIT_MS);
+    await until('wave1 and wave2 Ready', async () => ['wave1', 'wave2'].every((n) => proxyReadyFor(env!.proxies.latestOf(n)?.object ?? ({ metadata: {} } as KubeObject))), WAIT_MS);
     const roll = await rollout(env, set.initialMs);
     const input: ReportInput = {
       date: new Date().toISOString().slice(0, 10),

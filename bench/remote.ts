@@ -69,7 +69,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
@@ -79,7 +78,6 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { ApiError } from '../src/kube/errors.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
-import { watchEvents } from '../src/kube/watch-stream.js';
 import { tcpConnectionsTo } from '../test/support/proc.js';
 import { StallingProxy } from '../test/support/stalling-proxy.js';
 import {
@@ -106,6 +104,7 @@ import {
   until,
   withTimeout,
 } from './support.js';
+import { CollectionWatch, type Seen } from './collection-watch.js';
 
 const run = promisify(execFile);
 
@@ -277,104 +276,6 @@ async function namespacedIdentity(remote: KubeClient, namespace: string, sa = FL
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS } },
   });
   return req.status.token;
-}
-
-// ---------------------------------------------------------------- watching
-
-interface Seen {
-  /** performance.now() when the watch delivered it. */
-  at: number;
-  object: KubeObject;
-}
-
-/**
- * A watch on one collection of one namespace, from its current
- * resourceVersion: keeps the latest object per name and tells its listeners
- * of each ADDED or MODIFIED event. When the server ends the watch (it closes
- * watchers that fall behind, which a loaded machine makes likely), the
- * collection is read again, every object in it is delivered as if it had just
- * arrived, and the watch goes on from there; `restarts` counts that.
- */
-class CollectionWatch {
-  restarts = 0;
-  private readonly listeners = new Set<(seen: Seen) => void>();
-  private readonly latest = new Map<string, Seen>();
-  private current: { destroy: () => void } | undefined;
-  private closed = false;
-  private failure: Error | undefined;
-
-  private constructor(
-    private readonly client: KubeClient,
-    private readonly collection: string,
-  ) {}
-
-  static async open(client: KubeClient, collection: string): Promise<CollectionWatch> {
-    const watch = new CollectionWatch(client, collection);
-    const list = await client.request<{ metadata: { resourceVersion: string } }>({ path: collection, query: { limit: 1 } });
-    watch.current = await watch.stream(list.metadata.resourceVersion);
-    return watch;
-  }
-
-  private async stream(resourceVersion: string): Promise<{ destroy: () => void }> {
-    const res = await this.client.stream({ path: this.collection, query: { watch: 1, resourceVersion, allowWatchBookmarks: true }, idleTimeoutMs: 1_800_000 });
-    void this.pump(res, resourceVersion);
-    return res;
-  }
-
-  private async pump(res: Readable, from: string): Promise<void> {
-    let resourceVersion = from;
-    try {
-      for await (const event of watchEvents(res)) {
-        if (event.type === 'ERROR') break; // e.g. 410 Gone: read the collection again
-        resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-        if (event.type === 'ADDED' || event.type === 'MODIFIED') this.deliver(event.object, performance.now());
-      }
-    } catch {
-      // ended with an error: read the collection again
-    }
-    if (this.closed) return;
-    this.restarts++;
-    for (let attempt = 0; !this.closed; attempt++) {
-      try {
-        const list = await this.client.request<{ metadata: { resourceVersion: string }; items: KubeObject[] }>({ path: this.collection, timeoutMs: 60_000 });
-        const at = performance.now();
-        for (const item of list.items) this.deliver(item, at);
-        if (this.closed) return;
-        this.current = await this.stream(list.metadata.resourceVersion);
-        return;
-      } catch (err) {
-        if (attempt >= 30) {
-          this.failure = err as Error;
-          return;
-        }
-        await sleep(1_000);
-      }
-    }
-  }
-
-  private deliver(object: KubeObject, at: number): void {
-    const seen = { at, object };
-    this.latest.set(object.metadata.name ?? '', seen);
-    for (const fn of [...this.listeners]) fn(seen);
-  }
-
-  listen(fn: (seen: Seen) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
-  }
-
-  latestOf(name: string): Seen | undefined {
-    return this.latest.get(name);
-  }
-
-  get failed(): Error | undefined {
-    return this.failure;
-  }
-
-  close(): void {
-    this.closed = true;
-    this.current?.destroy();
-  }
 }
 
 const readyOf = (o: KubeObject) => statusOf(o).conditions?.find((c) => c.type === 'Ready');
