@@ -25,7 +25,7 @@ export function useTestNamespace(cluster: string, prefix: string): () => string 
   afterAll(async () => {
     if (!name) return;
     // The file's operators of this namespace stop first: one still running could re-add a released finalizer.
-    await stopOperatorsWatching(name);
+    await stopOperatorsWatching(cluster, name);
     const client = await clusterClient(cluster);
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${name}` }).catch(() => undefined);
     await releaseSyncFinalizers(client, name);

@@ -16,17 +16,18 @@ export interface LogLine {
   [key: string]: unknown;
 }
 
-/** The operators this test file started that still run, by the namespace they watch (`--namespace`; '' for all). */
-const running = new Map<OperatorProcess, string>();
+/** The operators this test file started that still run: their cluster and the namespace they watch (`--namespace`; '' for all). */
+const running = new Map<OperatorProcess, { cluster: string; namespace: string }>();
 
 /**
- * Stops the operators of this test file that watch `namespace`: a test
- * namespace is deleted after them, so none can put a finalizer back on a
- * sync whose finalizer the cleanup has just released (the namespace would
- * then stay Terminating for ever).
+ * Stops the operators of this test file that watch `namespace` of `cluster`
+ * (with `--namespace`, or all namespaces): a test namespace is deleted after
+ * them, so none can put a finalizer back on a sync whose finalizer the
+ * cleanup has just released (the namespace would then stay Terminating for ever).
  */
-export async function stopOperatorsWatching(namespace: string): Promise<void> {
-  await Promise.all([...running].filter(([, ns]) => ns === namespace).map(([op]) => op.stop('SIGTERM')));
+export async function stopOperatorsWatching(cluster: string, namespace: string): Promise<void> {
+  const watching = [...running].filter(([, w]) => w.cluster === cluster && (w.namespace === namespace || w.namespace === ''));
+  await Promise.all(watching.map(([op]) => op.stop('SIGTERM')));
 }
 
 export class OperatorProcess {
@@ -68,7 +69,7 @@ export class OperatorProcess {
     );
     const op = new OperatorProcess(child);
     const at = args.indexOf('--namespace');
-    running.set(op, at >= 0 ? (args[at + 1] ?? '') : '');
+    running.set(op, { cluster, namespace: at >= 0 ? (args[at + 1] ?? '') : '' });
     child.once('exit', () => running.delete(op));
     await eventually(`the operator's endpoints (stderr: ${op.stderr.join('\n')})`, async () =>
       op.ports.health ? true : undefined,
