@@ -121,8 +121,13 @@ describe('apply, edit, prune, drift', () => {
     await eventually('the requested reconcile', async () =>
       (await getSync(client, ns(), 'counted')).status?.lastHandledReconcileAt === 'count-1' ? true : undefined,
     );
-    // One dry-run PATCH per object and the status write; no GET per object, no real write.
-    expect((await requests('PATCH', '200')) - mid.patched).toBe(names.length + 1);
+    // One dry-run PATCH per object and the status write; no GET per object, no real write. The
+    // status write is seen on the server a moment before the operator counts its response.
+    const patched = await eventually('the status write to be counted', async () => {
+      const n = (await requests('PATCH', '200')) - mid.patched;
+      return n >= names.length + 1 ? n : undefined;
+    });
+    expect(patched).toBe(names.length + 1);
     expect((await requests('GET')) - mid.get).toBeLessThan(5);
     expect(before.patched).toBeGreaterThan(0);
   });

@@ -1,0 +1,81 @@
+// Following a RemoteSync's or ProxySync's kubeconfig Secret into its cluster,
+// as `tree`, `trace`, `diff` and `doctor` do. The kubeconfig is checked as
+// the operator checks it (clusters/kubeconfig.ts) before anything is used: a
+// tenant's `exec` user or file path never runs or is read on the admin's
+// machine. Reading the Secret needs `get secrets` in the sync's namespace.
+import type { ClusterSpec } from '../controllers/cluster-access.js';
+import { secretRefOf } from '../controllers/cluster-access.js';
+import { checkedKubeconfig, KubeconfigError } from '../clusters/kubeconfig.js';
+import { KubeClient } from '../kube/client.js';
+import { ApiError, TransportError } from '../kube/errors.js';
+import type { KubeObject } from '../kube/resources.js';
+import { describeRef, readKey } from '../source/kube-refs.js';
+import { packageVersion } from '../version.js';
+import type { Cluster } from './cluster.js';
+import { CLI_USER_AGENT } from './cluster.js';
+import { findCause, serverMessage } from './errors.js';
+
+/** A remote cluster is given this long to answer: a stopped one must not hold the command up. */
+const REMOTE_TIMEOUT_MS = 10_000;
+const REMOTE_CONNECT_TIMEOUT_MS = 5_000;
+
+/** Why a sync's cluster could not be opened: `refused` (its kubeconfig fails the checks), `missing`, `forbidden`. */
+export type RemoteProblem = 'refused' | 'missing' | 'forbidden';
+
+export type RemoteTarget =
+  | { ok: true; client: KubeClient; /** `Secret ns/name key k`, for messages. */ origin: string }
+  | { ok: false; problem: RemoteProblem; message: string };
+
+/**
+ * Opens the cluster a RemoteSync or ProxySync targets, from the managing
+ * cluster `home`. Opening asks nothing of the remote cluster: its first
+ * request does (see `remoteFailure`). Close the client when done.
+ */
+export async function openRemote(home: Pick<Cluster, 'client'>, sync: KubeObject): Promise<RemoteTarget> {
+  const ref = secretRefOf(sync, ((sync as { spec?: ClusterSpec }).spec ?? {}) as ClusterSpec);
+  const secret = { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
+  const origin = `${describeRef(secret)} key ${ref.key}`;
+  let text: string;
+  try {
+    text = (await readKey(home.client, secret, ref.key, ref.field)).toString('utf8');
+  } catch (err) {
+    // readKey wraps what the API server said in a SourceError (for the operator's status).
+    const api = findCause(err, ApiError);
+    if (api?.status === 403) {
+      return {
+        ok: false,
+        problem: 'forbidden',
+        message: `cannot read ${describeRef(secret)} (${serverMessage(api)}): following a sync into its cluster needs get secrets in namespace ${ref.namespace}`,
+      };
+    }
+    if (findCause(err, TransportError) || (api && !api.notFound)) throw err;
+    // Not found, or no such key: the SourceError says which and what to fix.
+    return { ok: false, problem: 'missing', message: err instanceof Error ? err.message : String(err) };
+  }
+  try {
+    const kubeConfig = checkedKubeconfig(text, origin);
+    const name = `${ref.namespace}/${ref.name}`;
+    const client = await KubeClient.create(name, kubeConfig, `${CLI_USER_AGENT}/${packageVersion()} (${name})`, {
+      timeoutMs: REMOTE_TIMEOUT_MS,
+      connectTimeoutMs: REMOTE_CONNECT_TIMEOUT_MS,
+    });
+    return { ok: true, client, origin };
+  } catch (err) {
+    if (err instanceof KubeconfigError) return { ok: false, problem: 'refused', message: err.message };
+    throw err;
+  }
+}
+
+/**
+ * One line for an error met in a remote cluster when it is that cluster's
+ * fault (unreachable, credentials refused), or undefined for any other error.
+ * A command shows the line in place of what it could not read there.
+ */
+export function remoteFailure(err: unknown, client: KubeClient): string | undefined {
+  const transport = findCause(err, TransportError);
+  if (transport) return `unreachable: ${client.server.origin}: ${serverMessage(transport)}`;
+  if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
+    return `${err.status === 401 ? 'credentials refused' : 'forbidden'} at ${client.server.origin}: ${serverMessage(err)}`;
+  }
+  return undefined;
+}
