@@ -10,6 +10,7 @@ import {
   VERSION,
   type SyncKind,
 } from './kinds.js';
+import { PRUNE_ANNOTATION, PRUNE_DISABLED } from './marks.js';
 import { KIND_SCHEMAS } from './objects.js';
 
 /** The CustomResourceDefinitions of the three kinds, generated from the zod schemas. */
@@ -58,6 +59,18 @@ const PRINTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 
+/** RemoteSync and ProxySync also show their cluster: a Cluster API cluster, or a kubeconfig Secret. */
+const CLUSTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns'] = [
+  { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterRef.name', description: 'the Cluster API cluster' },
+  { name: 'Kubeconfig', type: 'string', jsonPath: '.spec.kubeConfig.secretRef.name', description: 'the Secret holding the kubeconfig' },
+];
+
+function printerColumns(kind: SyncKind): CustomResourceDefinitionVersion['additionalPrinterColumns'] {
+  if (kind === 'Sync') return PRINTER_COLUMNS;
+  // Before Age, which kubectl shows last.
+  return [...PRINTER_COLUMNS.slice(0, -1), ...CLUSTER_COLUMNS, ...PRINTER_COLUMNS.slice(-1)];
+}
+
 /** The whole object's schema: apiVersion, kind, metadata, spec (required) and status. */
 export function openAPIV3Schema(kind: SyncKind): JSONSchemaProps {
   const { spec, status } = KIND_SCHEMAS[kind];
@@ -81,7 +94,8 @@ export function customResourceDefinition(kind: SyncKind): CustomResourceDefiniti
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${names.plural}.${GROUP}` },
+    // Never pruned: deleting the Sync that installed them (bootstrap) must not delete every sync of their kind.
+    metadata: { name: `${names.plural}.${GROUP}`, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } },
     spec: {
       group: GROUP,
       names: {
@@ -99,7 +113,7 @@ export function customResourceDefinition(kind: SyncKind): CustomResourceDefiniti
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: PRINTER_COLUMNS,
+          additionalPrinterColumns: printerColumns(kind),
           schema: { openAPIV3Schema: openAPIV3Schema(kind) },
         },
       ],

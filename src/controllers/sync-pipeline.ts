@@ -295,8 +295,7 @@ interface Run {
 /** The target's client, as the sync's service account when it names one. */
 function clientFor(target: ApplyTarget, spec: SyncSpec, owner: Owner): Requester {
   if (!spec.serviceAccountName) return target.client;
-  const user = `system:serviceaccount:${owner.namespace}:${spec.serviceAccountName}`;
-  return target.client.impersonate(user, ['system:serviceaccounts', `system:serviceaccounts:${owner.namespace}`]);
+  return target.client.asServiceAccount(owner.namespace, spec.serviceAccountName);
 }
 
 export function ownerOf(obj: KubeObject): Owner {

@@ -204,6 +204,16 @@ export class KubeClient implements Requester {
     };
   }
 
+  /**
+   * Acting as a service account. No Impersonate-Group: for a service account
+   * the API server adds its groups itself (system:serviceaccounts,
+   * system:serviceaccounts:<namespace>, system:authenticated), so the caller
+   * needs only `impersonate` on `serviceaccounts`.
+   */
+  asServiceAccount(namespace: string, name: string): Requester {
+    return this.impersonate(`system:serviceaccount:${namespace}:${name}`);
+  }
+
   /** Calls `fn` after each request with its method, URL and status; returns the way to stop. */
   observe(fn: RequestObserver): () => void {
     this.observers.add(fn);

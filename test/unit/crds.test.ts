@@ -66,12 +66,22 @@ describe('generated CRDs', () => {
         storage: true,
         subresources: { status: {} },
       });
+      const cluster =
+        crd.spec.names.kind === 'Sync'
+          ? []
+          : [
+              { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterRef.name', description: 'the Cluster API cluster' },
+              { name: 'Kubeconfig', type: 'string', jsonPath: '.spec.kubeConfig.secretRef.name', description: 'the Secret holding the kubeconfig' },
+            ];
       expect(crd.spec.versions[0]!.additionalPrinterColumns).toEqual([
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
         { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
         { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
+        ...cluster,
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ]);
+      // Never pruned, by the bootstrap Sync that installs them or any other.
+      expect(crd.metadata.annotations).toEqual({ 'syncprims.dev/prune': 'disabled' });
     }
   });
 

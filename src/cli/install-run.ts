@@ -1,0 +1,34 @@
+// `syncprims install`: what it does (install.ts declares it).
+import type { ClusterFlags } from './cluster.js';
+import { installManifests, type InstallOptions } from './install-manifests.js';
+import { toJson, toYaml, listOf } from './output.js';
+
+export interface InstallFlags extends ClusterFlags {
+  image?: string;
+  clusterId?: string;
+  defaultServiceAccount?: string;
+  apply?: boolean;
+  output: 'yaml' | 'json';
+}
+
+export function installOptions(flags: InstallFlags): InstallOptions {
+  return { image: flags.image, namespace: flags.namespace, clusterId: flags.clusterId, defaultServiceAccount: flags.defaultServiceAccount };
+}
+
+export async function install(flags: InstallFlags): Promise<void> {
+  const objects = installManifests(installOptions(flags));
+  if (!flags.apply) {
+    process.stdout.write(flags.output === 'json' ? toJson(listOf(objects)) : yamlStream(objects));
+    return;
+  }
+  const [{ withCluster }, { applyManifests }] = await Promise.all([import('./cluster.js'), import('./install-apply.js')]);
+  // -n names the operator's namespace here, not the context's: the cluster is chosen by --kubeconfig and --context only.
+  await withCluster({ kubeconfig: flags.kubeconfig, context: flags.context }, ({ client }) =>
+    applyManifests(client, objects, (line) => console.log(line)),
+  );
+}
+
+/** Documents separated by `---`, as kubectl reads them from a file. */
+export function yamlStream(objects: readonly unknown[]): string {
+  return objects.map((o) => `---\n${toYaml(o)}`).join('');
+}

@@ -1,0 +1,77 @@
+import { describe, expect, test } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { configFiles } from '../../src/cli/config-files.js';
+import { installManifests, operatorArgs } from '../../src/cli/install-manifests.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { LOCAL, ROOT } from '../support/controlplane.js';
+
+const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const byKey = (objects: KubeObject[]) => new Map(objects.map((o) => [key(o), o]));
+interface Container {
+  image: string;
+  args: string[];
+  livenessProbe: { httpGet: unknown };
+  readinessProbe: { httpGet: unknown };
+  resources: { requests: unknown };
+  securityContext: unknown;
+}
+type Deployment = KubeObject & { spec: { replicas: number; template: { spec: { securityContext: unknown; containers: [Container] } } } };
+
+describe('config/', () => {
+  test.each(configFiles().map((f) => [f.file, f.text]))('config/%s is up to date', async (file, expected) => {
+    const actual = await readFile(path.join(ROOT, 'config', file), 'utf8').catch(() => '(missing)');
+    if (actual !== expected) throw new Error(`config/${file} differs from what src/cli/install-manifests.ts generates: run \`make crds\` and check the result in`);
+  });
+
+  test('kubectl kustomize config/ gives exactly what syncprims install prints', async () => {
+    const { stdout } = await promisify(execFile)(path.join(LOCAL, 'bin', 'kubectl'), ['kustomize', path.join(ROOT, 'config')], { maxBuffer: 16 << 20 });
+    const built = parseAllDocuments(stdout).map((d) => d.toJS() as KubeObject);
+    const want = installManifests();
+    expect([...byKey(built).keys()].sort()).toEqual([...byKey(want).keys()].sort());
+    for (const [k, obj] of byKey(want)) expect(byKey(built).get(k)).toEqual(obj);
+  });
+});
+
+describe('the manifests', () => {
+  test('the CRDs and the namespace are never pruned; everything namespaced is in the operator namespace', () => {
+    const objects = installManifests({ namespace: 'platform' });
+    const kept = objects.filter((o) => o.metadata.annotations?.['syncprims.dev/prune'] === 'disabled').map(key);
+    expect(kept.sort()).toEqual([
+      'CustomResourceDefinition//proxysyncs.syncprims.dev',
+      'CustomResourceDefinition//remotesyncs.syncprims.dev',
+      'CustomResourceDefinition//syncs.syncprims.dev',
+      'Namespace//platform',
+    ]);
+    const namespaced = objects.filter((o) => o.metadata.namespace !== undefined);
+    expect(new Set(namespaced.map((o) => o.metadata.namespace))).toEqual(new Set(['platform']));
+    expect(namespaced.map((o) => o.kind).sort()).toEqual(['Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    // Every binding names the operator's account in that namespace.
+    for (const b of objects.filter((o) => o.kind.endsWith('Binding'))) {
+      expect((b as unknown as { subjects: unknown[] }).subjects).toEqual([{ kind: 'ServiceAccount', name: 'syncprims-operator', namespace: 'platform' }]);
+    }
+  });
+
+  test('the Deployment: two replicas electing a leader, probes, requests, non-root, read-only root filesystem', () => {
+    const d = installManifests({ image: 'registry.example/syncprims:v9', clusterId: 'mgmt', defaultServiceAccount: 'tenant' }).find(
+      (o) => o.kind === 'Deployment',
+    ) as Deployment;
+    expect(d.spec.replicas).toBe(2);
+    const pod = d.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    const [c] = pod.containers;
+    expect(c.image).toBe('registry.example/syncprims:v9');
+    expect(c.args).toEqual(operatorArgs('syncprims-system', { clusterId: 'mgmt', defaultServiceAccount: 'tenant' }));
+    expect(c.args).toEqual(expect.arrayContaining(['run', '--leader-elect', '--leader-election-namespace=syncprims-system', '--cluster-id=mgmt', '--default-service-account=tenant']));
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
+    expect(c.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    // Without the options, the flags are left to the operator's defaults.
+    const plain = installManifests().find((o) => o.kind === 'Deployment') as Deployment;
+    expect(plain.spec.template.spec.containers[0].args.some((a) => a.startsWith('--cluster-id') || a.startsWith('--default-service-account'))).toBe(false);
+  });
+});
