@@ -1,7 +1,7 @@
 // `syncprims install`: what it does (install.ts declares it).
 import type { ClusterFlags } from './cluster.js';
 import { installManifests, type InstallOptions } from './install-manifests.js';
-import { toJson, toYaml, listOf } from './output.js';
+import { listOf, toJson, yamlStream } from './output.js';
 
 export interface InstallFlags extends ClusterFlags {
   image?: string;
@@ -26,9 +26,4 @@ export async function install(flags: InstallFlags): Promise<void> {
   await withCluster({ kubeconfig: flags.kubeconfig, context: flags.context }, ({ client }) =>
     applyManifests(client, objects, (line) => console.log(line)),
   );
-}
-
-/** Documents separated by `---`, as kubectl reads them from a file. */
-export function yamlStream(objects: readonly unknown[]): string {
-  return objects.map((o) => `---\n${toYaml(o)}`).join('');
 }

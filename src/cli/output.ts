@@ -19,3 +19,8 @@ export function toJson(value: unknown): string {
 export function listOf(items: readonly KubeObject[]): Record<string, unknown> {
   return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
 }
+
+/** Documents separated by `---`, as kubectl reads them from a file. */
+export function yamlStream(objects: readonly unknown[]): string {
+  return objects.map((o) => `---\n${toYaml(o)}`).join('');
+}

@@ -237,7 +237,19 @@ describe('what needs a cluster', () => {
       path: `/api/v1/namespaces/${ns()}/configmaps`,
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-manifests' }, data: { 'app.yaml': manifests } },
     });
-    const example = path.join(EXAMPLES, 'proxysync-rollout.yaml');
+    const example = path.join(dir, 'proxysync-configmap.yaml');
+    writeFileSync(
+      example,
+      stringify({
+        apiVersion: 'syncprims.dev/v1alpha1',
+        kind: 'ProxySync',
+        metadata: { name: 'app' },
+        spec: {
+          kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } },
+          template: { spec: { source: { configMap: { name: 'app-manifests' } }, defaultNamespace: 'app' } },
+        },
+      }),
+    );
     const [withCluster, alone] = await Promise.all([runCli(['build', example, '-n', ns(), '--kubeconfig', KUBECONFIG]), runCli(['build', example, '-n', ns()])]);
     expect({ code: withCluster.code, stderr: withCluster.stderr }).toEqual({ code: 0, stderr: '' });
     expect(docsOf(withCluster.stdout)).toEqual([

@@ -1,0 +1,25 @@
+# The operator's image. Not built or tested on the project's machines (they reach no container
+# registry): see README, "Installing on a real cluster".
+#
+#   docker build -t registry.example.com/syncprims:v0.1.0 .
+#   syncprims install --image registry.example.com/syncprims:v0.1.0 | kubectl apply --server-side -f -
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+# The Deployment runs it as 65532 with a read-only root filesystem (an emptyDir on /tmp).
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+CMD ["run", "--leader-elect"]
