@@ -33,7 +33,9 @@ deps: node_modules/.installed ## install the npm dependencies (cached in ~/.cach
 
 $(CONTROLPLANE): controlplane/go.mod controlplane/go.sum $(wildcard controlplane/*.go)
 	@mkdir -p $(LOCAL)/bin
-	cd controlplane && go build -trimpath -ldflags "$(GO_LDFLAGS)" -o $(CONTROLPLANE) .
+	@echo "Building the local control plane from k8s.io/kubernetes $(K8S_VERSION): the first build downloads"
+	@echo "and compiles for several minutes (warm builds take seconds); each package is listed as it compiles."
+	cd controlplane && go build -v -trimpath -ldflags "$(GO_LDFLAGS)" -o $(CONTROLPLANE) . 2>&1 | awk '{ n++; printf "  [%4d] %s\n", n, $$0; fflush() }'; exit $${PIPESTATUS[0]}
 	@ln -sf controlplane $(KUBECTL)
 
 .PHONY: controlplane
@@ -53,7 +55,8 @@ up: controlplane ## start the local clusters in the background (CLUSTERS="mgmt e
 	@$(CONTROLPLANE) --dir $(LOCAL) up $(CLUSTERS)
 
 .PHONY: down
-down: ## stop the local clusters; leaves no process behind
+down: ## stop the demo's operators and the local clusters; leaves no process behind
+	@bash examples/demo.sh stop
 	@if [ -x $(CONTROLPLANE) ]; then $(CONTROLPLANE) --dir $(LOCAL) down; fi
 
 .PHONY: status
@@ -68,10 +71,12 @@ lint: deps ## eslint and the TypeScript type-check
 
 .PHONY: test
 test: deps controlplane build lint ## everything: lint, type-check, unit and integration tests
+	@# The demo's operators watch every namespace of the clusters the tests use: stopped first.
+	@bash examples/demo.sh stop
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
 .PHONY: demo
-demo: deps controlplane build ## bring the local clusters up and show what runs on them
+demo: deps controlplane build ## the three journeys (bootstrap, registration, rollout) on the local clusters
 	@bash examples/demo.sh
 
 .PHONY: bench

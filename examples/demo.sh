@@ -1,65 +1,229 @@
 #!/usr/bin/env bash
-# `make demo`: brings the local clusters up and shows them. Later stages grow
-# this into the three journeys (bootstrap, registration, rollout).
+# `make demo`: the three journeys on the local control plane.
+#   1. bootstrap: the management cluster manages its own operator;
+#   2. registration: RemoteSyncs install the operator in edge-1 and edge-2, ProxySyncs keep a
+#      baseline Sync in each;
+#   3. rollout: an app released to edge-1, then edge-2, by ProxySyncs ordered with dependsOn.
+# It leaves the clusters and one operator per cluster running; `make down` stops all of it.
+#
+# The local clusters run no pods: each operator runs as a local process (pid and log under
+# .local/operators/), with the token of the ServiceAccount that the installed manifests create,
+# and this script writes the status of the operator's Deployment as a kubelet would.
+#
+#   examples/demo.sh          run the journeys (again: every step is safe to repeat)
+#   examples/demo.sh stop     stop the operators it started
+#
+# DEMO_CLUSTERS (default "mgmt edge-1 edge-2") names the clusters that play mgmt, edge-1 and
+# edge-2; DEMO_PORT_BASE (default 18080) the first of the operators' six local ports. The
+# journeys test runs this script on clusters of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CP=.local/bin/controlplane
-KUBECTL=.local/bin/kubectl
+ROOT=$PWD
+CP=$ROOT/.local/bin/controlplane
+KUBECTL=$ROOT/.local/bin/kubectl
+OPS=$ROOT/.local/operators
+read -r -a CLUSTERS <<<"${DEMO_CLUSTERS:-mgmt edge-1 edge-2}"
+MGMT=${CLUSTERS[0]}
+EDGES=("${CLUSTERS[1]}" "${CLUSTERS[2]}")
+ROLES=(mgmt edge-1 edge-2)
+PORT_BASE=${DEMO_PORT_BASE:-18080}
+NS=syncprims-system
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$'\033[1m'; D=$'\033[2m'; R=$'\033[0m'; else B=; D=; R=; fi
+step() { printf '\n%s== %s%s\n' "$B" "$*" "$R"; }
+say() { printf '%s%s%s\n' "$D" "$*" "$R"; }
+# Shows a command as a user would type it (kubectl, syncprims), then runs it.
+run() {
+  local shown
+  case $1 in
+    k) shown="kubectl --kubeconfig .local/$2.kubeconfig ${*:3}" ;;
+    *) shown="$*" ;;
+  esac
+  printf '%s$ %s%s\n' "$D" "${shown//$ROOT\//}" "$R"
+  "$@"
+}
+kc() { echo "$ROOT/.local/$1.kubeconfig"; }
+k() { local c=$1; shift; "$KUBECTL" --kubeconfig "$(kc "$c")" "$@"; }
+syncprims() { node "$ROOT/dist/cli/main.js" "$@"; }
 
-step "Starting the local control plane (mgmt, edge-1, edge-2)"
-"$CP" up mgmt edge-1 edge-2
+# Stops the operators started for the clusters named (all of them when none is).
+stop_operators() {
+  local pids=() c
+  if [ $# -eq 0 ]; then pids=("$OPS"/*.pid); else for c in "$@"; do pids+=("$OPS/$c.pid"); done; fi
+  for pid in "${pids[@]}"; do
+    [ -e "$pid" ] || continue
+    kill -TERM "$(cat "$pid")" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$(cat "$pid")" 2>/dev/null || break; sleep 0.5; done
+    rm -f "$pid"
+  done
+}
 
-for c in mgmt edge-1 edge-2; do
-  step "Cluster $c"
-  "$KUBECTL" --kubeconfig ".local/$c.kubeconfig" version | grep Server
-  "$KUBECTL" --kubeconfig ".local/$c.kubeconfig" get namespaces
+if [ "${1:-}" = stop ]; then
+  if [ -n "${DEMO_CLUSTERS:-}" ]; then stop_operators "${CLUSTERS[@]}"; else stop_operators; fi
+  exit 0
+fi
+
+# A kubeconfig for cluster $1 with the token of the installed operator's ServiceAccount: the
+# operator runs with what `syncprims install` grants it, and nothing more.
+operator_kubeconfig() {
+  local c=$1 out=$OPS/$1.kubeconfig token server ca
+  token=$(k "$c" create token syncprims-operator -n "$NS" --duration=48h)
+  server=$(k "$c" config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$(k "$c" config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+  cat >"$out" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: $c, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: syncprims-operator, user: {token: "$token"}}]
+contexts: [{name: $c, context: {cluster: $c, user: syncprims-operator}}]
+current-context: $c
+EOF
+  echo "$out"
+}
+
+# Starts the operator of cluster $1 (role index $2) as a local process in place of its pods.
+start_operator() {
+  local c=$1 i=$2 port=$((PORT_BASE + 2 * $2)) config
+  config=$(operator_kubeconfig "$c")
+  node "$ROOT/dist/cli/main.js" run --kubeconfig "$config" --leader-elect --leader-election-namespace "$NS" \
+    --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" >"$OPS/$c.log" 2>&1 &
+  echo $! >"$OPS/$c.pid"
+  for _ in $(seq 1 120); do
+    curl -fsS "127.0.0.1:$((port + 1))/readyz" >/dev/null 2>&1 && { say "operator of ${ROLES[$i]} ($c) running: pid $(cat "$OPS/$c.pid"), log $OPS/$c.log, metrics 127.0.0.1:$port"; return; }
+    kill -0 "$(cat "$OPS/$c.pid")" 2>/dev/null || break
+    sleep 0.5
+  done
+  echo "the operator of $c did not become ready; its log:" >&2
+  tail -20 "$OPS/$c.log" >&2
+  exit 1
+}
+
+# Writes the operator Deployment's status in cluster $1 as a kubelet would once its pods run:
+# the local process started above stands in for them.
+stand_in_for_kubelet() {
+  local c=$1 generation replicas
+  k "$c" wait --for=create deployment/syncprims-operator -n "$NS" --timeout=120s >/dev/null
+  generation=$(k "$c" get deployment syncprims-operator -n "$NS" -o jsonpath='{.metadata.generation}')
+  replicas=$(k "$c" get deployment syncprims-operator -n "$NS" -o jsonpath='{.spec.replicas}')
+  k "$c" patch deployment syncprims-operator -n "$NS" --subresource=status --type=merge -p "{\"status\": {
+    \"observedGeneration\": $generation, \"replicas\": $replicas, \"updatedReplicas\": $replicas,
+    \"readyReplicas\": $replicas, \"availableReplicas\": $replicas,
+    \"conditions\": [{\"type\": \"Available\", \"status\": \"True\", \"reason\": \"MinimumReplicasAvailable\"},
+                     {\"type\": \"Progressing\", \"status\": \"True\", \"reason\": \"NewReplicaSetAvailable\"}]}}" >/dev/null
+  say "$c: Deployment syncprims-operator marked available ($replicas replicas), as its kubelet would"
+}
+
+# Waits until the ConfigMap apps/shop-release in cluster $1 says version $2.
+wait_version() {
+  k "$1" wait --for=create configmap/shop-release -n apps --timeout=120s >/dev/null
+  k "$1" wait --for=jsonpath='{.data.version}'="$2" configmap/shop-release -n apps --timeout=120s >/dev/null
+}
+
+# The release in examples/rollout/app.yaml at version $1 (sed also takes more expressions).
+release() {
+  local version=$1; shift
+  sed -e "s/1\.0\.0/$version/g" "$@" examples/rollout/app.yaml
+}
+
+mkdir -p "$OPS"
+step "Starting the local clusters: ${CLUSTERS[*]}"
+"$CP" --dir "$ROOT/.local" up "${CLUSTERS[@]}"
+# A second run starts its operators afresh.
+stop_operators "${CLUSTERS[@]}"
+
+step "1. Bootstrap: ${MGMT} manages its own operator"
+run syncprims bootstrap --kubeconfig "$(kc "$MGMT")"
+start_operator "$MGMT" 0
+stand_in_for_kubelet "$MGMT"
+run k "$MGMT" wait --for=condition=Ready sync/syncprims -n "$NS" --timeout=120s
+run syncprims tree sync/syncprims -n "$NS" --kubeconfig "$(kc "$MGMT")"
+
+step "2. Registration: RemoteSyncs install the operator in ${EDGES[*]}; ProxySyncs keep a baseline Sync there"
+k "$MGMT" create namespace fleet --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
+for i in 0 1; do
+  # The Cluster API convention: cluster edge-N's kubeconfig in the Secret edge-N-kubeconfig, key value.
+  k "$MGMT" create secret generic "${ROLES[$((i + 1))]}-kubeconfig" -n fleet --from-file=value="$(kc "${EDGES[$i]}")" \
+    --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
+done
+say "Secrets fleet/edge-1-kubeconfig and fleet/edge-2-kubeconfig hold the edges' kubeconfigs"
+syncprims install >"$OPS/install.yaml"
+k "$MGMT" create configmap syncprims-install -n fleet --from-file=manifests.yaml="$OPS/install.yaml" \
+  --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
+say "ConfigMap fleet/syncprims-install holds the output of 'syncprims install'"
+run k "$MGMT" apply --server-side -n fleet -f examples/registration/
+for i in 0 1; do
+  stand_in_for_kubelet "${EDGES[$i]}"
+  start_operator "${EDGES[$i]}" $((i + 1))
+done
+run k "$MGMT" wait --for=condition=Ready remotesync/install-edge-1 remotesync/install-edge-2 \
+  proxysync/baseline-edge-1 proxysync/baseline-edge-2 -n fleet --timeout=180s
+run syncprims get -A --kubeconfig "$(kc "$MGMT")"
+run syncprims tree proxysync/baseline-edge-1 -n fleet --kubeconfig "$(kc "$MGMT")"
+
+step "3. Rollout: the app shop, to edge-1 (wave 1) and then edge-2 (wave 2)"
+release 1.0.0 | run k "$MGMT" apply --server-side -n fleet -f -
+wait_version "${EDGES[1]}" 1.0.0
+run k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s
+say "shop 1.0.0 runs in both edges"
+
+# Each change below is followed by a watch of the two waves: one line per change of either.
+watch_waves() {
+  node "$ROOT/dist/cli/main.js" get proxysync -n fleet --kubeconfig "$(kc "$MGMT")" --watch &
+  WATCH=$!
+  # Its table first, then the change.
+  sleep 2
+}
+unwatch() { sleep 1; kill "$WATCH" 2>/dev/null || true; wait "$WATCH" 2>/dev/null || true; }
+
+step "3a. Release 1.1.0: wave 2 starts once wave 1 is Ready"
+watch_waves
+release 1.1.0 | run k "$MGMT" apply --server-side -n fleet -f -
+wait_version "${EDGES[1]}" 1.1.0
+k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
+unwatch
+
+step "3b. Release 1.2.0 with a mistake (a Service port the API server refuses): wave 1 fails, wave 2 waits"
+watch_waves
+release 1.2.0 -e 's/port: 80$/port: 80000/' | run k "$MGMT" apply --server-side -n fleet -f -
+k "$MGMT" wait --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=ApplyFailed proxysync/shop-wave-1 -n fleet --timeout=120s >/dev/null
+k "$MGMT" wait --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=DependencyNotReady proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
+unwatch
+say "edge-2 still runs $(k "${EDGES[1]}" get configmap shop-release -n apps -o jsonpath='{.data.version}'): the broken release never reached it"
+run syncprims get -n fleet --status-selector ready=false --kubeconfig "$(kc "$MGMT")"
+
+step "3c. The fix: release 1.2.0 again, corrected; it rolls on, wave by wave"
+watch_waves
+release 1.2.0 | run k "$MGMT" apply --server-side -n fleet -f -
+wait_version "${EDGES[1]}" 1.2.0
+k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
+unwatch
+run syncprims tree proxysync/shop-wave-2 -n fleet --kubeconfig "$(kc "$MGMT")"
+
+step "Where it all stands"
+run syncprims get -A --kubeconfig "$(kc "$MGMT")"
+for i in 0 1; do
+  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "$(k "${EDGES[$i]}" get configmap shop-release -n apps -o jsonpath='{.data.version}')"
+  k "${EDGES[$i]}" get syncs -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}'
+  echo
 done
 
-step "syncprims CLI"
-node dist/cli/main.js version --kubeconfig .local/mgmt.kubeconfig
+cat <<NEXT
 
-K=("$KUBECTL" --kubeconfig .local/mgmt.kubeconfig)
-step "Installing the CRDs on mgmt"
-"${K[@]}" apply --server-side --field-manager syncprims -f crds/
-"${K[@]}" wait --for condition=Established crd --all --timeout 60s >/dev/null
-"${K[@]}" create namespace demo --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
-"${K[@]}" apply -n demo -f examples/sync-inline.yaml
-step "Three Syncs ordered by dependsOn (database <- app <- dashboards), created at once"
-"${K[@]}" create namespace shop --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
-"${K[@]}" apply -n demo -f examples/sync-dependencies.yaml
+${B}What happened${R}
+  1. syncprims bootstrap installed the operator in $MGMT and a Sync (syncprims-system/syncprims)
+     that keeps the operator's own manifests applied.
+  2. RemoteSyncs installed the operator in ${EDGES[*]}; ProxySyncs then keep a Sync "baseline"
+     in each, applied by that edge's own operator, its status reflected in $MGMT.
+  3. ProxySyncs released the app shop wave by wave: 1.0.0, then 1.1.0; the broken 1.2.0 stopped
+     at wave 1, and the fixed 1.2.0 went on to wave 2.
 
-step "Running the operator (namespace demo) until the example Syncs are Ready"
-node dist/cli/main.js run --kubeconfig .local/mgmt.kubeconfig --namespace demo \
-  --metrics-addr 127.0.0.1:18080 --health-addr 127.0.0.1:18081 > .local/demo-operator.log 2>&1 &
-op=$!
-trap 'kill $op 2>/dev/null || true' EXIT
-# Wait for the operator itself (its caches primed): on a second run the Syncs are Ready already.
-for _ in $(seq 1 120); do
-  curl -fsS 127.0.0.1:18081/readyz >/dev/null 2>&1 && break
-  kill -0 $op 2>/dev/null || { echo "the operator exited; its log:" >&2; tail -20 .local/demo-operator.log >&2; exit 1; }
-  sleep 0.5
-done
-"${K[@]}" wait --for=condition=Ready sync/hello sync/database sync/app sync/dashboards -n demo --timeout=60s
-curl -fsS 127.0.0.1:18081/readyz && echo " (readyz)"
-curl -fsS 127.0.0.1:18080/metrics | grep -E '^(controller_runtime_reconcile_total|syncprims_cache_objects)'
-kill -TERM $op && wait $op || true
-"${K[@]}" get syncprims -n demo
-"${K[@]}" get configmap greeting -n hello -o jsonpath='{"ConfigMap hello/greeting: "}{.data.message}{"\n"}'
-"${K[@]}" get events -n demo --field-selector involvedObject.name=hello -o custom-columns=REASON:.reason,MESSAGE:.message
-step "In what order the operator applied them (its log)"
-node -e '
-  const lines = require("fs").readFileSync(".local/demo-operator.log", "utf8").split("\n").filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
-  const shown = lines.filter((l) => ["applied", "dependencies met", "ready"].includes(l.msg) || l.reason === "DependencyNotReady");
-  for (const l of shown) console.log(l.time, (l.name + "          ").slice(0, 11), l.msg, l.changes ?? "");
-  if (shown.length === 0) console.log("nothing to apply: every Sync was in place from an earlier run, and the operator wrote nothing (the clusters keep their data across make down; make clean starts afresh)");
-'
-
-cat <<'NEXT'
-
-The clusters keep running in the background. Try:
-  .local/bin/kubectl --kubeconfig .local/edge-1.kubeconfig get ns
-  .local/bin/controlplane status          # what runs, where
-  make down                               # stop everything
+${B}Explore${R} (the clusters and the three operators keep running)
+  export KUBECONFIG=$(kc "$MGMT")
+  node dist/cli/main.js get -A                          # every sync, Ready or not
+  node dist/cli/main.js tree proxysync/shop-wave-2 -n fleet
+  node dist/cli/main.js graph -n fleet                  # the dependency graph (Mermaid)
+  node dist/cli/main.js doctor -A                       # anything stuck?
+  .local/bin/kubectl get syncprims -A
+  tail -f .local/operators/*.log                        # the operators' logs
+  make down                                             # stop the operators and the clusters
 NEXT

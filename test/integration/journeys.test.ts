@@ -1,0 +1,199 @@
+// The three journeys as `make demo` runs them (examples/demo.sh), on clusters
+// of this test's own that play mgmt, edge-1 and edge-2; then what a user
+// finds: every sync Ready, the app at its last version in both edges, the
+// operators running with only the installed ServiceAccount's token, and the
+// install and bootstrap commands safe to repeat and to undo.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { runCli } from '../support/cli.js';
+import { closeClients, clusterClient, controlplane, kubeconfigPath, LOCAL, ROOT } from '../support/controlplane.js';
+import { eventually } from '../support/eventually.js';
+
+const [MGMT, EDGE1, EDGE2] = ['journey-mgmt', 'journey-edge-1', 'journey-edge-2'];
+const CLUSTERS = [MGMT, EDGE1, EDGE2];
+const ENV = { DEMO_CLUSTERS: CLUSTERS.join(' '), DEMO_PORT_BASE: '18280', NO_COLOR: '1' };
+const DEMO_LOG = path.join(LOCAL, 'journeys-test-demo.log');
+const SYSTEM = 'syncprims-system';
+const OPERATOR_USER = `system:serviceaccount:${SYSTEM}:syncprims-operator`;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function sh(script: string, opts: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
+      const code = err ? (err as { code?: unknown }).code : 0;
+      if (typeof code !== 'number') return reject(new Error(`${script}: ${String(err)}\n${stderr}`));
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+}
+type Synced = KubeObject & { status?: { conditions?: Condition[] } };
+const ready = (o: Synced) => o.status?.conditions?.find((c) => c.type === 'Ready');
+const list = async (client: KubeClient, plural: string) =>
+  (await client.request<{ items: Synced[] }>({ path: `/apis/syncprims.dev/v1alpha1/${plural}` })).items;
+
+let demo: Result;
+let mgmt: KubeClient;
+
+beforeAll(async () => {
+  // The whole demo, as `make demo` runs it; its output is kept for a failure's diagnosis.
+  demo = await sh('bash examples/demo.sh', { env: ENV, timeoutMs: 10 * 60_000 });
+  writeFileSync(DEMO_LOG, `${demo.stdout}\n--- stderr ---\n${demo.stderr}`);
+  mgmt = await clusterClient(MGMT);
+}, 11 * 60_000);
+
+afterAll(async () => {
+  await sh('bash examples/demo.sh stop', { env: ENV });
+  await closeClients();
+  await controlplane(['stop', ...CLUSTERS]);
+});
+
+describe('make demo: bootstrap, registration, rollout', () => {
+  test('it completes, showing the rollout wave by wave and the broken wave halting the next', () => {
+    if (demo.code !== 0) throw new Error(`examples/demo.sh exited ${demo.code}; its output is in ${DEMO_LOG}:\n${demo.stderr.slice(-2000)}`);
+    const lines = demo.stdout.split('\n');
+    // The watch of the waves printed wave 1 failing and wave 2 waiting for it, and the fix rolling on.
+    expect(lines.some((l) => /^ProxySync\s+shop-wave-1\s+False\s+ApplyFailed/.test(l))).toBe(true);
+    expect(lines.some((l) => /^ProxySync\s+shop-wave-2\s+False\s+DependencyNotReady\s.*ProxySync\/shop-wave-1/.test(l))).toBe(true);
+    expect(demo.stdout).toContain('edge-2 still runs 1.1.0: the broken release never reached it');
+    // tree crossed into the edge and showed the remote Sync's objects.
+    expect(demo.stdout).toMatch(/Sync\/syncprims-system\/baseline\s+Ready=True/);
+  });
+
+  test('every sync of the three kinds is Ready in mgmt, the Syncs in both edges, and shop is at 1.2.0 in both', async () => {
+    const all = [...(await list(mgmt, 'syncs')), ...(await list(mgmt, 'remotesyncs')), ...(await list(mgmt, 'proxysyncs'))];
+    expect(all.map((o) => `${o.kind}/${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(
+      [
+        'Sync/syncprims',
+        'RemoteSync/install-edge-1',
+        'RemoteSync/install-edge-2',
+        'ProxySync/baseline-edge-1',
+        'ProxySync/baseline-edge-2',
+        'ProxySync/shop-wave-1',
+        'ProxySync/shop-wave-2',
+      ]
+        .map((s) => `${s}=True`)
+        .sort(),
+    );
+    for (const edge of [EDGE1, EDGE2]) {
+      const client = await clusterClient(edge);
+      expect((await list(client, 'syncs')).map((o) => `${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(['baseline=True', 'shop=True']);
+      const release = await client.request<{ data: { version: string } }>({ path: '/api/v1/namespaces/apps/configmaps/shop-release' });
+      expect(release.data.version).toBe('1.2.0');
+    }
+  });
+
+  test('each operator ran with only the token of the ServiceAccount that install created', async () => {
+    for (const cluster of CLUSTERS) {
+      const kc = new KubeConfig();
+      kc.loadFromFile(path.join(LOCAL, 'operators', `${cluster}.kubeconfig`));
+      expect(kc.getCurrentUser()).toMatchObject({ token: expect.any(String) });
+      expect(kc.getCurrentUser()?.certData).toBeUndefined();
+      const client = await KubeClient.create(cluster, kc);
+      try {
+        const review = await client.request<{ status: { userInfo: { username: string } } }>({
+          method: 'POST',
+          path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        });
+        expect(review.status.userInfo.username).toBe(OPERATOR_USER);
+      } finally {
+        client.close();
+      }
+      // ...and that operator leads in its cluster: the leader Lease names its process.
+      const lease = await (await clusterClient(cluster)).request<{ spec: { holderIdentity?: string } }>({
+        path: `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/syncprims-leader`,
+      });
+      expect(lease.spec.holderIdentity).toBeTruthy();
+    }
+  });
+});
+
+describe('install and bootstrap', () => {
+  test('bootstrap run again changes nothing: the bootstrap Sync keeps its generation and stays Ready', async () => {
+    const before = await mgmt.request<Synced>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/${SYSTEM}/syncs/syncprims` });
+    const again = await runCli(['bootstrap', '--kubeconfig', kubeconfigPath(MGMT)]);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+    const after = await mgmt.request<Synced>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/${SYSTEM}/syncs/syncprims` });
+    expect(after.metadata.generation).toBe(before.metadata.generation);
+    expect(ready(after)?.status).toBe('True');
+  });
+
+  test('deleting the bootstrap Sync leaves the CRDs, the namespace, the operator and every sync in place', async () => {
+    const crds = ['syncs', 'remotesyncs', 'proxysyncs'].map((p) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${p}.syncprims.dev`);
+    await mgmt.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${SYSTEM}/syncs/syncprims` });
+    await eventually('the bootstrap Sync to be gone', async () => {
+      const left = await list(mgmt, 'syncs');
+      return left.some((s) => s.metadata.name === 'syncprims') ? undefined : true;
+    });
+    for (const crd of crds) expect((await mgmt.request<KubeObject>({ path: crd })).metadata.deletionTimestamp).toBeUndefined();
+    expect((await mgmt.request<KubeObject>({ path: `/api/v1/namespaces/${SYSTEM}` })).metadata.deletionTimestamp).toBeUndefined();
+    await mgmt.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
+    expect((await list(mgmt, 'proxysyncs')).length).toBe(4);
+    expect((await list(mgmt, 'remotesyncs')).length).toBe(2);
+    // Bootstrap brings it back, adopting what is there.
+    expect((await runCli(['bootstrap', '--kubeconfig', kubeconfigPath(MGMT)])).code).toBe(0);
+  });
+
+  test('syncprims install | kubectl apply --server-side -f - applies cleanly to a fresh cluster, and kubectl delete undoes it', async () => {
+    const cluster = 'journey-fresh';
+    await controlplane(['up', cluster]);
+    try {
+      const kubectl = `${path.join(LOCAL, 'bin', 'kubectl')} --kubeconfig ${kubeconfigPath(cluster)}`;
+      // A run cut short may have left its namespace being deleted.
+      await sh(`${kubectl} wait --for=delete namespace/${SYSTEM} --timeout=60s`);
+      const applied = await sh(`set -o pipefail; node dist/cli/main.js install | ${kubectl} apply --server-side -f -`);
+      expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(applied.stdout.trim().split('\n')).toHaveLength(13);
+      expect(applied.stdout).toContain('deployment.apps/syncprims-operator serverside-applied');
+      const client = await clusterClient(cluster);
+      await client.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
+      // Left as it was found, so that the next run finds a fresh cluster again.
+      const deleted = await sh(`node dist/cli/main.js install | ${kubectl} delete --wait -f -`);
+      expect(deleted.code).toBe(0);
+    } finally {
+      await controlplane(['stop', cluster]);
+    }
+  });
+});
+
+describe('kubectl shows the three kinds', () => {
+  test('get syncprims lists all three with their cluster; describe shows conditions and Events', async () => {
+    const kubectl = `${path.join(LOCAL, 'bin', 'kubectl')} --kubeconfig ${kubeconfigPath(MGMT)}`;
+    const got = await sh(`${kubectl} get syncprims -n fleet`);
+    expect(got.code).toBe(0);
+    const lines = got.stdout.split('\n');
+    const header = lines.find((l) => l.startsWith('NAME'))!;
+    expect(header.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'REVISION', 'CLUSTER', 'KUBECONFIG', 'AGE']);
+    // Columns by their offsets in the header (a message may hold spaces).
+    const cell = (line: string, column: string) => line.slice(header.indexOf(column)).split(/\s{2,}/)[0];
+    const wave2 = lines.find((l) => l.startsWith('proxysync.syncprims.dev/shop-wave-2 '))!;
+    expect([cell(wave2, 'READY'), cell(wave2, 'CLUSTER'), cell(wave2, 'KUBECONFIG')]).toEqual(['True', 'edge-2', '']);
+    const described = await sh(`${kubectl} describe proxysync shop-wave-1 -n fleet`);
+    expect(described.stdout).toMatch(/Type:\s+Ready/);
+    expect(described.stdout).toContain('Events:');
+    expect(described.stdout).toMatch(/Warning\s+ApplyFailed/);
+    const waited = await sh(`${kubectl} wait --for=condition=Ready proxysync/shop-wave-2 -n fleet --timeout=10s`);
+    expect(waited.stdout).toContain('condition met');
+  });
+});
+
+// The demo's own words for where its operators write their logs, so a failure here can be followed.
+test('the operators log where the demo says', () => {
+  for (const cluster of CLUSTERS) expect(readFileSync(path.join(LOCAL, 'operators', `${cluster}.log`), 'utf8')).toContain('became leader');
+});
