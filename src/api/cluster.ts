@@ -48,7 +48,8 @@ export function kubeconfigSecret(spec: { kubeConfig?: KubeConfigRef; clusterRef?
   name: string;
   key: string;
 } {
-  if (spec.kubeConfig) return { name: spec.kubeConfig.secretRef.name, key: spec.kubeConfig.secretRef.key };
+  // The schema defaults the key; a spec read from a file (the CLI) may not have been through it.
+  if (spec.kubeConfig) return { name: spec.kubeConfig.secretRef.name, key: spec.kubeConfig.secretRef.key ?? DEFAULT_KUBECONFIG_KEY };
   if (spec.clusterRef) return { name: clusterApiKubeconfigSecret(spec.clusterRef.name), key: DEFAULT_KUBECONFIG_KEY };
   throw new Error(CLUSTER_MESSAGE);
 }

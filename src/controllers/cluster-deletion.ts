@@ -33,6 +33,8 @@ export interface RemoteSettings {
   homeDiscovery: Discovery;
   /** `--lost-cluster-grace`: how long, from its deletion, a sync whose kubeconfig Secret is gone keeps trying. */
   lostClusterGraceMs: number;
+  /** `--default-service-account`, given to remote Syncs whose template names none (ProxySync). */
+  defaultServiceAccount?: string;
 }
 
 export type FinalizeResult = void | { requeueAfterMs: number };

@@ -34,6 +34,8 @@ export interface ControllerSettings {
   remoteRateLimit?: { qps: number; burst: number };
   /** `--lost-cluster-grace`: how long, from its deletion, a RemoteSync or ProxySync whose kubeconfig Secret is gone tries to clean up (default 5 min). */
   lostClusterGraceMs?: number;
+  /** `--default-service-account`: syncs that name no service account apply as this one of their namespace. */
+  defaultServiceAccount?: string;
 }
 
 const DEFAULT_LOST_CLUSTER_GRACE_MS = 5 * 60_000;
@@ -137,6 +139,7 @@ function kindController(
     home: m.client,
     homeDiscovery: m.cache.discovery,
     lostClusterGraceMs: settings.lostClusterGraceMs ?? DEFAULT_LOST_CLUSTER_GRACE_MS,
+    defaultServiceAccount: settings.defaultServiceAccount,
   });
   if (kind === 'Sync' || kind === 'RemoteSync') {
     const pipeline: SyncPipeline = new SyncPipeline({
@@ -146,6 +149,7 @@ function kindController(
       writer,
       events: m.events,
       concurrency: settings.concurrency * 2,
+      defaultServiceAccount: settings.defaultServiceAccount,
     });
     shared.onReferenceChange.set(kind, (key) => pipeline.markSourceChanged(key));
     reconciler =

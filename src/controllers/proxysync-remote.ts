@@ -94,8 +94,13 @@ export function remoteMark(digest: string | undefined, requestedAt: string | und
   return `syncprims:${createHash('sha256').update(JSON.stringify([digest ?? '', requestedAt ?? ''])).digest('hex').slice(0, 16)}`;
 }
 
-/** The remote Sync: the template's spec, its labels and annotations, our marks, and the mark to echo. */
-export function desiredRemoteSync(obj: KubeObject, spec: ProxySyncSpec, origin: string, mark: string | undefined): KubeObject {
+/**
+ * The remote Sync: the template's spec, its labels and annotations, our marks,
+ * and the mark to echo. With `--default-service-account`, a template that names
+ * no service account gets it, so that the remote Sync applies as that account
+ * of its namespace in the remote cluster.
+ */
+export function desiredRemoteSync(obj: KubeObject, spec: ProxySyncSpec, origin: string, mark: string | undefined, defaultServiceAccount?: string): KubeObject {
   const { namespace, name } = remoteLocation(obj, spec);
   const annotations: Record<string, string> = { ...spec.template.metadata?.annotations };
   if (mark !== undefined) annotations[RECONCILE_REQUESTED_AT_ANNOTATION] = mark;
@@ -103,7 +108,9 @@ export function desiredRemoteSync(obj: KubeObject, spec: ProxySyncSpec, origin: 
     apiVersion: API_VERSION,
     kind: 'Sync',
     metadata: { name, namespace, labels: { ...spec.template.metadata?.labels, ...ownerMarks(obj, origin) } },
-    spec: spec.template.spec as Record<string, unknown>,
+    spec: (defaultServiceAccount && !spec.template.spec.serviceAccountName
+      ? { ...spec.template.spec, serviceAccountName: defaultServiceAccount }
+      : spec.template.spec) as Record<string, unknown>,
   };
   if (Object.keys(annotations).length > 0) sync.metadata.annotations = annotations;
   return sync;

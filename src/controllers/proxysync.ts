@@ -130,7 +130,7 @@ export class ProxySyncReconciler implements Reconciler {
     await this.claim(live, location, owner, cluster);
     const related = await this.related(key, obj, spec, location.namespace, owner, cluster);
     const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
-    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark);
+    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
     if (!remoteSyncMatches(live, desired)) {
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
       log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');

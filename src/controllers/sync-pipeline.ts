@@ -43,6 +43,8 @@ export interface PipelineDeps {
   writer: ObjectWriter;
   events: EventRecorder;
   concurrency: number;
+  /** `--default-service-account`: what syncs that name no service account apply as. */
+  defaultServiceAccount?: string;
 }
 
 /** What the pipeline remembers of a sync between reconciles (lost on restart: then it re-checks). */
@@ -85,7 +87,7 @@ export class SyncPipeline {
     this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
     const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []) as InventoryEntry[];
     if (spec?.deletionPolicy === 'Orphan' || entries.length === 0) return;
-    const engine = new ApplyEngine(spec ? clientFor(target, spec, ownerOf(obj)) : target.client, target.discovery);
+    const engine = new ApplyEngine(spec ? this.clientFor(target, spec, ownerOf(obj)) : target.client, target.discovery);
     const results = await engine.prune(entries, ownerOf(obj), this.deps.concurrency);
     const failures = results.filter((r) => r.action === 'failed');
     if (failures.length > 0) throw new Error(`pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`);
@@ -207,10 +209,20 @@ export class SyncPipeline {
     return status;
   }
 
+  /**
+   * The target's client, as the sync's service account when it names one, else
+   * as `--default-service-account` when set: in the target cluster, in the
+   * namespace of the sync (for a RemoteSync, the namespace of that name there).
+   */
+  private clientFor(target: ApplyTarget, spec: SyncSpec, owner: Owner): Requester {
+    const account = spec.serviceAccountName ?? this.deps.defaultServiceAccount;
+    return account ? target.client.asServiceAccount(owner.namespace, account) : target.client;
+  }
+
   /** Applies the set, then prunes what left it, but only after a complete apply. */
   private async applyAndPrune({ obj, spec, target }: Run, objects: KubeObject[], previous: InventoryEntry[]) {
     const owner = ownerOf(obj);
-    const engine = new ApplyEngine(clientFor(target, spec, owner), target.discovery);
+    const engine = new ApplyEngine(this.clientFor(target, spec, owner), target.discovery);
     // What the objects are now comes from the owned-object watches (one GET fewer per object; primed by the caller).
     const applied = await engine.applyStaged(objects, {
       owner,
@@ -292,11 +304,6 @@ interface Run {
   target: ApplyTarget;
 }
 
-/** The target's client, as the sync's service account when it names one. */
-function clientFor(target: ApplyTarget, spec: SyncSpec, owner: Owner): Requester {
-  if (!spec.serviceAccountName) return target.client;
-  return target.client.asServiceAccount(owner.namespace, spec.serviceAccountName);
-}
 
 export function ownerOf(obj: KubeObject): Owner {
   return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
