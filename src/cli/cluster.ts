@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
@@ -28,9 +30,14 @@ export const CLI_USER_AGENT = 'syncprims-cli';
 
 /** `$KUBECONFIG`, `~/.kube/config`, or in-cluster: the operator's default too. */
 export function defaultKubeConfig(): KubeConfig {
+  // With none of them, client-node falls back to http://localhost:8080, which then fails with a message nobody can act on.
+  const home = process.env.HOME ?? homedir();
+  const found = !!process.env.KUBECONFIG || existsSync(path.join(home, '.kube', 'config')) || !!process.env.KUBERNETES_SERVICE_HOST;
   const kc = new KubeConfig();
-  kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or run in a cluster');
+  if (found) kc.loadFromDefault();
+  if (!found || !kc.getCurrentCluster()) {
+    throw new UsageError('no kubeconfig found: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a cluster');
+  }
   return kc;
 }
 
