@@ -155,7 +155,7 @@ export function remoteLag(live: KubeObject, mark: string | undefined): string | 
     return `waiting for the remote Sync ${where} to observe generation ${generation} (observed: ${status.observedGeneration ?? 'none'}; is the syncprims operator running in that cluster?)`;
   }
   if (mark !== undefined && status.lastHandledReconcileAt !== mark) {
-    return `waiting for the remote Sync ${where} to handle the current content of its related objects`;
+    return `waiting for the remote Sync ${where} to handle the latest reconcile request or content of its related objects`;
   }
   return undefined;
 }

@@ -95,8 +95,10 @@ export class ProxySyncReconciler implements Reconciler {
     try {
       entered = await enterCluster(this.settings.registry, obj, spec, false);
     } catch (err) {
-      if (err instanceof ClusterNotUsable) return reportUnusable(this.deps, obj, status, err, log);
-      throw err;
+      if (!(err instanceof ClusterNotUsable)) throw err;
+      // Suspended, it writes nothing there anyway: it says so with the status it has, and mirrors again once resumed.
+      if (begun.ctx.suspended) return void (await this.deps.writer.updateStatus(obj, suspended(status, generation)));
+      return reportUnusable(this.deps, obj, status, err, log);
     }
     try {
       if (begun.ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
