@@ -1,11 +1,20 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { packageVersion } from '../version.js';
+import { addBootstrapCommand } from './bootstrap.js';
 import { addBuildCommand } from './build.js';
+import { addDiffCommand } from './diff.js';
+import { addDoctorCommand } from './doctor.js';
+import { addGraphCommand } from './graph.js';
+import { addEventsCommand } from './events.js';
+import { addDriveCommands } from './drive.js';
 import { errorLine, exitCodeOf } from './errors.js';
 import { addGetCommand } from './get.js';
+import { addInstallCommand } from './install.js';
 import { examples } from './options.js';
 import { addRunCommand } from './run.js';
+import { addTraceCommand } from './trace.js';
+import { addTreeCommand } from './tree.js';
 
 // A reader that stops early (`| head`) is no error of ours.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -39,6 +48,15 @@ examples(version, ['syncprims version --kubeconfig ~/.kube/config']);
 
 addGetCommand(program);
 addBuildCommand(program);
+addGraphCommand(program);
+addDoctorCommand(program);
+addTreeCommand(program);
+addTraceCommand(program);
+addDiffCommand(program);
+addEventsCommand(program);
+addDriveCommands(program);
+addInstallCommand(program);
+addBootstrapCommand(program);
 addRunCommand(program);
 
 try {

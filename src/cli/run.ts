@@ -26,6 +26,8 @@ interface RunFlags {
   qps: string;
   burst: string;
   lostClusterGrace: string;
+  defaultServiceAccount?: string;
+  livenessLeaseDuration: string;
 }
 
 /** `syncprims run`: the operator. */
@@ -37,7 +39,16 @@ export function addRunCommand(program: Command): void {
     .option('--namespace <ns>', 'watch one namespace (default: all)')
     .option('--concurrency <n>', 'workers per controller', '8')
     .option('--leader-elect', 'run only while holding the leader Lease')
-    .option('--leader-election-namespace <ns>', 'namespace of the Lease syncprims-leader', 'syncprims-system')
+    .option(
+      '--leader-election-namespace <ns>',
+      'namespace of the Lease syncprims-leader; without --leader-elect and --namespace, also of the liveness Lease syncprims-operator',
+      'syncprims-system',
+    )
+    .option(
+      '--liveness-lease-duration <duration>',
+      'without --leader-elect: how long the Lease syncprims-operator (in the --namespace watched, else the leader election namespace) says this operator is alive after its last renewal (renewed every 2/15 of it); `syncprims doctor` reads it',
+      '15s',
+    )
     .option('--metrics-addr <addr>', 'where /metrics listens', ':8080')
     .option('--health-addr <addr>', 'where /healthz and /readyz listen', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
@@ -51,6 +62,10 @@ export function addRunCommand(program: Command): void {
       '--lost-cluster-grace <duration>',
       'a RemoteSync or ProxySync being deleted whose kubeconfig Secret is gone tries to clean up this long (from its deletion), then goes with a Warning Event naming what it left',
       '5m',
+    )
+    .option(
+      '--default-service-account <name>',
+      'syncs that name no serviceAccountName apply as this service account of their namespace (a RemoteSync: of the namespace of that name in its cluster; a ProxySync: its remote Sync gets it)',
     )
     .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
     .action(run);
@@ -75,6 +90,7 @@ async function run(flags: RunFlags): Promise<void> {
   const concurrency = Number(flags.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency ${flags.concurrency}: want a positive integer`);
   const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
+  const liveness = livenessOf(flags);
   const name = kc.getCurrentContext() || 'local';
   const client = await KubeClient.create(name, kc, `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`);
   const manager = new Manager({
@@ -85,6 +101,7 @@ async function run(flags: RunFlags): Promise<void> {
     healthAddr: flags.healthAddr,
     debugEndpoints: flags.enableDebugEndpoints ?? false,
     leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader' } : undefined,
+    liveness,
   });
   let signals = 0;
   const onSignal = (sig: string): void => {
@@ -112,8 +129,8 @@ async function run(flags: RunFlags): Promise<void> {
   const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
   const kubeconfigPolicy = { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false };
   const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
-  log.info({ clusterId, qps, burst, lostClusterGraceMs, ...kubeconfigPolicy }, 'remote clusters');
-  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst }, lostClusterGraceMs });
+  log.info({ clusterId, qps, burst, lostClusterGraceMs, defaultServiceAccount: flags.defaultServiceAccount ?? '(none)', ...kubeconfigPolicy }, 'remote clusters');
+  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst }, lostClusterGraceMs, defaultServiceAccount: flags.defaultServiceAccount });
   // A signal while it still waits (for its CRDs) ends the start: then there is nothing to run.
   await manager.start(controllers).catch((err: unknown) => {
     if (!manager.shuttingDown) throw err;
@@ -132,6 +149,14 @@ function durationFlag(flag: string, text: string): number {
   } catch (err) {
     throw new Error(`${flag} ${text}: ${(err as Error).message}`);
   }
+}
+
+/** The liveness Lease (without --leader-elect): in the namespace watched, else the leader election namespace; at least 2 s. */
+function livenessOf(flags: RunFlags): { namespace: string; leaseDurationMs: number } {
+  const text = flags.livenessLeaseDuration;
+  const ms = durationFlag('--liveness-lease-duration', text);
+  if (ms < 2_000) throw new Error(`--liveness-lease-duration ${text}: want at least 2s`);
+  return { namespace: flags.namespace ?? flags.leaderElectionNamespace, leaseDurationMs: ms };
 }
 
 /** The managing cluster's id by default: the uid of its kube-system namespace (stable for the cluster's life). */

@@ -42,6 +42,8 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** Pause between attempts to acquire or renew (stretched by up to 20% jitter). */
   retryPeriodMs?: number;
+  /** Labels on the Lease (put on it when created, or missing on a write): how others find it. */
+  labels?: Record<string, string>;
   /** Called on becoming leader; `signal` aborts when leadership ends. */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
   /** Called after leadership ended (after the signal aborted), before run() returns. */
@@ -83,7 +85,7 @@ export class LeaderElector {
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
     validate(this.identity, this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
-    this.lock = new LeaseLock(opts.client, opts.namespace, opts.name);
+    this.lock = new LeaseLock(opts.client, opts.namespace, opts.name, opts.labels);
     this.log = (opts.logger ?? silentLogger).child({ lease: this.lock.description, identity: this.identity });
   }
 

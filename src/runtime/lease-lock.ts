@@ -50,10 +50,12 @@ export class MissingNamespaceError extends Error {
 }
 
 export class LeaseLock {
+  /** `labels` are put on the Lease when it is created, and added by a write that finds them missing. */
   constructor(
     private readonly client: LeaseClient,
     readonly namespace: string,
     readonly name: string,
+    private readonly labels: Readonly<Record<string, string>> = {},
   ) {}
 
   /** `namespace/name`, for logs. */
@@ -76,7 +78,7 @@ export class LeaseLock {
     const body: Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: this.name, namespace: this.namespace },
+      metadata: { name: this.name, namespace: this.namespace, ...this.labelled(undefined) },
       spec,
     };
     try {
@@ -94,8 +96,15 @@ export class LeaseLock {
    * (ApiError.conflict) means someone wrote the Lease since we read it.
    */
   async update(observed: Lease, spec: LeaseSpec, call: CallOptions): Promise<Lease> {
-    const body: Lease = { ...observed, spec };
+    const body: Lease = { ...observed, metadata: { ...observed.metadata, ...this.labelled(observed.metadata.labels) }, spec };
     return this.client.request<Lease>({ method: 'PUT', path: this.itemPath(), body, ...this.limits(call) });
+  }
+
+  /** `{labels}` with ours added to `existing`, or nothing when none are missing (the metadata stays as it was). */
+  private labelled(existing: unknown): { labels?: Record<string, string> } {
+    const have = (existing ?? {}) as Record<string, string>;
+    const missing = Object.entries(this.labels).some(([k, v]) => have[k] !== v);
+    return missing ? { labels: { ...have, ...this.labels } } : {};
   }
 
   /** The request's share of the attempt: the time left, and the signal. */

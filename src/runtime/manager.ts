@@ -9,6 +9,7 @@ import type { Controller } from './controller.js';
 import { EventRecorder } from './events.js';
 import { closeServer, serveHealth, serveMetrics, type DebugRoutes } from './http-endpoints.js';
 import { LeaderElector } from './leader-election.js';
+import { LivenessLease, operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
 import { OperatorMetrics } from './metrics.js';
 
@@ -30,6 +31,8 @@ export interface ManagerOptions {
   /** Serve `/debug/cache` (every cached object, as JSON) on the health address. */
   debugEndpoints?: boolean;
   leaderElection?: LeaderElectionOptions;
+  /** Without leader election: the Lease that says this operator is alive (liveness-lease.ts). */
+  liveness?: { namespace: string; name?: string; leaseDurationMs?: number };
   tuning?: CacheTuning;
   metrics?: OperatorMetrics;
 }
@@ -52,6 +55,7 @@ export class Manager {
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly servers: http.Server[] = [];
   private elector: LeaderElector | undefined;
+  private liveness: LivenessLease | undefined;
   private primed = false;
   private stopping = false;
   private shutdownDone: Promise<void> | undefined;
@@ -90,6 +94,7 @@ export class Manager {
 
   /** Serves the endpoints, primes the caches, then runs the controllers (as leader, if elected). */
   async start(factories: ControllerFactory[]): Promise<void> {
+    this.startLiveness();
     if (this.opts.healthAddr) {
       const debug: DebugRoutes = this.opts.debugEndpoints ? { '/debug/cache': () => this.cache.dump() } : {};
       const health = await serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping, debug);
@@ -153,6 +158,7 @@ export class Manager {
     await Promise.all(this.controllers.map((c) => c.stop(graceMs)));
     await Promise.all(this.closers.map((fn) => fn().catch((err: unknown) => this.log.warn({ err: String(err) }, 'closing failed'))));
     if (this.elector?.isLeader()) await this.elector.release().catch(() => false);
+    await this.liveness?.release();
     this.done.abort();
     await this.cache.stop();
     await Promise.all(this.servers.map(closeServer));
@@ -163,12 +169,21 @@ export class Manager {
     for (const c of this.controllers) c.start();
   }
 
+  /** Without leader election, the operator's own Lease says that it is alive (with it, the leader Lease does). */
+  private startLiveness(): void {
+    const live = this.opts.liveness;
+    if (this.opts.leaderElection || !live || this.liveness) return;
+    this.liveness = new LivenessLease({ client: this.opts.client, identity: this.identity, watchNamespace: this.opts.namespace, logger: this.log, ...live });
+    this.liveness.start();
+  }
+
   private createElector(le: LeaderElectionOptions): LeaderElector {
     return new LeaderElector({
       client: this.opts.client,
       namespace: le.namespace,
       name: le.name,
       identity: this.identity,
+      labels: operatorLeaseLabels(this.opts.namespace),
       leaseDurationMs: le.leaseDurationMs,
       renewDeadlineMs: le.renewDeadlineMs,
       retryPeriodMs: le.retryPeriodMs,
