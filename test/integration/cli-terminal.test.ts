@@ -11,6 +11,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, CLI, runCli } from '../support/cli.js';
 import { kubeconfigPath } from '../support/controlplane.js';
+import { markDeploymentAvailable } from '../support/workloads.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator } from '../support/operator.js';
@@ -76,28 +77,7 @@ const deployment = (name: string): KubeObject => ({
 });
 
 /** Plays the Deployment controller and the kubelet: the Deployment is available. */
-async function makeAvailable(name: string): Promise<void> {
-  const path = `/apis/apps/v1/namespaces/${ns()}/deployments/${name}`;
-  const d = await client.request<KubeObject>({ path });
-  await client.request({
-    method: 'PUT',
-    path: `${path}/status`,
-    body: {
-      ...d,
-      status: {
-        observedGeneration: d.metadata.generation,
-        replicas: 1,
-        updatedReplicas: 1,
-        readyReplicas: 1,
-        availableReplicas: 1,
-        conditions: [
-          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok' },
-          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'ok' },
-        ],
-      },
-    },
-  });
-}
+const makeAvailable = (name: string): Promise<void> => markDeploymentAvailable(client, ns(), name);
 
 beforeAll(async () => {
   assertCliBuilt();

@@ -18,6 +18,7 @@ import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
 import { applySync, find, waitForReady } from '../support/syncs.js';
+import { markDeploymentAvailable } from '../support/workloads.js';
 
 const HOME = 'mgmt';
 const EDGE = 'edge-1';
@@ -121,23 +122,7 @@ describe('the text tree', () => {
   });
 
   test('kstatus is read from the live objects: the Deployment turns Current once its status says so', async () => {
-    const status = {
-      observedGeneration: 1,
-      replicas: 1,
-      updatedReplicas: 1,
-      readyReplicas: 1,
-      availableReplicas: 1,
-      conditions: [
-        { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok' },
-        { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'ok' },
-      ],
-    };
-    await mgmt.request({
-      method: 'PATCH',
-      path: `/apis/apps/v1/namespaces/${ns()}/deployments/web/status`,
-      contentType: 'application/merge-patch+json',
-      body: { status },
-    });
+    await markDeploymentAvailable(mgmt, ns(), 'web');
     const { stdout } = await tree('sync/app');
     expect(stdout).toContain(`└── Deployment/${ns()}/web  Current\n`);
   });

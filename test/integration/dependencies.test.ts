@@ -10,6 +10,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince } from '../support/audit.js';
 import { ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
+import { markDeploymentAvailable } from '../support/workloads.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
@@ -54,23 +55,8 @@ const gate = (name: string) => ({
   },
 });
 
-async function openGate(name: string): Promise<void> {
-  const deployment = await client.request<{ metadata: { generation: number } }>({ path: `/apis/apps/v1/namespaces/${ns()}/deployments/${name}` });
-  await client.request({
-    method: 'PATCH',
-    path: `/apis/apps/v1/namespaces/${ns()}/deployments/${name}/status`,
-    contentType: 'application/merge-patch+json',
-    body: {
-      status: {
-        observedGeneration: deployment.metadata.generation,
-        conditions: [
-          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'open' },
-          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'open' },
-        ],
-      },
-    },
-  });
-}
+/** A gate opens when its Deployment (of no replicas) is available, as a kubelet would say. */
+const openGate = (name: string): Promise<void> => markDeploymentAvailable(client, ns(), name, 0);
 
 const spec = (objects: unknown[], dependsOn: Dep[] = []): Record<string, unknown> => ({
   source: { inline: objects },

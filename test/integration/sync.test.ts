@@ -4,6 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { eventually } from '../support/eventually.js';
+import { markDeploymentAvailable } from '../support/workloads.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
@@ -203,25 +204,7 @@ describe('health', () => {
     expect(waiting.status?.summary).toMatchObject({ inProgress: 1, leastStatus: 'InProgress' });
     const before = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
 
-    const d = await client.request<KubeObject>({ path: `/apis/apps/v1/namespaces/${ns()}/deployments/web` });
-    await client.request({
-      method: 'PUT',
-      path: `/apis/apps/v1/namespaces/${ns()}/deployments/web/status`,
-      body: {
-        ...d,
-        status: {
-          observedGeneration: d.metadata.generation,
-          replicas: 1,
-          updatedReplicas: 1,
-          readyReplicas: 1,
-          availableReplicas: 1,
-          conditions: [
-            { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok' },
-            { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'ok' },
-          ],
-        },
-      },
-    });
+    await markDeploymentAvailable(client, ns(), 'web');
     const ready = await waitForReady(client, ns(), 'web', 'True', 'Succeeded', 30_000);
     expect(ready.status?.summary).toMatchObject({ current: 1, leastStatus: 'Current' });
     // Woken by the watch, not by polling: a handful of reconciles, not one per tick.

@@ -1,0 +1,30 @@
+// Playing the Deployment controller and the kubelet, which the local clusters do not run.
+import type { Requester } from '../../src/kube/client.js';
+
+/**
+ * Writes the status a Deployment has once its pods run and are available:
+ * `replicas` of them (default: its spec's), for its current generation.
+ */
+export async function markDeploymentAvailable(client: Requester, namespace: string, name: string, replicas?: number): Promise<void> {
+  const path = `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`;
+  const d = await client.request<{ metadata: { generation: number }; spec: { replicas?: number } }>({ path });
+  const n = replicas ?? d.spec.replicas ?? 1;
+  await client.request({
+    method: 'PATCH',
+    path: `${path}/status`,
+    contentType: 'application/merge-patch+json',
+    body: {
+      status: {
+        observedGeneration: d.metadata.generation,
+        replicas: n,
+        updatedReplicas: n,
+        readyReplicas: n,
+        availableReplicas: n,
+        conditions: [
+          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'played by the test' },
+          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'played by the test' },
+        ],
+      },
+    },
+  });
+}
