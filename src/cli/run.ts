@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.js';
 import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../runtime/logger.js';
 import { packageVersion } from '../version.js';
 
 /** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
@@ -103,6 +104,29 @@ async function run(flags: RunFlags): Promise<void> {
     leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader' } : undefined,
     liveness,
   });
+  shutDownOnSignals(manager, log);
+  const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
+  log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
+  const remote = remoteFlags(flags);
+  const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
+  const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
+  const defaultServiceAccount = flags.defaultServiceAccount;
+  log.info({ clusterId, ...remote.remoteRateLimit, lostClusterGraceMs: remote.lostClusterGraceMs, defaultServiceAccount: defaultServiceAccount ?? '(none)', ...remote.kubeconfigPolicy }, 'remote clusters');
+  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, userAgent, defaultServiceAccount, ...remote });
+  // A signal while it still waits (for its CRDs) ends the start: then there is nothing to run.
+  await manager.start(controllers).catch((err: unknown) => {
+    if (!manager.shuttingDown) throw err;
+  });
+  log.info({ ports: manager.ports }, 'running');
+  await manager.stopped;
+  await manager.shutdown(SHUTDOWN_GRACE_MS);
+  client.close();
+  // Done: exit now rather than wait for timers and sockets that nothing needs any more.
+  process.exit();
+}
+
+/** SIGTERM or SIGINT: shut down within the grace period; a second signal exits at once. */
+function shutDownOnSignals(manager: { shutdown(graceMs: number): Promise<void> }, log: Logger): void {
   let signals = 0;
   const onSignal = (sig: string): void => {
     if (++signals > 1) {
@@ -119,28 +143,19 @@ async function run(flags: RunFlags): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
-  log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
+}
+
+/** The flags about remote clusters, checked. */
+function remoteFlags(flags: RunFlags) {
   const qps = Number(flags.qps);
   const burst = Number(flags.burst);
   if (!(qps > 0)) throw new Error(`--qps ${flags.qps}: want a positive number`);
   if (!Number.isInteger(burst) || burst < 1) throw new Error(`--burst ${flags.burst}: want a positive integer`);
-  const lostClusterGraceMs = durationFlag('--lost-cluster-grace', flags.lostClusterGrace);
-  const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
-  const kubeconfigPolicy = { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false };
-  const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
-  log.info({ clusterId, qps, burst, lostClusterGraceMs, defaultServiceAccount: flags.defaultServiceAccount ?? '(none)', ...kubeconfigPolicy }, 'remote clusters');
-  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, kubeconfigPolicy, userAgent, remoteRateLimit: { qps, burst }, lostClusterGraceMs, defaultServiceAccount: flags.defaultServiceAccount });
-  // A signal while it still waits (for its CRDs) ends the start: then there is nothing to run.
-  await manager.start(controllers).catch((err: unknown) => {
-    if (!manager.shuttingDown) throw err;
-  });
-  log.info({ ports: manager.ports }, 'running');
-  await manager.stopped;
-  await manager.shutdown(SHUTDOWN_GRACE_MS);
-  client.close();
-  // Done: exit now rather than wait for timers and sockets that nothing needs any more.
-  process.exit();
+  return {
+    remoteRateLimit: { qps, burst },
+    lostClusterGraceMs: durationFlag('--lost-cluster-grace', flags.lostClusterGrace),
+    kubeconfigPolicy: { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false },
+  };
 }
 
 function durationFlag(flag: string, text: string): number {

@@ -112,9 +112,28 @@ export class DependencyGraph {
    * while they prune, `obj` (being deleted too) keeps its own objects.
    */
   dependentsBeingDeleted(kind: SyncKind, obj: KubeObject): SyncNode[] {
-    return this.dependentsOf(nodeOf(kind, obj))
+    const self = nodeOf(kind, obj);
+    return this.dependentsOf(self)
       .filter(({ obj: d }) => d.metadata.deletionTimestamp && d.metadata.finalizers?.includes(FINALIZER))
-      .map(({ kind: k, obj: d }) => nodeOf(k, d));
+      .map(({ kind: k, obj: d }) => nodeOf(k, d))
+      // A dependent that is also a dependency (a cycle) would wait for this one as this one waits for it: neither waits.
+      .filter((d) => !this.reaches(nodeKey(self), nodeKey(d)));
+  }
+
+  /** Whether `to` is among what `from` depends on, directly or not. */
+  private reaches(from: string, to: string): boolean {
+    const seen = new Set<string>([from]);
+    const queue = [from];
+    for (let i = 0; i < queue.length; i++) {
+      for (const next of this.successors(queue[i]!)) {
+        if (next === to) return true;
+        if (!seen.has(next)) {
+          seen.add(next);
+          queue.push(next);
+        }
+      }
+    }
+    return false;
   }
 
   /** Dependents of `obj` that are not being deleted. */

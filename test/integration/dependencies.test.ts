@@ -321,6 +321,21 @@ describe('deletion order', () => {
     expect(deletes.map((d) => d.objectRef?.name)).toEqual(['del-app', 'del-base']);
   });
 
+  test('deleted together, the syncs of a cycle do not wait for each other: both prune and go', async () => {
+    await createAll([
+      ['del-cy-a', spec([configMap('del-cy-a')], [{ name: 'del-cy-b' }])],
+      ['del-cy-b', spec([configMap('del-cy-b')], [{ name: 'del-cy-a' }])],
+    ]);
+    await waitForReady(client, ns(), 'del-cy-a', 'False', 'DependencyCycle');
+    // Each waits for dependents being deleted to prune first; here each is the other's dependent.
+    for (const name of ['del-cy-a', 'del-cy-b']) {
+      await client.request({ method: 'DELETE', path: syncPath(ns(), name) });
+    }
+    await eventually('both Syncs of the cycle gone', async () =>
+      !(await find(client, syncPath(ns(), 'del-cy-a'))) && !(await find(client, syncPath(ns(), 'del-cy-b'))) ? true : undefined,
+    );
+  });
+
   test('a dependent that is not being deleted does not hold its dependency up', async () => {
     await createAll([
       ['keep-base', spec([configMap('keep-base')])],
