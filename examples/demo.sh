@@ -119,10 +119,19 @@ wait_version() {
   k "$1" wait --for=jsonpath='{.data.version}'="$2" configmap/shop-release -n apps --timeout=120s >/dev/null
 }
 
-# The release in examples/rollout/app.yaml at version $1 (sed also takes more expressions).
+# Applies examples/rollout/app.yaml at version $1 (more sed expressions may follow), showing how.
 release() {
-  local version=$1; shift
-  sed -e "s/1\.0\.0/$version/g" "$@" examples/rollout/app.yaml
+  local version=$1 expressions=() shown
+  shift
+  if [ "$version" = 1.0.0 ] && [ $# -eq 0 ]; then
+    run k "$MGMT" apply --server-side -n fleet -f examples/rollout/app.yaml
+    return
+  fi
+  expressions=(-e "s/1\.0\.0/$version/g" "$@")
+  shown="sed"
+  for e in "${expressions[@]}"; do [ "$e" = -e ] && shown+=" -e" || shown+=" '$e'"; done
+  printf '%s$ %s examples/rollout/app.yaml | kubectl --kubeconfig .local/%s.kubeconfig apply --server-side -n fleet -f -%s\n' "$D" "$shown" "$MGMT" "$R"
+  sed "${expressions[@]}" examples/rollout/app.yaml | k "$MGMT" apply --server-side -n fleet -f -
 }
 
 mkdir -p "$OPS"
@@ -161,7 +170,7 @@ run syncprims get -A --kubeconfig "$(kc "$MGMT")"
 run syncprims tree proxysync/baseline-edge-1 -n fleet --kubeconfig "$(kc "$MGMT")"
 
 step "3. Rollout: the app shop, to edge-1 (wave 1) and then edge-2 (wave 2)"
-release 1.0.0 | run k "$MGMT" apply --server-side -n fleet -f -
+release 1.0.0
 wait_version "${EDGES[1]}" 1.0.0
 run k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s
 say "shop 1.0.0 runs in both edges"
@@ -177,14 +186,14 @@ unwatch() { sleep 1; kill "$WATCH" 2>/dev/null || true; wait "$WATCH" 2>/dev/nul
 
 step "3a. Release 1.1.0: wave 2 starts once wave 1 is Ready"
 watch_waves
-release 1.1.0 | run k "$MGMT" apply --server-side -n fleet -f -
+release 1.1.0
 wait_version "${EDGES[1]}" 1.1.0
 k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
 unwatch
 
 step "3b. Release 1.2.0 with a mistake (a Service port the API server refuses): wave 1 fails, wave 2 waits"
 watch_waves
-release 1.2.0 -e 's/port: 80$/port: 80000/' | run k "$MGMT" apply --server-side -n fleet -f -
+release 1.2.0 -e 's/port: 80$/port: 80000/'
 k "$MGMT" wait --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=ApplyFailed proxysync/shop-wave-1 -n fleet --timeout=120s >/dev/null
 k "$MGMT" wait --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=DependencyNotReady proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
 unwatch
@@ -193,7 +202,7 @@ run syncprims get -n fleet --status-selector ready=false --kubeconfig "$(kc "$MG
 
 step "3c. The fix: release 1.2.0 again, corrected; it rolls on, wave by wave"
 watch_waves
-release 1.2.0 | run k "$MGMT" apply --server-side -n fleet -f -
+release 1.2.0
 wait_version "${EDGES[1]}" 1.2.0
 k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
 unwatch
