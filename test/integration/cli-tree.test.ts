@@ -3,16 +3,16 @@
 // edge-1: Sync base <- RemoteSync edge (into edge-1) <- ProxySync proxy (a
 // Sync kept in edge-1, applied there by edge-1's operator) <- Sync app <-
 // Sync front; and two RemoteSyncs whose clusters cannot be looked into: one
-// whose kubeconfig now points at a port nothing listens on (as a stopped
-// API server: connection refused), one whose kubeconfig runs a command.
+// whose cluster (one of this file's own) is stopped, one whose kubeconfig
+// runs a command.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { Tree } from '../../src/cli/tree-model.js';
-import { assertCliBuilt, closedPort, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
-import { clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
+import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
+import { clusterClient, controlplane, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
@@ -22,6 +22,8 @@ import { markDeploymentAvailable } from '../support/workloads.js';
 
 const HOME = 'mgmt';
 const EDGE = 'edge-1';
+/** A cluster of this file's own, stopped once a RemoteSync has applied to it. */
+const DOWN = 'cli-tree-down';
 const KUBECONFIG = kubeconfigPath(HOME);
 const ESC = '\x1b';
 let mgmt: KubeClient;
@@ -55,14 +57,18 @@ const deployment = () => ({
 
 beforeAll(async () => {
   assertCliBuilt();
-  await ensureClusters([HOME, EDGE]);
+  await ensureClusters([HOME, EDGE, DOWN]);
   edge = await clusterClient(EDGE);
   await installCrds(EDGE);
   await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } });
   spoke = await OperatorProcess.start(EDGE, ['--namespace', ns()]);
   const edgeKubeconfig = await kubeconfigOf(EDGE);
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', edgeKubeconfig);
-  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', edgeKubeconfig);
+  // What an earlier run left in the stopped cluster goes first.
+  await (await clusterClient(DOWN)).request({ method: 'DELETE', path: '/api/v1/namespaces/default/configmaps', query: { labelSelector: 'syncprims.dev/owner-name=down' } });
+  const downKubeconfig = await kubeconfigOf(DOWN);
+  deadPort = Number(new URL((parse(downKubeconfig) as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server).port);
+  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', downKubeconfig);
   await putKubeconfigSecret(
     mgmt,
     ns(),
@@ -81,15 +87,15 @@ beforeAll(async () => {
   });
   await applySync(mgmt, ns(), 'app', { dependsOn: [{ kind: 'ProxySync', name: 'proxy' }], wait: false, source: { inline: [configMap('app-cm'), deployment()] } });
   await applySync(mgmt, ns(), 'front', { dependsOn: [{ name: 'app' }], source: { inline: [] } });
-  await applyRemoteSync(mgmt, ns(), 'down', { kubeConfig: { secretRef: { name: 'down-kubeconfig' } }, source: { inline: [configMap('down-cm')] } });
+  await applyRemoteSync(mgmt, ns(), 'down', { kubeConfig: { secretRef: { name: 'down-kubeconfig' } }, source: { inline: [{ ...configMap('down-cm'), metadata: { name: `${ns()}-down-cm`, namespace: 'default' } }] } });
+  // (In the namespace default: that cluster is stopped before this file's namespace could be deleted there.)
   await applyRemoteSync(mgmt, ns(), 'tenant', { kubeConfig: { secretRef: { name: 'tenant-kubeconfig' } }, source: { inline: [] } });
   await waitForReady(mgmt, ns(), 'front', 'True', 'Succeeded');
   await waitForReady(mgmt, ns(), 'proxy', 'True', 'Succeeded', undefined, PROXYSYNCS);
   await waitForReady(mgmt, ns(), 'down', 'True', 'Succeeded', undefined, REMOTESYNCS);
   await waitForReady(mgmt, ns(), 'tenant', 'False', 'InvalidKubeconfig', undefined, REMOTESYNCS);
-  // Its cluster stops answering: what an API server that was stopped looks like from here (connection refused).
-  deadPort = await closedPort();
-  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', await kubeconfigOf(EDGE, (kc) => ((kc.clusters as { cluster: { server: string } }[])[0]!.cluster.server = `https://127.0.0.1:${deadPort}`)));
+  // Its cluster stops (its data stays: the next run starts it again).
+  await controlplane(['stop', DOWN]);
 }, 120_000);
 
 afterAll(async () => {
@@ -152,7 +158,7 @@ describe('the text tree', () => {
     expect(lines[1]).toMatch(
       new RegExp(`^└── cluster https://127\\.0\\.0\\.1:${deadPort} \\(Secret ${ns()}/down-kubeconfig key value\\): unreachable: https://127\\.0\\.0\\.1:${deadPort}: .*ECONNREFUSED`),
     );
-    expect(lines[2]).toBe(`    └── ConfigMap/${ns()}/down-cm  Unknown — not read (its cluster: unreachable)`);
+    expect(lines[2]).toBe(`    └── ConfigMap/default/${ns()}-down-cm  Unknown — not read (its cluster: unreachable)`);
   });
 
   test("a tenant's exec kubeconfig is refused without running it", async () => {
@@ -189,7 +195,7 @@ describe('-o json and -o yaml', () => {
   test('unreachable and refused clusters are said in the structure', async () => {
     const [down, tenant] = await Promise.all([treeJson('rsy/down'), treeJson('rsy/tenant')]);
     expect(down.cluster).toMatchObject({ server: `https://127.0.0.1:${deadPort}`, problem: 'unreachable', message: expect.stringContaining('ECONNREFUSED') });
-    expect(down.objects).toEqual([expect.objectContaining({ name: 'down-cm', status: 'Unknown' })]);
+    expect(down.objects).toEqual([expect.objectContaining({ name: `${ns()}-down-cm`, status: 'Unknown' })]);
     expect(tenant.cluster).toMatchObject({ problem: 'refused', message: expect.stringContaining('exec') });
     expect(tenant.cluster?.server).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
