@@ -6,6 +6,7 @@ import { watchEvents } from '../kube/watch-stream.js';
 import type { Verdict } from './drive-state.js';
 import { CliError, errorLine, findCause } from './errors.js';
 import { getSync, syncCollectionPath, withKind } from './sync-api.js';
+import { sleep, watchError } from './watch-events.js';
 
 /**
  * Follows one sync by a watch (no polling) from the resourceVersion the
@@ -111,19 +112,4 @@ async function* versionsOf(target: FollowTarget, from: string, signal: AbortSign
       await sleep(Math.min(MAX_BACKOFF_MS, 500 * 2 ** ++failures) * (1 + Math.random() * 0.2), signal);
     }
   }
-}
-
-function watchError(status: unknown): ApiError {
-  const s = (status ?? {}) as { code?: number; reason?: string; message?: string };
-  return new ApiError(s.code ?? 500, s.reason ?? 'WatchError', `watch: ${s.message ?? 'error event'}`);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }

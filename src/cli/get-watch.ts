@@ -10,6 +10,7 @@ import { syncCollectionPath, listSyncs, withKind } from './sync-api.js';
 import { rowCells, syncRow, tableHeader, type RowFilter } from './sync-rows.js';
 import { columnWidths, formatRow } from './table.js';
 import { styleFor, type Style } from './terminal.js';
+import { sleep, watchError } from './watch-events.js';
 
 /**
  * `get --watch`: after the list, one line per change until SIGINT or
@@ -115,20 +116,6 @@ async function relist(client: KubeClient, kind: SyncKind, opts: FollowOptions, p
   return list.resourceVersion;
 }
 
-function watchError(status: unknown): ApiError {
-  const s = (status ?? {}) as { code?: number; reason?: string; message?: string };
-  return new ApiError(s.code ?? 500, s.reason ?? 'WatchError', `watch: ${s.message ?? 'error event'}`);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
-}
 
 /** Prints a change unless it shows nothing new (a status write that changed no column). */
 class ChangePrinter {
