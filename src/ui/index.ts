@@ -1,0 +1,32 @@
+// The web view (`syncprims run --ui-addr`): a layer above the controllers,
+// fed from the operator's shared caches. See docs/ui.md.
+import { API_VERSION, GROUP, SYNC_KINDS } from '../api/kinds.js';
+import { eventsOf } from '../cli/events-collect.js';
+import type { Manager } from '../runtime/manager.js';
+import { ViewFeed } from './feed.js';
+import { serveUi, type UiServer } from './server.js';
+
+export { uiListenAddr } from './server.js';
+
+/**
+ * Serves the view of what `manager`'s caches hold, on `addr`; closed on the
+ * manager's shutdown. Call once the controllers have started their informers.
+ */
+export async function startUi(manager: Manager, addr: string): Promise<UiServer> {
+  const informers = await Promise.all(SYNC_KINDS.map((kind) => manager.cache.informer(API_VERSION, kind)));
+  const feed = new ViewFeed(informers, manager.opts.namespace);
+  const server = await serveUi({
+    addr,
+    feed,
+    logger: manager.log,
+    sources: {
+      peek: (apiVersion, kind, selector) => manager.cache.peek(apiVersion, kind, selector),
+      events: (ref) => eventsOf(manager.client, [{ ...ref, group: GROUP }]),
+    },
+  });
+  manager.onShutdown(async () => {
+    feed.close();
+    await server.close();
+  });
+  return server;
+}

@@ -1,0 +1,221 @@
+// The web view (`syncprims run --ui-addr`, docs/ui.md) in a real browser:
+// headless Chromium against an operator on the local control plane. A chain
+// of Syncs, each waiting on a Deployment that the test makes available link
+// by link (as the kubelet would), is seen turning Ready in the page without
+// a reload; a cycle is shown as one; a stopped remote cluster as
+// unreachable; selecting a sync (by mouse or keyboard) shows its objects;
+// axe-core finds no serious violation, on a wide and a narrow window.
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import type { KubeClient } from '../../src/kube/client.js';
+import { axeViolations, launchChromium } from '../support/browser.js';
+import { runCli } from '../support/cli.js';
+import { clusterClient, controlplane, ensureClusters } from '../support/controlplane.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { applyRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { applySync, find, syncPath, waitForReady } from '../support/syncs.js';
+import { markDeploymentAvailable } from '../support/workloads.js';
+
+const HOME = 'mgmt';
+/** A cluster of this file's own, stopped once a RemoteSync has applied to it (its data stays: the next run starts it again). */
+const DOWN = 'ui-down';
+const LINKS = 3;
+
+let mgmt: KubeClient;
+let op: OperatorProcess;
+let browser: Browser | undefined;
+let page: Page;
+let base = '';
+/** Every request the page made, and what it logged as an error. */
+const requests: string[] = [];
+const consoleErrors: string[] = [];
+
+const ns = useTestNamespace(HOME, 'ui');
+useSyncOperator(
+  HOME,
+  ns,
+  (c, o) => {
+    mgmt = c;
+    op = o;
+  },
+  ['--ui-addr', '127.0.0.1:0', '--enable-debug-endpoints'],
+);
+
+/** The operator's informers (`apiVersion|kind|namespace|labels|fields|metadata|full`), from /debug/cache. */
+async function informers(): Promise<string[]> {
+  const res = await fetch(`http://127.0.0.1:${op.ports.health}/debug/cache`);
+  return ((await res.json()) as { informer: string }[]).map((i) => i.informer).sort();
+}
+
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: ns() },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
+});
+const node = (name: string, kind = 'Sync') => page.locator(`#graph button.node[data-key="${kind}/${ns()}/${name}"]`);
+const stateOf = (name: string) => node(name).getAttribute('data-state');
+
+/** A port nothing listens on (just closed). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function pageState(name: string, want: string): Promise<void> {
+  await eventually(`${name} shown as ${want}`, async () => ((await stateOf(name)) === want ? true : undefined), 60_000, 50);
+}
+
+beforeAll(async () => {
+  await ensureClusters([HOME, DOWN]);
+  const down = await clusterClient(DOWN);
+  // What an earlier run left in the stopped cluster goes first.
+  await down.request({ method: 'DELETE', path: '/api/v1/namespaces/default/configmaps', query: { labelSelector: 'syncprims.dev/owner-name=far' } });
+  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', await kubeconfigOf(DOWN));
+  for (let i = 1; i <= LINKS; i++) {
+    await applySync(mgmt, ns(), `link-${i}`, { timeout: '10m', source: { inline: [deployment(`web-${i}`)] }, ...(i > 1 ? { dependsOn: [{ name: `link-${i - 1}` }] } : {}) });
+  }
+  await applySync(mgmt, ns(), 'cyc-a', { dependsOn: [{ name: 'cyc-b' }], source: { inline: [] } });
+  await applySync(mgmt, ns(), 'cyc-b', { dependsOn: [{ name: 'cyc-a' }], source: { inline: [] } });
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${ns()}-far-cm`, namespace: 'default' }, data: { a: '1' } };
+  await applyRemoteSync(mgmt, ns(), 'far', { kubeConfig: { secretRef: { name: 'down-kubeconfig' } }, source: { inline: [cm] } });
+  await waitForReady(mgmt, ns(), 'far', 'True', 'Succeeded', undefined, REMOTESYNCS);
+  await waitForReady(mgmt, ns(), 'link-2', 'False', 'DependencyNotReady');
+  const line = await op.waitForLog('the web view listening', (l) => l.msg === 'ui listening');
+  base = line.url as string;
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  await page.goto(base);
+  await page.evaluate(() => Object.assign(globalThis, { loadedOnce: true }));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the web view', () => {
+  test('listens on loopback only by default, and answers only to loopback names', async () => {
+    expect(new URL(base).hostname).toBe('127.0.0.1');
+    // (fetch() would not send another Host.)
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      http.get(new URL('/api/view', base), { headers: { host: 'evil.example' } }, (res) => resolve(res.resume().statusCode)).on('error', reject);
+    });
+    expect(status).toBe(421);
+    const ok = await fetch(new URL('/api/view', base));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await fetch(new URL('/api/view', base), { method: 'POST' })).status).toBe(405);
+  });
+
+  test('`syncprims ui` prints the address where the view answers, and fails clearly where none does', async () => {
+    const addr = `127.0.0.1:${new URL(base).port}`;
+    const found = await runCli(['ui', '--addr', addr]);
+    expect(found).toEqual({ code: 0, stdout: `http://${addr}/ (${LINKS + 3} syncs in 1 namespace)\n`, stderr: '' });
+    const none = await runCli(['ui', '--addr', `127.0.0.1:${await freePort()}`]);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toMatch(/^syncprims: no syncprims web view answers at http:\/\/127\.0\.0\.1:\d+\/: start the operator with --ui-addr/);
+  });
+
+  test('the chain turns Ready link by link, pushed to the page without a reload', async () => {
+    await pageState('link-1', 'progressing');
+    for (let i = 2; i <= LINKS; i++) await pageState(`link-${i}`, 'waiting');
+    for (let i = 1; i <= LINKS; i++) {
+      await eventually(`Deployment web-${i}`, () => find(mgmt, `/apis/apps/v1/namespaces/${ns()}/deployments/web-${i}`));
+      await markDeploymentAvailable(mgmt, ns(), `web-${i}`);
+      await pageState(`link-${i}`, 'ready');
+      // The next link is released only by its own Deployment: seen not Ready at this moment.
+      if (i < LINKS) expect(await stateOf(`link-${i + 1}`)).not.toBe('ready');
+    }
+    await waitForReady(mgmt, ns(), `link-${LINKS}`, 'True', 'Succeeded');
+    // The same page all along (no reload), fed by one event stream (no polling).
+    expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
+    expect(requests.filter((u) => u.endsWith('/api/stream'))).toHaveLength(1);
+    expect(requests.filter((u) => u.includes('/api/view'))).toHaveLength(0);
+    // Dependencies on the left: each link one column right of the one it depends on.
+    const xs = await Promise.all([1, 2, 3].map(async (i) => (await node(`link-${i}`).boundingBox())!.x));
+    expect(xs[0]!).toBeLessThan(xs[1]!);
+    expect(xs[1]!).toBeLessThan(xs[2]!);
+  });
+
+  test('a cycle is shown as one', async () => {
+    await pageState('cyc-a', 'failed');
+    await expect(page.locator('#cycles').textContent()).resolves.toBe('Cycle: Sync/cyc-a → Sync/cyc-b → Sync/cyc-a');
+    await expect(node('cyc-a').getAttribute('class')).resolves.toContain('on-cycle');
+    await expect(page.locator('#graph path.edge.cycle').count()).resolves.toBe(2);
+    await expect(page.locator(`#notready [data-pick="Sync/${ns()}/cyc-b"]`).count()).resolves.toBe(1);
+  });
+
+  test('a stopped remote cluster shows as unreachable', async () => {
+    const cluster = page.locator(`#clusters [data-cluster="${ns()}/down-kubeconfig"]`);
+    await eventually('the cluster shown reachable', async () => ((await cluster.getAttribute('data-reachable')) === 'true' ? true : undefined));
+    expect(await op.metric('syncprims_cluster_reachable')).toBe(1);
+    await controlplane(['stop', DOWN]);
+    // The operator notices (its watches there fail), then a reconcile says so in the status: the page shows what the caches hold.
+    await eventually('the operator to see the cluster gone', async () => ((await op.metric('syncprims_cluster_reachable')) === 0 ? true : undefined), 90_000);
+    await mgmt.request({
+      method: 'PATCH',
+      path: syncPath(ns(), 'far', REMOTESYNCS),
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': new Date().toISOString() } } },
+    });
+    await waitForReady(mgmt, ns(), 'far', 'False', 'ClusterUnreachable', 90_000, REMOTESYNCS);
+    await eventually('the cluster shown unreachable', async () => ((await cluster.getAttribute('data-reachable')) === 'false' ? true : undefined));
+    await expect(cluster.textContent()).resolves.toContain('Unreachable');
+    await expect(cluster.locator('.badge').textContent()).resolves.toBe('Failed');
+  });
+
+  test('selecting a sync shows its conditions, objects with their kstatus, and Events; by mouse and by keyboard; no watch is added', async () => {
+    const before = await informers();
+    await node('link-1').click();
+    const detail = page.locator('#detail');
+    await eventually('link-1 detail', async () => ((await detail.getAttribute('data-key')) === `Sync/${ns()}/link-1` ? true : undefined));
+    await expect(detail.textContent()).resolves.toContain(`Deployment ${ns()}/web-1`);
+    expect(await detail.locator('table').nth(1).textContent()).toContain('Current');
+    await expect(detail.textContent()).resolves.toContain('Succeeded');
+    // Its Events, read when it was selected.
+    expect(await detail.locator('table').last().textContent()).toContain('Applied');
+    await expect(node('link-1').getAttribute('aria-pressed')).resolves.toBe('true');
+    // Keyboard only: Tab to the next node, Enter.
+    await node('link-1').focus();
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string } } }).document.activeElement.getAttribute('data-key'));
+    expect(focused).toMatch(new RegExp(`^Sync/${ns()}/`));
+    await page.keyboard.press('Enter');
+    await eventually('keyboard selection', async () => ((await detail.getAttribute('data-key')) === focused ? true : undefined));
+    // A RemoteSync: its objects live in its cluster; the page says so.
+    await page.locator(`#clusters [data-pick="RemoteSync/${ns()}/far"]`).click();
+    await eventually('far detail', async () => ((await detail.getAttribute('data-key')) === `RemoteSync/${ns()}/far` ? true : undefined));
+    await expect(detail.textContent()).resolves.toContain('these objects live in the remote cluster');
+    // Read from the operator's informers, and Events read once per selection: no informer was started for the page.
+    expect(await informers()).toEqual(before);
+    expect(before.filter((id) => id.includes('|Event|'))).toEqual([]);
+    expect(before).toContain('apps/v1|Deployment|*|syncprims.dev/owner-kind||full');
+  });
+
+  test('axe-core finds no serious violation, wide and narrow; nothing is fetched from another host', async () => {
+    const serious = (v: { impact?: string | null }[]) => v.filter((x) => x.impact === 'serious' || x.impact === 'critical');
+    expect(serious(await axeViolations(page))).toEqual([]);
+    await page.setViewportSize({ width: 360, height: 740 });
+    // The page fits the narrow window; the graph scrolls inside its own box.
+    const overflow = await page.evaluate(() => {
+      const d = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document;
+      return d.documentElement.scrollWidth - d.documentElement.clientWidth;
+    });
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(serious(await axeViolations(page))).toEqual([]);
+    const origin = new URL(base).origin;
+    expect(requests.filter((u) => !u.startsWith(origin))).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+});
