@@ -75,6 +75,10 @@ test: deps controlplane build lint ## everything: lint, type-check, unit and int
 	@bash examples/demo.sh stop
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
+.PHONY: noop-safety
+noop-safety: deps controlplane build ## the no-op decision against real dry runs: every kind of hand edit on every object (about 1 min)
+	NOOP_SAFETY_FULL=1 NODE_OPTIONS=--experimental-vm-modules npx jest test/integration/noop-safety.test.ts
+
 .PHONY: demo
 demo: deps controlplane build ## the three journeys (bootstrap, registration, rollout) on the local clusters
 	@bash examples/demo.sh
@@ -82,6 +86,11 @@ demo: deps controlplane build ## the three journeys (bootstrap, registration, ro
 .PHONY: bench
 bench: deps controlplane build ## measure and write docs/BENCHMARKS.md
 	@bash bench/run.sh
+
+.PHONY: screenshot
+screenshot: deps controlplane build ## draw docs/ui.png (the web view of a sample namespace, in headless Chromium)
+	npx tsc -p tsconfig.bench.json
+	node .local/bench-dist/bench/ui-screenshot.js docs/ui.png
 
 .PHONY: clean
 clean: down ## remove build output and local cluster state

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
 import { canonicalJson } from '../kube/canonical-json.js';
 import { getIfExists, type Requester } from '../kube/client.js';
@@ -9,6 +10,7 @@ import type { InventoryEntry } from '../api/status.js';
 import { objectId, parseObjectId } from './inventory.js';
 import { applyStages, pruneOrder } from './order.js';
 import { mapLimit } from './map-limit.js';
+import { decideNoop } from './noop.js';
 
 /** The sync that owns what the engine applies, as its labels say. */
 export interface Owner {
@@ -34,6 +36,17 @@ export type LiveLookup = { known: false } | { known: true; object?: KubeObject }
 /** Where the engine reads what objects are now, instead of a GET each. */
 export interface LiveObjects {
   lookup(obj: KubeObject): LiveLookup;
+  /**
+   * Dry-run verdicts "unchanged", remembered per object id as a hash of
+   * (resourceVersion, rendered object): the same object at the same version
+   * is not asked about twice.
+   */
+  verdicts?: VerdictMemory;
+}
+
+export interface VerdictMemory {
+  has(id: string, hash: string): boolean;
+  remember(id: string, hash: string): void;
 }
 
 export interface ApplyOptions {
@@ -109,19 +122,38 @@ export class ApplyEngine {
       if (existing && ownedByOther(existing, opts.owner)) {
         return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}` };
       }
-      if (existing) {
-        const dry = await this.ssa(path, obj, true).catch((err: unknown) => {
-          if (opts.force && isImmutable(err)) return undefined; // recreated below
-          throw err;
-        });
-        if (dry && sameObject(dry, existing)) return { id, action: 'unchanged', object: existing };
-      }
+      if (existing && (await this.unchanged(id, path, obj, existing, opts))) return { id, action: 'unchanged', object: existing };
       let status = 0;
       const applied = await this.ssaOrRecreate(path, obj, opts.force, (s) => (status = s));
       return { id, action: status === 201 ? 'created' : 'configured', object: applied };
     } catch (err) {
       return failure(id, obj, err);
     }
+  }
+
+  /**
+   * Whether applying `obj` would leave `existing` as it is: decided from the
+   * object and our managedFields entry where that is certain (no request),
+   * else by a dry run, whose "unchanged" is remembered for this version.
+   */
+  private async unchanged(id: string, path: string, obj: KubeObject, existing: KubeObject, opts: ApplyOptions): Promise<boolean> {
+    if (decideNoop(obj, existing).noop) return true;
+    const verdict = verdictHash(existing, obj);
+    if (opts.live?.verdicts?.has(id, verdict)) return true;
+    const dry = await this.ssa(path, obj, true).catch((err: unknown) => {
+      if (opts.force && isImmutable(err)) return undefined; // recreated by the caller
+      throw err;
+    });
+    if (!dry || !sameObject(dry, existing)) return false;
+    opts.live?.verdicts?.remember(id, verdict);
+    return true;
+  }
+
+  /** What the API server says: whether applying `obj` leaves `existing` as it is (a dry run; for tests of decideNoop). */
+  async dryRunUnchanged(obj: KubeObject, existing: KubeObject): Promise<boolean> {
+    const info = await this.discovery.resolve(obj.apiVersion, obj.kind);
+    const dry = await this.ssa(objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace), obj, true);
+    return sameObject(dry, existing);
   }
 
   /** `onStatus` hears 201 when the object was created, 200 when it was changed. */
@@ -244,6 +276,11 @@ function sameObject(a: KubeObject, b: KubeObject): boolean {
 function comparable(obj: KubeObject): KubeObject {
   const { managedFields: _m, resourceVersion: _r, ...metadata } = obj.metadata;
   return { ...obj, metadata };
+}
+
+/** A dry run's "unchanged" holds for this resourceVersion of the live object and this rendered object. */
+function verdictHash(existing: KubeObject, rendered: KubeObject): string {
+  return createHash('sha256').update(`${existing.metadata.resourceVersion ?? ''}\n${canonicalJson(rendered)}`).digest('base64');
 }
 
 function isImmutable(err: unknown): boolean {

@@ -1,20 +1,26 @@
-import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
+import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
 import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
-import type { LiveLookup, LiveObjects, Owner } from './engine.js';
+import { DriftLedger, driftOf, type Drift } from './drift.js';
+import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
-import { parseObjectId } from './inventory.js';
+import { objectId, parseObjectId } from './inventory.js';
 
-export type OwnerListener = (owner: Owner) => void;
+/** `cause`: why the owner is woken (`owned object`, or `owned object drifted: <id>`). */
+export type OwnerListener = (owner: Owner, cause: string) => void;
 
 /** The store index from an owned kind (`apiVersion|kind`) to the syncs whose inventory lists it. */
 export const INVENTORY_KINDS_INDEX = 'syncprims.dev/inventory-kinds';
 
-/** Owned objects of every namespace that carry the owner labels. */
-const OWNED: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL };
+/**
+ * Owned objects of every namespace that carry the owner labels, with our
+ * managedFields entry (and those written since by others): what tells a
+ * no-op apply and names who changed our fields.
+ */
+const OWNED: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL, keepManagedFieldsOf: FIELD_MANAGER };
 
 /** The syncs whose inventories say which kinds are needed: their informers. */
 type Holders = Pick<Informer<KubeObject>, 'store' | 'onEvent'>[];
@@ -34,6 +40,14 @@ export class OwnedObjects implements LiveObjects {
   /** Kinds that reconciles in progress are applying (their inventories may not list them yet). */
   private readonly holds = new Map<string, number>();
   private holders: Holders = [];
+  /** Dry-run verdicts "unchanged" per object id: a hash each (see VerdictMemory). */
+  private readonly unchangedAt = new Map<string, string>();
+  readonly verdicts: VerdictMemory = {
+    has: (id, hash) => this.unchangedAt.get(id) === hash,
+    remember: (id, hash) => void this.unchangedAt.set(id, hash),
+  };
+  /** Changes of our fields by others, per owner, until its reconcile corrects them. */
+  readonly drifts = new DriftLedger();
   private counts: ((holder: KubeObject) => boolean) | undefined;
 
   private readonly selector: InformerSelector;
@@ -184,7 +198,7 @@ export class OwnedObjects implements LiveObjects {
       const [apiVersion, kind] = apiVersionAndKind.split('|') as [string, string];
       const created: Promise<Informer<KubeObject>> = this.cache.informer(apiVersion, kind, this.selectorOf(namespace)).then((informer) => {
         if (this.informers.get(id) === created) {
-          this.unsubscribers.set(id, informer.onEvent((e) => this.notify(e.object)));
+          this.unsubscribers.set(id, informer.onEvent((e) => this.changed(e)));
           this.primed.set(id, informer);
         }
         return informer;
@@ -224,14 +238,36 @@ export class OwnedObjects implements LiveObjects {
     );
   }
 
-  private notify(obj: KubeObject): void {
-    const l = obj.metadata.labels ?? {};
-    const kind = l[OWNER_KIND_LABEL];
-    const namespace = l[OWNER_NAMESPACE_LABEL];
-    const name = l[OWNER_NAME_LABEL];
-    if (!kind || !namespace || !name) return;
-    for (const fn of this.listeners) fn({ kind, namespace, name });
+  /** The drifts of `owner` due for correction now, and when the others (backed off) are due. */
+  takeDrifts(owner: Owner, intervalMs: number): { due: Drift[]; waitMs?: number } {
+    return this.drifts.take(ownerKey(owner), intervalMs);
   }
+
+  private changed(e: InformerEvent<KubeObject>): void {
+    const obj = e.object;
+    const owner = ownerLabelsOf(obj);
+    if (e.type === 'deleted') {
+      this.unchangedAt.delete(objectId(obj));
+      this.drifts.forgetObject(objectId(obj));
+    }
+    const drift = e.type === 'updated' && owner ? driftOf(e.old, obj) : undefined;
+    if (drift && owner) this.drifts.flag(ownerKey(owner), drift);
+    if (!owner) return;
+    const cause = drift ? `owned object drifted: ${drift.id}` : 'owned object';
+    for (const fn of this.listeners) fn(owner, cause);
+  }
+}
+
+function ownerLabelsOf(obj: KubeObject): Owner | undefined {
+  const l = obj.metadata.labels ?? {};
+  const kind = l[OWNER_KIND_LABEL];
+  const namespace = l[OWNER_NAMESPACE_LABEL];
+  const name = l[OWNER_NAME_LABEL];
+  return kind && namespace && name ? { kind, namespace, name } : undefined;
+}
+
+function ownerKey(owner: Owner): string {
+  return `${owner.kind}/${owner.namespace}/${owner.name}`;
 }
 
 /** inventoryKindsOf per cached object: the store's index and the release check read each object twice. */

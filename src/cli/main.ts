@@ -15,6 +15,7 @@ import { examples } from './options.js';
 import { addRunCommand } from './run.js';
 import { addTraceCommand } from './trace.js';
 import { addTreeCommand } from './tree.js';
+import { addUiCommand } from './ui.js';
 
 // A reader that stops early (`| head`) is no error of ours.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -58,6 +59,7 @@ addDriveCommands(program);
 addInstallCommand(program);
 addBootstrapCommand(program);
 addRunCommand(program);
+addUiCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.js';
 import type { KubeClient } from '../kube/client.js';
+import { parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';
 import { packageVersion } from '../version.js';
 
@@ -29,6 +30,7 @@ interface RunFlags {
   lostClusterGrace: string;
   defaultServiceAccount?: string;
   livenessLeaseDuration: string;
+  uiAddr?: string;
 }
 
 /** `syncprims run`: the operator. */
@@ -68,6 +70,10 @@ export function addRunCommand(program: Command): void {
       '--default-service-account <name>',
       'syncs that name no serviceAccountName apply as this service account of their namespace (a RemoteSync: of the namespace of that name in its cluster; a ProxySync: its remote Sync gets it)',
     )
+    .option(
+      '--ui-addr <addr>',
+      'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
+    )
     .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
     .action(run);
 }
@@ -92,6 +98,7 @@ async function run(flags: RunFlags): Promise<void> {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency ${flags.concurrency}: want a positive integer`);
   const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
   const liveness = livenessOf(flags);
+  if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
   const name = kc.getCurrentContext() || 'local';
   const client = await KubeClient.create(name, kc, `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`);
   const manager = new Manager({
@@ -117,12 +124,20 @@ async function run(flags: RunFlags): Promise<void> {
   await manager.start(controllers).catch((err: unknown) => {
     if (!manager.shuttingDown) throw err;
   });
+  if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await manager.shutdown(SHUTDOWN_GRACE_MS);
   client.close();
   // Done: exit now rather than wait for timers and sockets that nothing needs any more.
   process.exit();
+}
+
+/** The web view, above the controllers: its module is loaded only when asked for. */
+async function startUiOf(manager: Parameters<typeof import('../ui/index.js').startUi>[0], addr: string, log: Logger): Promise<void> {
+  const { startUi } = await import('../ui/index.js');
+  const ui = await startUi(manager, addr);
+  log.info({ url: ui.url, port: ui.port }, 'ui listening');
 }
 
 /** SIGTERM or SIGINT: shut down within the grace period; a second signal exits at once. */
@@ -156,6 +171,14 @@ function remoteFlags(flags: RunFlags) {
     lostClusterGraceMs: durationFlag('--lost-cluster-grace', flags.lostClusterGrace),
     kubeconfigPolicy: { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false },
   };
+}
+
+function addrFlag(flag: string, text: string): void {
+  try {
+    parseAddr(text);
+  } catch (err) {
+    throw new Error(`${flag} ${text}: want [host:]port (${(err as Error).message})`);
+  }
 }
 
 function durationFlag(flag: string, text: string): number {

@@ -119,9 +119,9 @@ export class RemoteCluster {
     }
   }
 
-  /** Calls `fn` when the cluster answers again after an outage (until the cluster is closed). */
-  onRecovered(fn: () => void): void {
-    this.unsubscribers.push(this.reachability.onChange((up) => up && fn()));
+  /** Calls `fn` when the cluster stops answering, and again when it answers after an outage (until the cluster is closed). */
+  onReachabilityChange(fn: (reachable: boolean) => void): void {
+    this.unsubscribers.push(this.reachability.onChange(fn));
   }
 
   /** Stops its watches and closes its connections. */

@@ -81,7 +81,7 @@ async function share(
     informers[kind] = await m.cache.informer(API_VERSION, kind);
   }
   const owned = new OwnedObjects(m.cache);
-  owned.onOwnerChange((o) => enqueue(o.kind as SyncKind, `${o.namespace}/${o.name}`, 'owned object'));
+  owned.onOwnerChange((o, cause) => enqueue(o.kind as SyncKind, `${o.namespace}/${o.name}`, cause));
   // Only Syncs apply to this cluster (RemoteSyncs apply to theirs).
   owned.followInventories([informers.Sync]);
   const graph = new DependencyGraph({
@@ -190,14 +190,15 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     metrics: m.metrics,
     onOpen: (cluster) => {
       cluster.owned.countInventories(remoteKinds, (o) => cluster.users.has(clusterUser(o)));
-      cluster.owned.onOwnerChange((o) => {
-        if (o.kind === 'RemoteSync' || o.kind === 'ProxySync') enqueue(o.kind, `${o.namespace}/${o.name}`, `owned object in ${cluster.name}`);
+      cluster.owned.onOwnerChange((o, cause) => {
+        if (o.kind === 'RemoteSync' || o.kind === 'ProxySync') enqueue(o.kind, `${o.namespace}/${o.name}`, `${cause} in ${cluster.name}`);
       });
-      // Recovery by watch: the moment the cluster answers again, its syncs go on (no waiting for their backoff).
-      cluster.onRecovered(() => {
+      // Outage and recovery by watch: the moment the cluster stops answering, its syncs say so (a resync
+      // that has nothing to send would not find out); the moment it answers again, they go on.
+      cluster.onReachabilityChange((up) => {
         for (const user of cluster.users) {
           const [kind, ...key] = user.split('/');
-          enqueue(kind as SyncKind, key.join('/'), `cluster ${cluster.name} reachable again`);
+          enqueue(kind as SyncKind, key.join('/'), `cluster ${cluster.name} ${up ? 'reachable again' : 'unreachable'}`);
         }
       });
     },

@@ -73,7 +73,8 @@ export async function beginReconcile<K extends SyncKind>(
   await deps.writer.ensureFinalizer(obj, FINALIZER);
 
   const generation = obj.metadata.generation;
-  let status: SyncStatusDraft = { ...((obj.status as SyncStatusDraft | undefined) ?? {}), observedGeneration: generation };
+  // Our own last status write when the cache has not caught up with it yet (the echo of a write just made).
+  let status: SyncStatusDraft = { ...(deps.writer.statusOf(obj) as SyncStatusDraft), observedGeneration: generation };
   const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
   if (requested !== undefined) status.lastHandledReconcileAt = requested;
 

@@ -19,6 +19,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ObjectWriter } from '../runtime/object-writer.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
+import { announceDrift, dueBy } from './sync-drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 
 /** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
@@ -115,20 +116,25 @@ export class SyncPipeline {
     const interval = parseDuration(spec.interval);
     const prev = this.state.get(key);
     const requestedAt = obj.metadata.annotations?.['syncprims.dev/reconcile-requested-at'];
-    if (prev && prev.target === target.id && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
-      return this.report(run, base, prev, log);
+    // Fields we own that others changed (watch events) are corrected at once, then with backoff (sync-drift.ts).
+    const drift = target.owned.takeDrifts(ownerOf(obj), interval);
+    if (prev && prev.target === target.id && drift.due.length === 0 && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
+      return dueBy(await this.report(run, base, prev, log), drift.waitMs);
     }
     this.sourceChanged.delete(key);
 
+    const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
+    // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
+    target.owned.track(previous).catch(() => undefined);
     const set = await this.fetchAndRender(obj, spec, target);
     if ('reason' in set) {
       await this.fail(obj, base, set.reason, set.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
-    let status = await this.announceProgress(obj, base, set.revision, generation);
-    held.push(await target.owned.prime(set.objects));
-    const outcome = await this.applyAndPrune(run, set.objects, (base.inventory?.entries ?? []) as InventoryEntry[]);
+    let status = await alongside(this.announceProgress(obj, base, set.revision, generation), target.owned.prime(set.objects), held);
+    const outcome = await this.applyAndPrune(run, set.objects, previous);
     await this.announce(obj, outcome.applied, outcome.pruned, log);
+    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
     const now = Date.now();
     const state: AppliedState = {
       target: target.id,
@@ -149,7 +155,7 @@ export class SyncPipeline {
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
-    return this.report(run, status, state, log);
+    return dueBy(await this.report(run, status, state, log), drift.waitMs);
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */
@@ -199,11 +205,14 @@ export class SyncPipeline {
 
   /**
    * A new revision or spec: say so before applying. The same one again (a
-   * resync, a restart) writes nothing unless something changes.
+   * resync, a restart) writes nothing unless something changes. A sync that
+   * has applied nothing yet has no dependent relying on its progress: that is
+   * folded into its first result (README, design notes), one write fewer.
    */
   private async announceProgress(obj: KubeObject, base: SyncStatusDraft, revision: string, generation?: number): Promise<SyncStatusDraft> {
     const storedGeneration = (obj.status as SyncStatusDraft | undefined)?.observedGeneration;
     if (base.lastAppliedRevision === revision && storedGeneration === generation) return base;
+    if (base.lastAppliedRevision === undefined) return { ...base, lastAttemptedRevision: revision };
     const status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision };
     await this.deps.writer.updateStatus(obj, status);
     return status;
@@ -304,6 +313,18 @@ interface Run {
   target: ApplyTarget;
 }
 
+
+/**
+ * Awaits `work` and `hold` together: what `hold` holds goes to `held` (released
+ * when the reconcile ends) even when `work` fails first.
+ */
+async function alongside<T>(work: Promise<T>, hold: Promise<() => void>, held: (() => void)[]): Promise<T> {
+  const [done, holding] = await Promise.allSettled([work, hold]);
+  if (holding.status === 'fulfilled') held.push(holding.value);
+  if (done.status === 'rejected') throw done.reason;
+  if (holding.status === 'rejected') throw holding.reason;
+  return done.value;
+}
 
 export function ownerOf(obj: KubeObject): Owner {
   return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };

@@ -14,6 +14,12 @@ export interface InformerSelector {
   fieldSelector?: string;
   /** Cache metadata only (see InformerOptions.metadataOnly). */
   metadataOnly?: boolean;
+  /**
+   * Keep this field manager's Apply entry of managedFields (see
+   * InformerOptions.keepManagedFieldsOf). Not part of the informer's
+   * identity: the first to start an informer for a selector decides.
+   */
+  keepManagedFieldsOf?: string;
 }
 
 export type CacheTuning = Pick<InformerOptions<KubeObject>, 'watchList' | 'watchTimeoutSeconds' | 'idleTimeoutMs' | 'backoff'>;
@@ -57,6 +63,16 @@ export class ClusterCache {
   }
 
   /**
+   * The informer for a kind and selector if something has already started
+   * it and it is primed; never starts one (a read-only view of the caches).
+   */
+  async peek<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, selector: InformerSelector = {}): Promise<Informer<T> | undefined> {
+    const pending = this.informers.get(this.idOf(apiVersion, kind, selector));
+    const informer = await pending?.catch(() => undefined);
+    return informer?.hasSynced ? (informer as unknown as Informer<T>) : undefined;
+  }
+
+  /**
    * Stops the informer for a kind and selector and forgets it (its watch
    * ends); the next `informer()` for it starts afresh. For informers that only
    * one user needed, such as a watch of one object by name.
@@ -94,6 +110,7 @@ export class ClusterCache {
   private idOf(apiVersion: string, kind: string, selector: InformerSelector): string {
     const namespace = this.namespaceOf(selector);
     const parts = [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''];
+    // keepManagedFieldsOf is not part of the id: a reader that only peeks at the owned objects finds their informer.
     return [...parts, selector.metadataOnly ? 'metadata' : 'full'].join('|');
   }
 
@@ -119,6 +136,7 @@ export class ClusterCache {
       labelSelector: selector.labelSelector,
       fieldSelector: selector.fieldSelector,
       metadataOnly: selector.metadataOnly,
+      keepManagedFieldsOf: selector.keepManagedFieldsOf,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       ...this.opts.tuning,

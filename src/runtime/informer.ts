@@ -47,6 +47,13 @@ export interface InformerOptions<T extends KubeObject> {
   metadataOnly?: boolean;
   /** Applied to each object before it is stored; the default drops managedFields. */
   transform?: (obj: T) => T;
+  /**
+   * Keep of `metadata.managedFields` only this field manager's Apply entry
+   * and the entries of others written since (apiVersion, time and field set:
+   * names, never values), dropping the rest: what the apply engine needs to
+   * tell a no-op apply from the cache, and to name who changed our fields.
+   */
+  keepManagedFieldsOf?: string;
   logger?: Logger;
   metrics?: OperatorMetrics;
 }
@@ -325,8 +332,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.opts.transform) return this.opts.transform(obj);
     if (this.opts.metadataOnly) return this.metadataOf(obj);
     if (obj.metadata.managedFields === undefined) return obj;
-    const { managedFields: _dropped, ...metadata } = obj.metadata;
-    return { ...obj, metadata };
+    const { managedFields, ...metadata } = obj.metadata;
+    const kept = this.opts.keepManagedFieldsOf ? keptEntriesOf(managedFields, this.opts.keepManagedFieldsOf) : undefined;
+    return { ...obj, metadata: kept ? { ...metadata, managedFields: kept } : metadata };
   }
 
   /** What a metadata-only informer keeps of an object (no annotations: see `metadataOnly`). */
@@ -350,6 +358,22 @@ export class Informer<T extends KubeObject = KubeObject> {
   private selectors(): Query {
     return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
   }
+}
+
+/**
+ * Of managedFields, a manager's Apply entry (main resource) and the entries
+ * of others that wrote since (who changed its fields; `status` writers left out),
+ * each reduced to what tells what it owns: field names, never values.
+ */
+function keptEntriesOf(managedFields: unknown, manager: string): Record<string, unknown>[] | undefined {
+  if (!Array.isArray(managedFields)) return undefined;
+  // A status writer never touches what we apply; a scale writer (an HPA) does.
+  const entries = (managedFields as Record<string, unknown>[]).filter((e) => e && e.subresource !== 'status');
+  const ours = entries.find((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
+  if (!ours) return undefined;
+  const since = String(ours.time ?? '');
+  const later = entries.filter((e) => e.manager !== manager && String(e.time ?? '') >= since);
+  return [ours, ...later].map(({ manager: m, operation, apiVersion, time, subresource, fieldsV1 }) => ({ manager: m, operation, apiVersion, time, subresource, fieldsV1 }));
 }
 
 function watchError(event: WatchEvent<unknown>): ApiError {

@@ -49,6 +49,16 @@ export class ObjectWriter {
     return true;
   }
 
+  /**
+   * The object's current status: the cached one, or the one we wrote last if
+   * the cache has not caught up with it yet. A reconcile that starts from it
+   * keeps the lastTransitionTimes of what we wrote, so it does not write the
+   * same status again with new ones.
+   */
+  statusOf(obj: KubeObject): Record<string, unknown> {
+    return this.currentStatus(obj, obj.metadata.uid ?? '');
+  }
+
   /** The object is gone: drop what was remembered of our writes to it. */
   forget(obj: KubeObject): void {
     const uid = obj.metadata.uid ?? '';

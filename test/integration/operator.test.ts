@@ -6,7 +6,7 @@ import { API_VERSION, FINALIZER } from '../../src/api/index.js';
 import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
-import { writesSince } from '../support/audit.js';
+import { requestsSince, writesSince } from '../support/audit.js';
 import { clusterClient, closeClients } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
@@ -82,7 +82,7 @@ describe('operator start and restart over 1,000 Syncs', () => {
     expect(await op.stop('SIGTERM')).toBe(0);
   }, 400_000);
 
-  test('a restart over unchanged, reconciled objects writes nothing', async () => {
+  test('a restart over unchanged, reconciled objects writes nothing and sends no dry run', async () => {
     const since = new Date();
     const op = await start(['--namespace', ns()]);
     await op.waitForLog('the first reconcile', (l) => l.msg.startsWith('first reconcile') && l.controller === 'sync');
@@ -96,8 +96,16 @@ describe('operator start and restart over 1,000 Syncs', () => {
     expect(await op.stop('SIGTERM')).toBe(0);
     const writes = await writesSince(CLUSTER, since, OPERATOR_USER_AGENT);
     expect(writes.map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+    // Unchanged objects are decided from the cache (our managedFields entry): not one dry run.
+    expect(await dryRunsSince(since)).toEqual([]);
   });
 });
+
+/** The operator's dry-run requests since `since`, from the audit log. */
+async function dryRunsSince(since: Date): Promise<string[]> {
+  const requests = await requestsSince(CLUSTER, since, OPERATOR_USER_AGENT);
+  return requests.filter((r) => r.requestURI.includes('dryRun=')).map((r) => `${r.verb} ${r.requestURI}`);
+}
 
 describe('no-op resync', () => {
   const ns = useTestNamespace(CLUSTER, 'operator-resync');
@@ -117,6 +125,7 @@ describe('no-op resync', () => {
     expect(await op.stop('SIGTERM')).toBe(0);
     const writes = await writesSince(CLUSTER, since, OPERATOR_USER_AGENT);
     expect(writes.map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+    expect(await dryRunsSince(since)).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
-import { controlplane, startedByThisRun, STARTED_FILE, SUPERVISOR_FILE } from './controlplane-cli.js';
+import { controlplane, controlPlaneStatus, startedByThisRun, STARTED_FILE, SUPERVISOR_FILE } from './controlplane-cli.js';
 
 // Stops what this run started: the whole control plane if the run started it,
 // else only the clusters it added to one that was already up.
@@ -10,7 +10,9 @@ export default async function globalTeardown() {
   } else if (supervisor === 'ours') {
     await controlplane(['down']);
   } else {
-    const started = await startedByThisRun();
+    // A test may have stopped one of its own already (a cluster seen going down): stopping it again would fail.
+    const running = new Set((await controlPlaneStatus()).clusters.filter((c) => c.running).map((c) => c.name));
+    const started = (await startedByThisRun()).filter((name) => running.has(name));
     if (started.length > 0) await controlplane(['stop', ...started]);
   }
   await rm(STARTED_FILE, { force: true });

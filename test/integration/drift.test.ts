@@ -1,0 +1,121 @@
+// Drift corrected at once, caused by the watch event of the owned object (no
+// reconcile request, no interval), with the field managers and the fields named;
+// a fighter backed off rather than fought in a hot loop; and a resync of
+// unchanged objects that sends no request for them (decided from the cache).
+import { describe, expect, test } from '@jest/globals';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { useSyncOperator, type LogLine, type OperatorProcess } from '../support/operator.js';
+import { applySync, eventsFor, find, getSync, waitForReady } from '../support/syncs.js';
+
+const CLUSTER = 'mgmt';
+let client: KubeClient;
+let op: OperatorProcess;
+const ns = useTestNamespace(CLUSTER, 'drift');
+useSyncOperator(CLUSTER, ns, (c, o) => {
+  client = c;
+  op = o;
+}, ['--log-level', 'trace']);
+
+const cm = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data });
+const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
+
+/** Sets `data` of a ConfigMap as `kubectl patch` does (an Update under its own field manager). */
+function patchAs(manager: string, name: string, data: Record<string, string>): Promise<KubeObject> {
+  return client.request<KubeObject>({ method: 'PATCH', path: cmPath(name), query: { fieldManager: manager }, contentType: 'application/merge-patch+json', body: { data } });
+}
+
+const at = (l: LogLine): number => Date.parse(String(l.time ?? '')) || Number(l.time ?? 0);
+
+/** The operator's requests to one path since `since` (trace `request` lines), split into dry runs and the rest. */
+function requestsTo(path: string, since: number): { dryRuns: LogLine[]; writes: LogLine[]; all: LogLine[] } {
+  const all = op.logs.filter((l) => l.msg === 'request' && l.path === path && at(l) >= since);
+  const dry = (l: LogLine) => JSON.stringify(l.query ?? '').includes('dryRun');
+  return { all, dryRuns: all.filter(dry), writes: all.filter((l) => l.method !== 'GET' && !dry(l)) };
+}
+
+function reconcilesSince(name: string, since: number): LogLine[] {
+  return op.logs.filter((l) => l.msg === 'reconciled' && l.kind === 'Sync' && l.namespace === ns() && l.name === name && at(l) >= since);
+}
+
+/** Waits until the Sync's reconciles stop (the echoes of its own writes handled). */
+async function settled(name: string): Promise<void> {
+  await op.settledReconciles('Sync', ns(), name);
+}
+
+describe('drift', () => {
+  test('a hand edit (kubectl-patch) is corrected at once, caused by the watch event, and the Event names the manager and the field', async () => {
+    await applySync(client, ns(), 'hand', { interval: '1h', source: { inline: [cm('hand', { a: '1', b: '2' })] } });
+    await waitForReady(client, ns(), 'hand', 'True');
+    await settled('hand');
+    const since = Date.now();
+    await patchAs('kubectl-patch', 'hand', { a: '9' });
+    await eventually('the edit to be corrected', async () => ((await find<{ data: Record<string, string> }>(client, cmPath('hand')))?.data.a === '1' ? true : undefined), 30_000);
+    const event = await eventually('a Drifted Event', async () => (await eventsFor(client, ns(), 'hand')).find((e) => e.reason === 'Drifted'));
+    expect(event.type).toBe('Warning');
+    expect(event.message).toBe(`ConfigMap/${ns()}/hand: .data.a changed by kubectl-patch; corrected`);
+    const line = op.logs.find((l) => l.level === 'warn' && l.object === `${ns()}_hand__ConfigMap`);
+    expect(line).toMatchObject({ fields: ['.data.a'], managers: ['kubectl-patch'] });
+    await settled('hand');
+    // Caused by the watch event: the reconciles since were woken by owned-object events only (no
+    // reconcile request, no timer), and one of them was the drift's.
+    const causes = reconcilesSince('hand', since).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object drifted: ${ns()}_hand__ConfigMap`);
+    expect(causes.filter((c) => !c.startsWith('owned object'))).toEqual([]);
+    // One correction: one dry run (the cache showed the drift) and one apply; nothing else to the object.
+    const sent = requestsTo(cmPath('hand'), since);
+    expect(sent.writes).toHaveLength(1);
+    expect(sent.dryRuns).toHaveLength(1);
+    expect(sent.all).toHaveLength(2);
+  });
+
+  test('a fighter that keeps re-setting a field under its own manager is backed off, not fought in a hot loop', async () => {
+    await applySync(client, ns(), 'fought', { interval: '1m', source: { inline: [cm('fought', { replicas: '1' })] } });
+    await waitForReady(client, ns(), 'fought', 'True');
+    await settled('fought');
+    const since = Date.now();
+    // 10 s of a fighter re-setting the field every 100 ms (about 100 times when we put it back each time).
+    let fights = 0;
+    for (const end = Date.now() + 10_000; Date.now() < end; ) {
+      const got = await find<{ data: Record<string, string> }>(client, cmPath('fought'));
+      if (got?.data.replicas !== '5') {
+        await patchAs('hpa-like-fighter', 'fought', { replicas: '5' });
+        fights += 1;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const sent = requestsTo(cmPath('fought'), since);
+    // Corrections back off 1 s, 2 s, 4 s, 8 s...: in 10 s, 4 or 5, not one per fight.
+    expect(sent.writes.length).toBeGreaterThanOrEqual(3);
+    expect(sent.writes.length).toBeLessThanOrEqual(5);
+    expect(fights).toBeGreaterThanOrEqual(sent.writes.length);
+    // Every request the operator sent to the cluster in the window, whatever it was for: a handful per correction.
+    const all = op.logs.filter((l) => l.msg === 'request' && at(l) >= since && at(l) < since + 10_000);
+    expect(all.length).toBeLessThanOrEqual(6 * sent.writes.length);
+    const fighting = await eventually('an Event naming the fight', async () =>
+      (await eventsFor(client, ns(), 'fought')).find((e) => e.reason === 'Drifted' && e.message.includes('fighting')),
+    );
+    expect(fighting.message).toMatch(new RegExp(`^ConfigMap/${ns()}/fought: \\.data\\.replicas changed by hpa-like-fighter; corrected \\(\\d+ times in a row: fighting hpa-like-fighter; the next correction waits \\d+s\\)$`));
+  });
+});
+
+describe('resync without requests', () => {
+  test('a requested reconcile of 200 unchanged ConfigMaps sends no request for them: no dry run, no GET, no write', async () => {
+    const objects = Array.from({ length: 200 }, (_, i) => cm(`noop-${i}`, { i: String(i) }));
+    await applySync(client, ns(), 'noop', { interval: '1h', source: { inline: objects } });
+    await waitForReady(client, ns(), 'noop', 'True');
+    await settled('noop');
+    const since = Date.now();
+    await applySync(client, ns(), 'noop', { interval: '1h', source: { inline: objects } }, { annotations: { 'syncprims.dev/reconcile-requested-at': 'again' } });
+    await eventually('the requested reconcile', async () => ((await getSync(client, ns(), 'noop')).status?.lastHandledReconcileAt === 'again' ? true : undefined));
+    await settled('noop');
+    const sent = op.logs.filter((l) => l.msg === 'request' && at(l) >= since && !String(l.path).includes('/leases/'));
+    const toObjects = sent.filter((l) => String(l.path).includes('/configmaps/noop-'));
+    expect(toObjects).toEqual([]);
+    // The status write (lastHandledReconcileAt) is all: at most a few requests in all, against 200 dry runs before.
+    expect(sent.filter((l) => String(l.path).endsWith('/syncs/noop/status'))).toHaveLength(1);
+    expect(sent.length).toBeLessThanOrEqual(3);
+  });
+});

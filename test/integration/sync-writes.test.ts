@@ -1,0 +1,88 @@
+// The writes a Sync costs, counted in the API server's audit log: a new Sync
+// folds its progress into its first result (one status write), one that has
+// applied before still announces lastAttemptedRevision before it applies.
+import { describe, expect, test } from '@jest/globals';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { watchEvents } from '../../src/kube/watch-stream.js';
+import { writesSince, type AuditEvent } from '../support/audit.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { useSyncOperator } from '../support/operator.js';
+import { applySync, createSyncs, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+
+const CLUSTER = 'mgmt';
+const OPERATOR = 'syncprims-operator';
+const SYNCS = 40;
+const OBJECTS = 10;
+let client: KubeClient;
+const ns = useTestNamespace(CLUSTER, 'syncwrites');
+useSyncOperator(CLUSTER, ns, (c) => {
+  client = c;
+});
+
+const configMaps = (sync: string, value: string): KubeObject[] =>
+  Array.from({ length: OBJECTS }, (_, k) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${sync}-${k}`, namespace: ns() }, data: { value } }));
+
+/** The operator's writes to one Sync and what it applied for it, by what they were. */
+function writesOf(writes: AuditEvent[], sync: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const w of writes) {
+    const ref = w.objectRef ?? {};
+    let what: string | undefined;
+    if (ref.resource === 'syncs' && ref.name === sync) what = ref.subresource === 'status' ? 'status' : 'sync';
+    else if (ref.resource === 'configmaps' && ref.name?.startsWith(`${sync}-`)) what = 'objects';
+    else if (ref.resource === 'events' && ref.name?.startsWith(`${sync}.`)) what = 'events';
+    if (what) out[what] = (out[what] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Every status of a Sync a watch delivers until `done` passes one (or the watch is cut short). */
+async function statusesUntil(name: string, from: string, done: (s: SyncObject) => boolean): Promise<SyncObject[]> {
+  const res = await client.stream({ path: syncPath(ns()), query: { watch: 1, resourceVersion: from, fieldSelector: `metadata.name=${name}` }, idleTimeoutMs: 60_000 });
+  const seen: SyncObject[] = [];
+  try {
+    for await (const e of watchEvents<SyncObject>(res)) {
+      if (e.type !== 'MODIFIED') continue;
+      seen.push(e.object);
+      if (done(e.object)) break;
+    }
+  } finally {
+    res.destroy();
+  }
+  return seen;
+}
+
+const readyTrue = (s: SyncObject): boolean =>
+  s.status?.observedGeneration === s.metadata.generation && (s.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+describe('writes per sync', () => {
+  test(`${SYNCS} new Syncs of ${OBJECTS} ConfigMaps created at once: each costs the finalizer, its objects, one Event and one status write`, async () => {
+    const since = new Date(Date.now() - 1000);
+    const names = Array.from({ length: SYNCS }, (_, i) => `w${i}`);
+    await createSyncs(client, ns(), names, (name) => ({ source: { inline: configMaps(name, 'one') } }));
+    for (const name of names) await waitForReady(client, ns(), name, 'True', 'Succeeded');
+    const writes = await writesSince(CLUSTER, since, OPERATOR);
+    for (const name of names) {
+      // Progress folded into the result: no Ready=Unknown write before the apply of a Sync that applied nothing yet.
+      expect({ name, ...writesOf(writes, name) }).toEqual({ name, sync: 1, objects: OBJECTS, events: 1, status: 1 });
+    }
+  });
+
+  test('a Sync that has applied before writes lastAttemptedRevision before it applies a new revision, then its result', async () => {
+    const first = await applySync(client, ns(), 'again', { source: { inline: configMaps('again', 'one') } });
+    const ready = await waitForReady(client, ns(), 'again', 'True', 'Succeeded');
+    const before = ready.status!.lastAppliedRevision!;
+    expect(first.metadata.generation).toBe(1);
+    // Everything of the first revision was written before it was Ready (the Event, then the status).
+    const since = new Date();
+    const edited = await applySync(client, ns(), 'again', { source: { inline: configMaps('again', 'two') } });
+    const statuses = await statusesUntil('again', ready.metadata.resourceVersion!, (s) => readyTrue(s) && s.status?.lastAppliedRevision !== before);
+    const announced = statuses.find((s) => s.status?.lastAttemptedRevision !== before && s.status?.lastAppliedRevision === before);
+    expect(announced?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'Unknown', reason: 'Progressing' });
+    expect(statuses.at(-1)?.status?.lastAppliedRevision).toBe(announced?.status?.lastAttemptedRevision);
+    expect(edited.metadata.generation).toBe(2);
+    const writes = writesOf(await writesSince(CLUSTER, since, OPERATOR), 'again');
+    expect(writes).toEqual({ objects: OBJECTS, events: 1, status: 2 });
+  });
+});
