@@ -48,6 +48,16 @@ function file(name: string, objects: Record<string, unknown>[]): string {
 
 const mergePatch = (client: KubeClient, at: string, body: unknown) => client.request({ method: 'PATCH', path: at, contentType: 'application/merge-patch+json', body });
 
+/**
+ * Suspends a sync and waits until the operator says so: a hand edit of what it
+ * applied then stays (running, it would correct it at once, from the watch).
+ */
+async function suspend(plural: string, name: string): Promise<void> {
+  await mergePatch(mgmt, syncPath(ns(), name, plural), { spec: { suspend: true } });
+  // Suspended keeps Ready as it was (True here), with the reason Suspended.
+  await waitForReady(mgmt, ns(), name, 'True', 'Suspended', undefined, plural);
+}
+
 beforeAll(async () => {
   assertCliBuilt();
   dir = tempDir();
@@ -83,11 +93,12 @@ describe('unchanged', () => {
 
 describe('a Sync in the cluster', () => {
   test('after a hand edit: the edit as a unified diff, Secret values masked, exit 1; -o yaml and json give the objects without noise', async () => {
+    await suspend('syncs', 'app');
     // kubectl-style: a merge patch (the field manager of the data's `a` changes, and `extra` is another manager's).
     await mergePatch(mgmt, cmPath('app-a'), { data: { a: 'edited', extra: 'x' } });
     await mergePatch(mgmt, `/api/v1/namespaces/${ns()}/secrets/app-s`, { stringData: { token: 'two' } });
     const [text, json, yaml] = await Promise.all([diff('sy/app'), diff('sy/app', '-o', 'json'), diff('sy/app', '-o', 'yaml')]);
-    expect(text).toMatchObject({ code: 1, stderr: '' });
+    expect(text).toMatchObject({ code: 1, stderr: `syncprims diff: note: Sync ${ns()}/app is suspended: the operator applies nothing until it is resumed\n` });
     expect(text.stdout).not.toContain(ESC);
     const [cm, sec] = text.stdout.split(/(?=^--- live )/m);
     expect(cm).toBe(
@@ -149,9 +160,10 @@ describe('a Sync in the cluster', () => {
 
 describe('across clusters', () => {
   test('a RemoteSync: a hand edit in edge-1', async () => {
+    await suspend('remotesyncs', 'edge');
     await mergePatch(edge, cmPath('edge-cm'), { data: { e: 'edited' } });
     const res = await diff('rsy/edge');
-    expect(res).toMatchObject({ code: 1, stderr: '' });
+    expect(res).toMatchObject({ code: 1, stderr: expect.stringContaining(`RemoteSync ${ns()}/edge is suspended`) });
     expect(res.stdout).toContain(`--- live ConfigMap ${ns()}/edge-cm\n+++ merged ConfigMap ${ns()}/edge-cm\n`);
     expect(res.stdout).toContain('\n-  e: edited\n+  e: "1"\n');
     expect(res.stdout).not.toContain('syncprims.dev/origin');

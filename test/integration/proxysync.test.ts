@@ -82,6 +82,11 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
       return inline.length === 1 && inline[0]?.metadata.name === 'app-cm' ? true : undefined;
     });
     expect((await getSync(mgmt, ns(), 'app', PROXYSYNCS)).metadata.annotations?.['syncprims.dev/reconcile-requested-at']).toBeUndefined();
+    // Settled: edge-1's operator has handled the reverted spec (a Ready seen before the revert reached mgmt would be stale).
+    await eventually('the remote Sync to observe the revert', async () => {
+      const s = await edgeSync('app');
+      return s && s.status?.observedGeneration === s.metadata.generation ? true : undefined;
+    });
     await proxyReady('app', 'True', 'Succeeded');
   });
 
