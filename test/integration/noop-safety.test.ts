@@ -25,7 +25,8 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 
 const CLUSTER = 'noop-safety';
-const CORPUS = path.resolve(ROOT, '..', 'shared', 'corpus');
+/** The real-world sets (../shared/corpus), kept in the repository so that a clean clone has them. */
+const CORPUS = path.join(ROOT, 'test', 'fixtures', 'corpus');
 const FULL = process.env.NOOP_SAFETY_FULL === '1';
 
 interface Case {
