@@ -9,7 +9,7 @@
 //    objects; bare server-side apply PATCHes at 16 and 32 in flight. Requests
 //    are counted from the operator's metrics, the bare client's own count and
 //    the API server's audit log (write requests only).
-// 2. Real-world sets from /work/shared/corpus (kube-prometheus with its setup/
+// 2. Real-world sets from test/fixtures/corpus (a copy of ../shared/corpus) (kube-prometheus with its setup/
 //    CRDs, Argo CD's install.yaml): a Sync with an http source (a .tar.gz built
 //    and served here), wait: false, versus kubectl as their docs say to apply them.
 //
@@ -75,7 +75,7 @@ const OPERATOR_LOG = path.join(LOCAL, `${CLUSTER}-operator.log`);
 const OPERATOR_DIR = path.join(LOCAL, `${CLUSTER}-operator`);
 const OPERATOR_MAIN = path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js');
 const OPERATOR: OperatorTarget = { main: OPERATOR_MAIN, kubeconfig: KUBECONFIG, log: OPERATOR_LOG };
-const CORPUS = process.env.CORPUS ?? '/work/shared/corpus';
+const CORPUS = process.env.CORPUS ?? path.join(ROOT, 'test', 'fixtures', 'corpus');
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'sync.md');
 const RUNS = Number(process.env.RUNS ?? 3);
 const COUNT = Number(process.env.COUNT ?? 1000);
