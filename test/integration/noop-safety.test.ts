@@ -113,6 +113,24 @@ async function cached(obj: KubeObject, resourceVersion?: string): Promise<KubeOb
   }, 30_000, 20);
 }
 
+/**
+ * The object as the cache has it once it has caught up with the API server:
+ * a controller may write it after our apply (the status of a new CRD), and
+ * the dry run starts from what the server has, not from what we applied.
+ */
+async function settled(engine: ApplyEngine, obj: KubeObject, resourceVersion?: string): Promise<KubeObject> {
+  const versions = [resourceVersion, await serverVersion(engine, obj)].filter((v): v is string => !!v).map(BigInt);
+  const newest = versions.reduce((a, b) => (a > b ? a : b), 0n);
+  return cached(obj, newest > 0n ? String(newest) : undefined);
+}
+
+/** The object's resourceVersion on the API server now. */
+async function serverVersion(engine: ApplyEngine, obj: KubeObject): Promise<string | undefined> {
+  const info = await engine.discovery.resolve(obj.apiVersion, obj.kind);
+  const now = await client.request<KubeObject>({ path: objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace) });
+  return now.metadata.resourceVersion;
+}
+
 type Json = Record<string, unknown>;
 type Pointer = (string | number)[];
 
@@ -221,11 +239,21 @@ async function edit(engine: ApplyEngine, obj: KubeObject, change: NonNullable<Re
 /** The decision against the dry run for one object as it is now; then, after each edit, again, and restored. */
 async function check(set: string, engine: ApplyEngine, owner: Owner, obj: KubeObject, i: number, appliedAt?: string): Promise<void> {
   const record = async (what: string, resourceVersion?: string) => {
-    const live = await cached(obj, resourceVersion);
-    const skipped = decideNoop(obj, live).noop;
-    // An apply the server would refuse after the edit is a change too (skipping it would hide the error).
-    const dryRunUnchanged = await engine.dryRunUnchanged(obj, live).catch(() => false);
-    cases.push({ set, object: `${obj.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, edit: what, skipped, dryRunUnchanged });
+    // A verdict counts only when the object held still while it was made: a controller writing it meanwhile
+    // (a new CRD's status, several times over its first second) makes the dry run start from another object.
+    for (let attempt = 1; ; attempt++) {
+      const live = await settled(engine, obj, resourceVersion);
+      const skipped = decideNoop(obj, live).noop;
+      // An apply the server would refuse after the edit is a change too (skipping it would hide the error).
+      const dryRunUnchanged = await engine.dryRunUnchanged(obj, live).catch(() => false);
+      const moved = (await serverVersion(engine, obj)) !== live.metadata.resourceVersion;
+      if (moved && attempt < 10) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        continue;
+      }
+      cases.push({ set, object: `${obj.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, edit: what, skipped, dryRunUnchanged });
+      return;
+    }
   };
   await record('none', appliedAt);
   // A CRD is not edited by hand here: a changed schema or version would break the other objects of its set.
