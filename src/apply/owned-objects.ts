@@ -20,7 +20,7 @@ export const INVENTORY_KINDS_INDEX = 'syncprims.dev/inventory-kinds';
  * managedFields entry (and those written since by others): what tells a
  * no-op apply and names who changed our fields.
  */
-const OWNED: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL, keepManagedFieldsOf: FIELD_MANAGER };
+export const OWNED_OBJECTS: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL, keepManagedFieldsOf: FIELD_MANAGER };
 
 /** The syncs whose inventories say which kinds are needed: their informers. */
 type Holders = Pick<Informer<KubeObject>, 'store' | 'onEvent'>[];
@@ -64,7 +64,7 @@ export class OwnedObjects implements LiveObjects {
     private readonly cache: ClusterCache,
     private readonly opts: { labelSelector?: string; namespacedFallback?: boolean } = {},
   ) {
-    this.selector = opts.labelSelector ? { ...OWNED, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED;
+    this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED_OBJECTS;
   }
 
   /**

@@ -1,4 +1,5 @@
 // `syncprims diff`: what it does (diff.ts declares it; this is loaded when it runs).
+import { kubeSystemUid } from '../kube/cluster-id.js';
 import { getIfExists, type KubeClient } from '../kube/client.js';
 import { TransportError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
@@ -48,8 +49,7 @@ async function fromFile(objects: KubeObject[], cluster: Cluster): Promise<KubeOb
 function lazyClusterId(client: KubeClient, given: string | undefined): () => Promise<string> {
   let id: Promise<string> | undefined = given === undefined ? undefined : Promise.resolve(given);
   return () =>
-    (id ??= client.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' }).then(
-      (ns) => ns.metadata.uid,
+    (id ??= kubeSystemUid(client).catch(
       (err: unknown) => {
         if (findCause(err, TransportError)) throw err;
         throw new CliError(`cannot read the kube-system namespace for the cluster id (${err instanceof Error ? err.message : String(err)}): pass --cluster-id as given to the operator`);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.js';
 import type { KubeClient } from '../kube/client.js';
+import { kubeSystemUid } from '../kube/cluster-id.js';
 import { parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';
 import { packageVersion } from '../version.js';
@@ -115,7 +116,7 @@ async function run(flags: RunFlags): Promise<void> {
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
   log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
   const remote = remoteFlags(flags);
-  const clusterId = flags.clusterId ?? (await kubeSystemUid(client));
+  const clusterId = flags.clusterId ?? (await defaultClusterId(client));
   const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
   const defaultServiceAccount = flags.defaultServiceAccount;
   log.info({ clusterId, ...remote.remoteRateLimit, lostClusterGraceMs: remote.lostClusterGraceMs, defaultServiceAccount: defaultServiceAccount ?? '(none)', ...remote.kubeconfigPolicy }, 'remote clusters');
@@ -198,10 +199,9 @@ function livenessOf(flags: RunFlags): { namespace: string; leaseDurationMs: numb
 }
 
 /** The managing cluster's id by default: the uid of its kube-system namespace (stable for the cluster's life). */
-async function kubeSystemUid(client: KubeClient): Promise<string> {
+async function defaultClusterId(client: KubeClient): Promise<string> {
   try {
-    const ns = await client.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' });
-    return ns.metadata.uid;
+    return await kubeSystemUid(client);
   } catch (err) {
     throw new Error(`cannot read the kube-system namespace for the default --cluster-id (${err instanceof Error ? err.message : String(err)}): pass --cluster-id`, { cause: err });
   }

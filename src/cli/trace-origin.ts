@@ -3,6 +3,7 @@
 // id must be that origin; else the current cluster, when it is the one. A
 // cluster's id is what the operator labels with: its `--cluster-id`, by
 // default the uid of its kube-system namespace (run.ts).
+import { kubeSystemUid } from '../kube/cluster-id.js';
 import { ApiError } from '../kube/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { connect, unreachable, type Cluster } from './cluster.js';
@@ -16,11 +17,10 @@ export interface ManagingFlags {
 
 export type Managing = { ok: true; cluster: Cluster } | { ok: false; unresolved: string };
 
-/** The uid of the cluster's kube-system namespace; undefined when it may not be read. */
-export async function kubeSystemUid(client: KubeClient): Promise<string | undefined> {
+/** The cluster's id (the uid of its kube-system namespace); undefined when it may not be read. */
+export async function clusterIdOf(client: KubeClient): Promise<string | undefined> {
   try {
-    const ns = await client.request<{ metadata?: { uid?: string } }>({ path: '/api/v1/namespaces/kube-system' });
-    return ns.metadata?.uid;
+    return await kubeSystemUid(client);
   } catch (err) {
     if (err instanceof ApiError && (err.status === 403 || err.status === 404)) return undefined;
     throw err;
@@ -40,7 +40,7 @@ export class ManagingClusters {
   /** The cluster whose id is `origin`; `what` (e.g. `ConfigMap ns/x`) names what carries it, in messages. */
   async find(origin: string, what: string): Promise<Managing> {
     if (this.flags.mgmtKubeconfig || this.flags.mgmtContext) return this.fromFlags(origin, what);
-    this.homeId ??= this.flags.mgmtClusterId !== undefined ? Promise.resolve(this.flags.mgmtClusterId) : kubeSystemUid(this.home.client);
+    this.homeId ??= this.flags.mgmtClusterId !== undefined ? Promise.resolve(this.flags.mgmtClusterId) : clusterIdOf(this.home.client);
     if ((await this.homeId) === origin) return { ok: true, cluster: this.home };
     return {
       ok: false,
@@ -57,7 +57,7 @@ export class ManagingClusters {
     const mgmt = await this.mgmt;
     let id: string | undefined;
     try {
-      id = this.flags.mgmtClusterId ?? (await kubeSystemUid(mgmt.client));
+      id = this.flags.mgmtClusterId ?? (await clusterIdOf(mgmt.client));
     } catch (err) {
       throw unreachable(err, mgmt) ?? err;
     }

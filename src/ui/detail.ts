@@ -3,16 +3,14 @@
 // owned objects; a RemoteSync's objects live in its cluster, a ProxySync's in
 // its remote Sync: their summary says how they are), and its recent Events,
 // which are read now (the only request the view makes to the API server).
-import { OWNER_KIND_LABEL } from '../api/marks.js';
 import { computeHealth, type HealthStatus } from '../apply/health.js';
 import { entryApiVersion, parseObjectId } from '../apply/inventory.js';
 import { lastSeenAt, type EventObject } from '../cli/events-order.js';
+import { OWNED_OBJECTS } from '../apply/owned-objects.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { InformerSelector } from '../runtime/cache.js';
 import type { Informer } from '../runtime/informer.js';
 
-/** The selector of the operator's owned-object informers (apply/owned-objects.ts): the same informers, not new ones. */
-const OWNED: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL };
 
 /** At most this many inventory entries and Events are listed. */
 export const MAX_INVENTORY = 200;
@@ -121,7 +119,7 @@ async function inventoryOf(kind: string, entries: { id: string; v: string }[], s
       const base = { id: entry.id, apiVersion, kind: ref.kind, namespace: ref.namespace, name: ref.name };
       // Only a Sync's objects are in this cluster's caches.
       const typeKey = `${apiVersion}|${ref.kind}`;
-      if (!stores.has(typeKey)) stores.set(typeKey, kind === 'Sync' ? sources.peek(apiVersion, ref.kind, OWNED) : Promise.resolve(undefined));
+      if (!stores.has(typeKey)) stores.set(typeKey, kind === 'Sync' ? sources.peek(apiVersion, ref.kind, OWNED_OBJECTS) : Promise.resolve(undefined));
       const informer = await stores.get(typeKey);
       if (!informer) return { ...base, status: 'NotCached' as const, message: 'not in the operator’s cache' };
       const health = computeHealth(informer.store.get(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name));
