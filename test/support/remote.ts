@@ -4,15 +4,16 @@ import { readFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
 import { API_VERSION } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { kubeconfigPath } from './controlplane.js';
+import { ensureClusters, kubeconfigPath } from './controlplane.js';
 import { bindRole } from './rbac.js';
 import { getSync, syncPath, waitForReady, type SyncObject } from './syncs.js';
 
 export const REMOTESYNCS = 'remotesyncs';
 export const PROXYSYNCS = 'proxysyncs';
 
-/** The admin kubeconfig of a local cluster (client certificate inline), as YAML, optionally changed. */
+/** The admin kubeconfig of a local cluster (started if needed; client certificate inline), as YAML, optionally changed. */
 export async function kubeconfigOf(cluster: string, change: (kc: Record<string, unknown>) => void = () => {}): Promise<string> {
+  await ensureClusters([cluster]);
   const kc = parse(await readFile(kubeconfigPath(cluster), 'utf8')) as Record<string, unknown>;
   change(kc);
   return stringify(kc);
