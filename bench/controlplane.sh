@@ -9,8 +9,9 @@ ROOT=$PWD
 BIN=$ROOT/.local/bin/controlplane
 OUT=docs/benchmarks/controlplane.md
 RUNS=${RUNS:-3}
-ETCD_PORT=7389
-CLUSTERS=(mgmt:7441 edge-1:7442 edge-2:7443)
+# Free ports: etcd's picked by the supervisor, the clusters' asked for as NAME:0.
+ETCD_PORT=0
+CLUSTERS=(mgmt:0 edge-1:0 edge-2:0)
 DIR=$(mktemp -d /tmp/syncprims-bench-cp.XXXXXX)
 cp=("$BIN" --dir "$DIR" --etcd-port "$ETCD_PORT")
 trap '"${cp[@]}" down >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT

@@ -1,7 +1,7 @@
 // Many Syncs created at once from a few Flux artifacts, next to one Sync of as
 // many objects, through a real `syncprims run` process (issue 14). On a
 // control plane of the benchmark's own (.local/bench-many-plane, its own etcd
-// on ETCD_PORT, default 8589, the API server on PORT, default 8461: a test run
+// on ETCD_PORT and the API server on PORT, free ports unless set: a test run
 // that started the shared one in .local takes it down when it ends), and each
 // case on a fresh cluster `bench-many` (started for the case, stopped after it),
 // so that no case inherits another's objects, watches or audit log.
@@ -77,8 +77,8 @@ const run = promisify(execFile);
 
 const PREFIX = 'bench-many';
 const CLUSTER = PREFIX;
-const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, `${PREFIX}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 8589) };
-const PORT = Number(process.env.PORT ?? 8461);
+const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, `${PREFIX}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
+const PORT = Number(process.env.PORT ?? 0);
 const KUBECONFIG = path.join(PLANE.dir, `${CLUSTER}.kubeconfig`);
 const AUDIT_LOG = path.join(PLANE.dir, `${CLUSTER}.audit.log`);
 const OPERATOR_LOG = path.join(LOCAL, `${PREFIX}-operator.log`);
@@ -519,7 +519,7 @@ async function main(): Promise<void> {
   const base = await artifacts.listen();
   const results: CaseResult[] = [];
   try {
-    console.log(`a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (etcd port ${PLANE.etcdPort}, API server port ${PORT})`);
+    console.log(`a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (ports: ${PORT ? `API server ${PORT}` : 'free ones'})`);
     for (const c of cases()) {
       for (const b of results.length % 2 ? [...BUILDS].reverse() : BUILDS) results.push(await runCase(b, c, base));
     }

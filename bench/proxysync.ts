@@ -2,12 +2,11 @@
 // the cluster's shared watch of Syncs: src/controllers/proxysync.ts) through
 // real `syncprims run` processes, one per cluster, each figure next to a
 // baseline. On dedicated clusters of a control plane of the benchmark's own
-// (.local/bench-proxysync-plane, its own etcd on port 8489: a test run that
+// (.local/bench-proxysync-plane, its own etcd and API servers on free ports: a test run that
 // started the shared one in .local takes it down when it ends, with every
 // cluster added to it meanwhile), started here and taken down at the end: the
-// managing cluster `bench-psync-mgmt` (port 6800; its operator keeps the
-// ProxySyncs) and the edge clusters `bench-psync-a` (6801) and `bench-psync-b`
-// (6802), each with its own operator applying the Syncs kept there. Everything
+// managing cluster `bench-psync-mgmt` (its operator keeps the
+// ProxySyncs) and the edge clusters `bench-psync-a` and `bench-psync-b`, each with its own operator applying the Syncs kept there. Everything
 // lives in one namespace, of the same name in the three clusters; each
 // operator watches only that namespace. The ProxySyncs name their cluster with
 // `clusterRef` (the Secret `<cluster>-kubeconfig` in mgmt: the edge's admin
@@ -107,10 +106,8 @@ const MGMT = `${PREFIX}-mgmt`;
 const EDGE_A = `${PREFIX}-a`;
 const EDGE_B = `${PREFIX}-b`;
 const CLUSTERS = [MGMT, EDGE_A, EDGE_B];
-/** Fixed API server ports (6800-6899: clear of the tests' and the other benchmarks'). */
-const PORT: Record<string, number> = { [MGMT]: 6800, [EDGE_A]: 6801, [EDGE_B]: 6802 };
 /** The benchmark's own control plane: its own directory and etcd. */
-const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, 'bench-proxysync-plane'), etcdPort: Number(process.env.ETCD_PORT ?? 8489) };
+const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, 'bench-proxysync-plane'), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
 const cp = (args: string[]): Promise<string> => controlplane(args, PLANE);
 const kubeconfigFile = (cluster: string): string => path.join(PLANE.dir, `${cluster}.kubeconfig`);
 const OPERATOR_DIR = path.join(LOCAL, 'bench-proxysync-operator');
@@ -701,8 +698,8 @@ async function main(): Promise<void> {
     // A plane left by a run that was cut short goes first: every run starts from empty clusters.
     await cp(['down']).catch(() => undefined);
     rmSync(PLANE.dir, { recursive: true, force: true });
-    console.log(`starting a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (etcd port ${PLANE.etcdPort}): ${CLUSTERS.join(', ')}...`);
-    await cp(['up', ...CLUSTERS.map((c) => `${c}:${PORT[c]}`)]);
+    console.log(`starting a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (free ports): ${CLUSTERS.join(', ')}...`);
+    await cp(['up', ...CLUSTERS.map((c) => `${c}:0`)]);
     const [mgmt, a, b] = await Promise.all(CLUSTERS.map((c) => KubeClient.create(c, loadKubeConfigFile(kubeconfigFile(c)), BENCH_UA)));
     clients.push(mgmt!, a!, b!);
     await Promise.all([installCrds(mgmt!), installCrds(a!), installCrds(b!)]);

@@ -120,9 +120,9 @@ const STOPPED = REMOTES[2]!;
  * The benchmark's own control plane (its own directory and etcd, as bench/controlplane.sh does): a test run that
  * started the shared supervisor in .local takes it `down` when it ends, with every cluster added to it meanwhile.
  */
-const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, `${PREFIX}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 8389) };
-/** Fixed API server ports, so that a cluster comes back on its port after `stop` and `up`. */
-const PORT: Record<string, number> = Object.fromEntries([MGMT, ...REMOTES].map((c, i) => [c, Number(process.env.FIRST_PORT ?? 8441) + i]));
+const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, `${PREFIX}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
+/** Free API server ports unless FIRST_PORT is set (NAME:0: a cluster comes back on its port after `stop` and `up`). */
+const PORT: Record<string, number> = Object.fromEntries([MGMT, ...REMOTES].map((c, i) => [c, process.env.FIRST_PORT ? Number(process.env.FIRST_PORT) + i : 0]));
 const cp = (args: string[]): Promise<string> => controlplane(args, PLANE);
 const up = (clusters: string[]): Promise<string> => cp(['up', ...clusters.map((c) => `${c}:${PORT[c]}`)]);
 const kubeconfigFile = (cluster: string): string => path.join(PLANE.dir, `${cluster}.kubeconfig`);
@@ -1321,7 +1321,7 @@ async function main(): Promise<void> {
     // A control plane left by a run that was cut short goes first: every run starts from empty clusters.
     await cp(['down']).catch(() => undefined);
     rmSync(PLANE.dir, { recursive: true, force: true });
-    console.log(`starting a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (etcd port ${PLANE.etcdPort}): ${clusters.join(', ')}...`);
+    console.log(`starting a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (free ports): ${clusters.join(', ')}...`);
     await up(clusters);
     const mgmt = await KubeClient.create(MGMT, loadKubeConfigFile(kubeconfigFile(MGMT)), BENCH_UA);
     env = { mgmt, remotes: new Map(), ports: {}, tmp };

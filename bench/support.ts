@@ -36,7 +36,7 @@ export interface ControlPlaneDir {
 }
 
 export async function controlplane(args: string[], plane: ControlPlaneDir = { dir: LOCAL }): Promise<string> {
-  const flags = ['--dir', plane.dir, ...(plane.etcdPort ? ['--etcd-port', String(plane.etcdPort)] : [])];
+  const flags = ['--dir', plane.dir, ...(plane.etcdPort !== undefined ? ['--etcd-port', String(plane.etcdPort)] : [])];
   const { stdout } = await run(CONTROLPLANE, [...flags, ...args], { timeout: 300_000 });
   return stdout;
 }

@@ -1,6 +1,6 @@
 // What bench/ui.ts and bench/ui-screenshot.ts share: a control plane of their
-// own (.local/bench-ui-plane, its own etcd on ETCD_PORT, default 8689, the
-// cluster `bench-ui` on PORT, default 8671: a test run that started the shared
+// own (.local/bench-ui-plane, its own etcd on ETCD_PORT and the cluster
+// `bench-ui` on PORT, free ports unless set: a test run that started the shared
 // one in .local takes it down when it ends), the operator of the working tree
 // (dist/, built by `make build`) with `--ui-addr`, Syncs created in bulk, and
 // headless Chromium (test/support/browser.ts: Debian's chromium, installed
@@ -15,8 +15,8 @@ import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { controlplane, installCrds, LOCAL, OperatorProcess, ROOT, SYNCS, until, type ControlPlaneDir } from './support.js';
 
 export const CLUSTER = 'bench-ui';
-const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, 'bench-ui-plane'), etcdPort: Number(process.env.ETCD_PORT ?? 8689) };
-const PORT = Number(process.env.PORT ?? 8671);
+const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, 'bench-ui-plane'), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
+const PORT = Number(process.env.PORT ?? 0);
 export const KUBECONFIG = path.join(PLANE.dir, `${CLUSTER}.kubeconfig`);
 /** The working tree's build: the view is measured as it is now (`make bench` builds it first). */
 export const MAIN = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -27,7 +27,7 @@ const cp = (args: string[]): Promise<string> => controlplane(args, PLANE);
 export async function startPlane(): Promise<KubeClient> {
   await cp(['down']).catch(() => undefined);
   rmSync(PLANE.dir, { recursive: true, force: true });
-  console.log(`a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (etcd port ${PLANE.etcdPort}, API server port ${PORT})...`);
+  console.log(`a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (ports: ${PORT ? `API server ${PORT}` : 'free ones'})...`);
   await cp(['up', `${CLUSTER}:${PORT}`]);
   const client = await KubeClient.create(CLUSTER, loadKubeConfigFile(KUBECONFIG), 'syncprims-bench-ui');
   await installCrds(client);

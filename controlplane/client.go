@@ -65,14 +65,23 @@ func supervisorUp(dir string) bool {
 }
 
 // parseUpArgs reads cluster names (NAME or NAME:PORT) and any number of
-// --feature-gates NAME=Gate=bool[,Gate=bool].
+// --feature-gates NAME=Gate=bool[,Gate=bool] and --apiserver-flag NAME=--flag[=value].
 func parseUpArgs(args []string) ([]clusterSpec, error) {
 	gates := map[string]string{}
+	flags := map[string][]string{}
 	var names []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var value string
 		switch {
+		case a == "--apiserver-flag" && i+1 < len(args):
+			i++
+			name, flag, ok := strings.Cut(args[i], "=")
+			if !ok || !strings.HasPrefix(flag, "--") || strings.ContainsAny(flag, " \t") {
+				return nil, fmt.Errorf("--apiserver-flag %q: want NAME=--flag[=value]", args[i])
+			}
+			flags[name] = append(flags[name], flag)
+			continue
 		case a == "--feature-gates" && i+1 < len(args):
 			i++
 			value = args[i]
@@ -101,10 +110,15 @@ func parseUpArgs(args []string) ([]clusterSpec, error) {
 		}
 		spec.FeatureGates = gates[spec.Name]
 		delete(gates, spec.Name)
+		spec.APIServerFlags = strings.Join(flags[spec.Name], " ")
+		delete(flags, spec.Name)
 		specs = append(specs, spec)
 	}
 	for name := range gates {
 		return nil, fmt.Errorf("--feature-gates names cluster %q, which is not being started", name)
+	}
+	for name := range flags {
+		return nil, fmt.Errorf("--apiserver-flag names cluster %q, which is not being started", name)
 	}
 	return specs, nil
 }
@@ -135,7 +149,10 @@ func up(dir string, args []string) error {
 		if errs[i] != nil {
 			continue
 		}
-		fmt.Printf("%-8s https://127.0.0.1:%d  KUBECONFIG=%s\n", spec.Name, spec.Port, results[i])
+		// A supervisor started by an older build answers with the path alone.
+		started := startResult{Kubeconfig: strings.TrimSpace(results[i]), Port: spec.Port}
+		_ = json.Unmarshal([]byte(results[i]), &started)
+		fmt.Printf("%-8s https://127.0.0.1:%d  KUBECONFIG=%s\n", spec.Name, started.Port, started.Kubeconfig)
 	}
 	return errors.Join(errs...)
 }
@@ -263,6 +280,9 @@ func status(dir string, asJSON bool) error {
 		gates := ""
 		if c.FeatureGates != "" {
 			gates = "  feature-gates=" + c.FeatureGates
+		}
+		if c.APIServerFlags != "" {
+			gates += "  apiserver-flags=" + c.APIServerFlags
 		}
 		fmt.Printf("%-8s %-7s https://127.0.0.1:%d  KUBECONFIG=%s%s\n", c.Name, state, c.Port, c.Kubeconfig, gates)
 	}

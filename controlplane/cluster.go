@@ -46,6 +46,9 @@ type clusterSpec struct {
 	Name         string `json:"name"`
 	Port         int    `json:"port"`
 	FeatureGates string `json:"featureGates,omitempty"`
+	// More kube-apiserver flags, space-separated (e.g. --watch-cache=false,
+	// so that watches are served by etcd itself and its compaction shows).
+	APIServerFlags string `json:"apiserverFlags,omitempty"`
 }
 
 // parseClusterArg reads NAME or NAME:PORT.
@@ -57,8 +60,8 @@ func parseClusterArg(arg string) (clusterSpec, error) {
 	spec := clusterSpec{Name: name, Port: defaultPort(name)}
 	if hasPort {
 		p, err := strconv.Atoi(portText)
-		if err != nil || p < 1024 || p > 65535 {
-			return clusterSpec{}, fmt.Errorf("cluster %q: port %q is not a number in 1024-65535", name, portText)
+		if err != nil || (p != 0 && (p < 1024 || p > 65535)) {
+			return clusterSpec{}, fmt.Errorf("cluster %q: port %q is not a number in 1024-65535 (or 0: any free port)", name, portText)
 		}
 		spec.Port = p
 	}
@@ -144,6 +147,7 @@ func (c *cluster) apiserverArgs() []string {
 	if s.FeatureGates != "" {
 		args = append(args, "--feature-gates="+s.FeatureGates)
 	}
+	args = append(args, strings.Fields(s.APIServerFlags)...)
 	return args
 }
 

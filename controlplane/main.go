@@ -19,7 +19,7 @@ import (
 const usage = `usage: controlplane [--dir DIR] [--etcd-port PORT] COMMAND [ARGS]
 
 Commands (state lives in DIR: default $SYNCPRIMS_LOCAL_DIR, else ./.local):
-  up [NAME[:PORT]...] [--feature-gates NAME=Gate=bool[,Gate=bool]...]
+  up [NAME[:PORT]...] [--feature-gates NAME=Gate=bool[,Gate=bool]...] [--apiserver-flag NAME=--flag[=value]...]
                        start the control plane in the background (if needed) and the named
                        clusters (default: mgmt edge-1 edge-2); wait until each is ready and
                        print its kubeconfig path
@@ -31,7 +31,9 @@ Commands (state lives in DIR: default $SYNCPRIMS_LOCAL_DIR, else ./.local):
   kubectl ARGS...      the kubectl built from the same Kubernetes version
 
 Fixed ports: etcd 127.0.0.1:2389 (peer 2390) unless --etcd-port; mgmt 6441, edge-1 6442, edge-2 6443; any other name
-gets 6450 + (FNV-1a(name) mod 1000) unless given as NAME:PORT.
+gets 6450 + (FNV-1a(name) mod 1000) unless given as NAME:PORT. Port 0 means any free port: NAME:0 keeps the
+port the cluster had if it ran before under this supervisor (so a stopped cluster comes back where its
+kubeconfig points), and --etcd-port 0 picks a free pair (written to DIR/etcd.port).
 `
 
 func main() {
@@ -51,8 +53,8 @@ func main() {
 			dir = args[1]
 		case "--etcd-port":
 			p, err := strconv.Atoi(args[1])
-			if err != nil || p < 1024 || p > 65534 {
-				fail(fmt.Errorf("--etcd-port %q: want a number in 1024-65534", args[1]))
+			if err != nil || (p != 0 && (p < 1024 || p > 65534)) {
+				fail(fmt.Errorf("--etcd-port %q: want a number in 1024-65534, or 0 for any free pair", args[1]))
 			}
 			etcdClientPort, etcdPeerPort = p, p+1
 		default:

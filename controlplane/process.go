@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -143,4 +144,29 @@ func portInUse(port int) bool {
 	}
 	l.Close()
 	return false
+}
+
+// freePort asks the kernel for a port nothing listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePortPair finds a free port whose successor is free too (etcd's client
+// and peer ports).
+func freePortPair() (int, error) {
+	for range 50 {
+		p, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if p < 65535 && !portInUse(p+1) {
+			return p, nil
+		}
+	}
+	return 0, errors.New("none found in 50 tries")
 }

@@ -37,8 +37,11 @@ type supervisor struct {
 	pki      pki
 	mu       sync.Mutex
 	clusters map[string]*cluster
-	shutdown chan struct{}
-	once     sync.Once
+	// The port each cluster asked to start on any free port (NAME:0) was
+	// given, kept after it stops: started again, it comes back there.
+	freePorts map[string]int
+	shutdown  chan struct{}
+	once      sync.Once
 }
 
 func socketPath(dir string) string        { return filepath.Join(dir, "controlplane.sock") }
@@ -48,15 +51,24 @@ func serve(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	s := &supervisor{dir: dir, pki: pki{dir: filepath.Join(dir, "pki")}, clusters: map[string]*cluster{}, shutdown: make(chan struct{})}
+	s := &supervisor{dir: dir, pki: pki{dir: filepath.Join(dir, "pki")}, clusters: map[string]*cluster{}, freePorts: map[string]int{}, shutdown: make(chan struct{})}
 	if err := s.pki.ensure(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "audit-policy.yaml"), []byte(auditPolicy), 0o644); err != nil {
 		return err
 	}
-	if portInUse(etcdClientPort) {
+	if etcdClientPort == 0 {
+		port, err := freePortPair()
+		if err != nil {
+			return fmt.Errorf("etcd: no free pair of ports: %w", err)
+		}
+		etcdClientPort, etcdPeerPort = port, port+1
+	} else if portInUse(etcdClientPort) {
 		return fmt.Errorf("port %d (etcd) is in use: is another control plane running? try 'controlplane down'", etcdClientPort)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etcd.port"), []byte(strconv.Itoa(etcdClientPort)+"\n"), 0o644); err != nil {
+		return err
 	}
 	etcd, err := startEtcd(dir)
 	if err != nil {
@@ -137,7 +149,8 @@ func (s *supervisor) routes() http.Handler {
 			http.Error(w, err.Error(), http.StatusConflict)
 			return
 		}
-		fmt.Fprintln(w, c.kubeconfig())
+		// The port too: asked for as 0, it is known only now.
+		_ = json.NewEncoder(w).Encode(startResult{Kubeconfig: c.kubeconfig(), Port: c.spec.Port})
 	})
 	mux.HandleFunc("POST /stop/{name}", func(w http.ResponseWriter, r *http.Request) {
 		c := s.lookup(r.PathValue("name"))
@@ -178,6 +191,14 @@ func (s *supervisor) lookup(name string) *cluster {
 func (s *supervisor) startCluster(ctx context.Context, spec clusterSpec) (*cluster, error) {
 	s.mu.Lock()
 	c := s.clusters[spec.Name]
+	if spec.Port == 0 {
+		port, err := s.portFor(spec.Name, c)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		spec.Port = port
+	}
 	if c != nil && c.spec != spec {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("cluster %s is already running as %+v; stop it first to change it", spec.Name, c.spec)
@@ -203,6 +224,42 @@ func (s *supervisor) startCluster(ctx context.Context, spec clusterSpec) (*clust
 		return nil, err
 	}
 	return c, nil
+}
+
+// portFor gives a cluster that asked for any free port (NAME:0) the one it
+// runs on, else the one it had before if still free, else a new free one
+// that no other cluster of this supervisor was given. Called with s.mu held.
+func (s *supervisor) portFor(name string, running *cluster) (int, error) {
+	if running != nil {
+		return running.spec.Port, nil
+	}
+	if p, ok := s.freePorts[name]; ok && !portInUse(p) {
+		return p, nil
+	}
+	taken := map[int]bool{}
+	for _, c := range s.clusters {
+		taken[c.spec.Port] = true
+	}
+	for _, p := range s.freePorts {
+		taken[p] = true
+	}
+	for range 20 {
+		p, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if !taken[p] {
+			s.freePorts[name] = p
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("cluster %s: no free port found", name)
+}
+
+// startResult is what /start answers.
+type startResult struct {
+	Kubeconfig string `json:"kubeconfig"`
+	Port       int    `json:"port"`
 }
 
 type clusterStatus struct {

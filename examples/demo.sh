@@ -14,8 +14,8 @@
 #   examples/demo.sh stop     stop the operators it started
 #
 # DEMO_CLUSTERS (default "mgmt edge-1 edge-2") names the clusters that play mgmt, edge-1 and
-# edge-2; DEMO_PORT_BASE (default 18080) the first of the operators' six local ports. The
-# journeys test runs this script on clusters of its own.
+# edge-2. The operators' metrics and health endpoints take free ports (read back from their
+# logs). The journeys test runs this script on clusters of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,7 +26,6 @@ read -r -a CLUSTERS <<<"${DEMO_CLUSTERS:-mgmt edge-1 edge-2}"
 MGMT=${CLUSTERS[0]}
 EDGES=("${CLUSTERS[1]}" "${CLUSTERS[2]}")
 ROLES=(mgmt edge-1 edge-2)
-PORT_BASE=${DEMO_PORT_BASE:-18080}
 NS=syncprims-system
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$'\033[1m'; D=$'\033[2m'; R=$'\033[0m'; else B=; D=; R=; fi
@@ -83,13 +82,16 @@ EOF
 
 # Starts the operator of cluster $1 (role index $2) as a local process in place of its pods.
 start_operator() {
-  local c=$1 i=$2 port=$((PORT_BASE + 2 * $2)) config
+  local c=$1 i=$2 config health metrics
   config=$(operator_kubeconfig "$c")
   node "$ROOT/dist/cli/main.js" run --kubeconfig "$config" --leader-elect --leader-election-namespace "$NS" \
-    --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" >"$OPS/$c.log" 2>&1 &
+    --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 >"$OPS/$c.log" 2>&1 &
   echo $! >"$OPS/$c.pid"
   for _ in $(seq 1 120); do
-    curl -fsS "127.0.0.1:$((port + 1))/readyz" >/dev/null 2>&1 && { say "operator of ${ROLES[$i]} ($c) running: pid $(cat "$OPS/$c.pid"), log $OPS/$c.log, metrics 127.0.0.1:$port"; return; }
+    # The ports it was given, from its "endpoints listening" log line.
+    health=$(grep -o '"health":[0-9]*' "$OPS/$c.log" | head -1 | cut -d: -f2 || true)
+    metrics=$(grep -o '"metrics":[0-9]*' "$OPS/$c.log" | head -1 | cut -d: -f2 || true)
+    [ -n "$health" ] && curl -fsS "127.0.0.1:$health/readyz" >/dev/null 2>&1 && { say "operator of ${ROLES[$i]} ($c) running: pid $(cat "$OPS/$c.pid"), log $OPS/$c.log, metrics 127.0.0.1:$metrics"; return; }
     kill -0 "$(cat "$OPS/$c.pid")" 2>/dev/null || break
     sleep 0.5
   done

@@ -16,7 +16,7 @@ import { eventually } from '../support/eventually.js';
 
 const [MGMT, EDGE1, EDGE2] = ['journey-mgmt', 'journey-edge-1', 'journey-edge-2'];
 const CLUSTERS = [MGMT, EDGE1, EDGE2];
-const ENV = { DEMO_CLUSTERS: CLUSTERS.join(' '), DEMO_PORT_BASE: '18280', NO_COLOR: '1' };
+const ENV = { DEMO_CLUSTERS: CLUSTERS.join(' '), NO_COLOR: '1' };
 const DEMO_LOG = path.join(LOCAL, 'journeys-test-demo.log');
 const SYSTEM = 'syncprims-system';
 const OPERATOR_USER = `system:serviceaccount:${SYSTEM}:syncprims-operator`;
