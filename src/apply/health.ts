@@ -9,7 +9,7 @@
  * - a PodDisruptionBudget must be observed and have currentHealthy >= desiredHealthy
  *   (kstatus: Current once its generation is observed); a Namespace in phase Terminating is
  *   Terminating;
- * - for kinds without a rule, a `Ready` condition decides (kstatus ignores it), and Stalled=True
+ * - for kinds without a rule, a `Ready` condition decides (as kstatus does too), and Stalled=True
  *   wins over Reconciling=True whatever their order in the list (kstatus: the first one listed);
  * - Sync, RemoteSync and ProxySync follow API.md's rule for a met dependency.
  *
@@ -369,8 +369,9 @@ function failedContainer(obj: KubeObject): string {
 function pendingPodHealth(obj: KubeObject, now: number): Verdict {
   const scheduled = condition(obj, 'PodScheduled');
   if (scheduled?.status !== 'False' || scheduled.reason !== 'Unschedulable') return inProgress('pending');
+  // No creationTimestamp: as kstatus, which counts from the zero time, long past the window.
   const created = Date.parse(str(obj, 'metadata.creationTimestamp'));
-  if (Number.isNaN(created) || now - created < SCHEDULE_WINDOW_MS) return inProgress('not scheduled yet');
+  if (!Number.isNaN(created) && now - created < SCHEDULE_WINDOW_MS) return inProgress('not scheduled yet');
   return failed(`unschedulable: ${explain(scheduled, 'Unschedulable')}`);
 }
 

@@ -1124,6 +1124,10 @@ describe('computeHealth', () => {
     const fresh = pod({ ...unschedulable });
     fresh.metadata.creationTimestamp = new Date().toISOString();
     expect(computeHealth(fresh).status).toBe('InProgress');
+    // No creationTimestamp (an object built by hand, never stored): kstatus counts from the zero time.
+    const undated = pod({ ...unschedulable });
+    delete undated.metadata.creationTimestamp;
+    expect(computeHealth(undated)).toEqual({ status: 'Failed', message: expect.stringContaining('Pod web-0: unschedulable: 0/3 nodes are available') });
   });
 
   test('kindKey names the group except for the core group', () => {
