@@ -13,6 +13,15 @@ export interface ReachabilityOptions {
   now?: () => number;
 }
 
+/** A cluster's reachability at one moment. */
+export interface ReachabilitySnapshot {
+  reachable: boolean;
+  /** When it last answered (ISO 8601); absent if it never did. */
+  lastReached?: string;
+  /** The error that began the current outage. */
+  error?: string;
+}
+
 /**
  * Whether a remote cluster can be reached, from what its requests meet: a
  * transport failure (refused, timed out, reset, half-open) marks it
@@ -84,6 +93,15 @@ export class Reachability {
       return { go: true, probe: true };
     }
     return { go: false, retryInMs: Math.max(this.nextProbeAt - now, 1_000), message: this.describe() };
+  }
+
+  /** What is known now, for a view of the fleet. */
+  snapshot(): ReachabilitySnapshot {
+    return {
+      reachable: this.reachable,
+      ...(this.lastReached !== undefined && { lastReached: new Date(this.lastReached).toISOString() }),
+      ...(this.lastError !== undefined && { error: this.lastError }),
+    };
   }
 
   /** `unreachable since ...: <error>; last reached <time>` for conditions and logs. */

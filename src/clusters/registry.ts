@@ -9,7 +9,7 @@ import type { OperatorMetrics } from '../runtime/metrics.js';
 import type { ReferencedObject, ReferencedObjects } from '../runtime/referenced-objects.js';
 import { describeRef, readKey } from '../source/kube-refs.js';
 import { checkedKubeconfig, KubeconfigError, type KubeconfigPolicy } from './kubeconfig.js';
-import { Reachability } from './reachability.js';
+import { Reachability, type ReachabilitySnapshot } from './reachability.js';
 import { RemoteCluster } from './remote-cluster.js';
 
 /** The Secret and key holding a cluster's kubeconfig, and the spec field that names it (for messages). */
@@ -71,6 +71,7 @@ export class ClusterRegistry {
   /** ...and identities on the same server (location) share what is known of its reachability. */
   private readonly reachabilities = new Map<string, { reachability: Reachability; clusters: number }>();
   private readonly untrackTransports: () => void;
+  private readonly reachabilityListeners = new Set<() => void>();
   private readonly log: Logger;
 
   constructor(private readonly opts: ClusterRegistryOptions) {
@@ -106,6 +107,17 @@ export class ClusterRegistry {
   /** The cluster `user` used last, even if its Secret is gone (to prune on deletion). */
   lastClusterOf(user: string): RemoteCluster | undefined {
     return this.uses.get(user)?.cluster;
+  }
+
+  /** What is known now of the reachability of the cluster `user` last reached for (undefined: none yet). */
+  reachabilityOf(user: string): ReachabilitySnapshot | undefined {
+    return this.uses.get(user)?.cluster.reachability.snapshot();
+  }
+
+  /** Calls `fn` whenever a cluster stops or starts answering. Returns the way to stop. */
+  onReachabilityChange(fn: () => void): () => void {
+    this.reachabilityListeners.add(fn);
+    return () => void this.reachabilityListeners.delete(fn);
   }
 
   /** `user` needs no cluster any more (it was deleted). */
@@ -165,7 +177,7 @@ export class ClusterRegistry {
   }
 
   private open(parsed: Parsed, ref: ClusterSecretRef): Promise<RemoteCluster> {
-    const shared = this.reachabilities.get(parsed.location) ?? { reachability: new Reachability(), clusters: 0 };
+    const shared = this.reachabilities.get(parsed.location) ?? this.newReachability();
     shared.clusters++;
     this.reachabilities.set(parsed.location, shared);
     const opening = RemoteCluster.create({
@@ -192,6 +204,14 @@ export class ClusterRegistry {
       this.releaseReachability(parsed.location);
     });
     return opening;
+  }
+
+  private newReachability(): { reachability: Reachability; clusters: number } {
+    const reachability = new Reachability();
+    reachability.onChange(() => {
+      for (const fn of this.reachabilityListeners) fn();
+    });
+    return { reachability, clusters: 0 };
   }
 
   private releaseReachability(location: string): void {

@@ -13,6 +13,7 @@ import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
 import { ProxySyncReconciler } from './proxysync.js';
 import { ClusterRegistry } from '../clusters/registry.js';
+import type { ReachabilitySnapshot } from '../clusters/reachability.js';
 import type { KubeconfigPolicy } from '../clusters/kubeconfig.js';
 import { clusterUser } from './cluster-access.js';
 import { referencesOf } from './references.js';
@@ -51,21 +52,44 @@ interface Shared {
   resources: Record<SyncKind, ResourceInfo>;
   /** The remote clusters of RemoteSyncs and ProxySyncs (one registry: they share clusters). */
   registry?: ClusterRegistry;
+  /** Told when a remote cluster stops or starts answering (FleetReachability's listeners). */
+  reachabilityChanged: () => void;
 }
 
 type Enqueue = (kind: SyncKind, key: string, cause: string) => void;
 
-/** The controllers of the three kinds (`sync`, `remotesync`, `proxysync`). */
-export function syncControllers(settings: ControllerSettings): ControllerFactory[] {
+/** The remote clusters' reachability as the operator knows it live, for views of the fleet (the web view). */
+export interface FleetReachability {
+  /** Of the cluster the RemoteSync or ProxySync `user` (`Kind/namespace/name`) last used; undefined: none yet. */
+  of(user: string): ReachabilitySnapshot | undefined;
+  /** Calls `fn` whenever a cluster stops or starts answering. Returns the way to stop. */
+  onChange(fn: () => void): () => void;
+}
+
+/** The controllers of the three kinds (`sync`, `remotesync`, `proxysync`), and what they know of the fleet. */
+export function syncControllers(settings: ControllerSettings): ControllerFactory[] & { reachability: FleetReachability } {
   let shared: Promise<Shared> | undefined;
+  let ready: Shared | undefined;
   const controllers = new Map<SyncKind, Controller>();
   const enqueue = (kind: SyncKind, key: string, cause: string): void => controllers.get(kind)?.enqueue(key, cause);
-  return SYNC_KINDS.map((kind) => async (m: Manager) => {
-    shared ??= share(m, settings, controllers, enqueue);
-    const c = kindController(m, kind, settings, await shared, enqueue);
+  const listeners = new Set<() => void>();
+  const factories = SYNC_KINDS.map((kind) => async (m: Manager) => {
+    shared ??= share(m, settings, controllers, enqueue, () => {
+      for (const fn of listeners) fn();
+    });
+    ready = await shared;
+    const c = kindController(m, kind, settings, ready, enqueue);
     controllers.set(kind, c);
     return c;
   });
+  const reachability: FleetReachability = {
+    of: (user) => ready?.registry?.reachabilityOf(user),
+    onChange: (fn) => {
+      listeners.add(fn);
+      return () => void listeners.delete(fn);
+    },
+  };
+  return Object.assign(factories, { reachability });
 }
 
 async function share(
@@ -73,6 +97,7 @@ async function share(
   settings: ControllerSettings,
   controllers: Map<SyncKind, Controller>,
   enqueue: Enqueue,
+  reachabilityChanged: () => void,
 ): Promise<Shared> {
   const resources = {} as Record<SyncKind, ResourceInfo>;
   const informers = {} as Record<SyncKind, Informer<KubeObject>>;
@@ -108,7 +133,7 @@ async function share(
   });
   // Primed before any reconcile, like the informers of the three kinds.
   await references.start();
-  return { owned, graph, references, onReferenceChange, informers, resources };
+  return { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged };
 }
 
 function kindController(
@@ -203,6 +228,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
       });
     },
   });
+  registry.onReachabilityChange(shared.reachabilityChanged);
   // Each RemoteSync's and ProxySync's inventory change goes to its own cluster only.
   for (const informer of remoteKinds) informer.onEvent((e) => registry.lastClusterOf(clusterUser(e.object))?.owned.inventoryChanged(e));
   m.onShutdown(() => registry.close());

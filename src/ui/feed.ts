@@ -1,8 +1,10 @@
 // The view, kept in step with the operator's shared informers of the three
 // kinds: a change marks it stale and, after a short quiet spell (a burst of
 // changes makes one update), every subscriber (each open page's event
-// stream) is sent the new view. Nothing is watched that the operator does not
-// watch already.
+// stream) is sent the new view. A remote cluster that stops or starts
+// answering does the same (the registry's live reachability). Nothing is
+// watched that the operator does not watch already.
+import type { FleetReachability } from '../controllers/index.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
 import { buildView, type View } from './model.js';
@@ -22,14 +24,16 @@ export class ViewFeed {
   constructor(
     private readonly informers: readonly Pick<Informer<KubeObject>, 'store' | 'onEvent'>[],
     private readonly watched: string | undefined,
+    private readonly reachability?: FleetReachability,
     private readonly delayMs = UPDATE_DELAY_MS,
   ) {
     this.unsubscribe = informers.map((i) => i.onEvent(() => this.changed()));
+    if (reachability) this.unsubscribe.push(reachability.onChange(() => this.changed()));
   }
 
   /** The view now (built once per change, whoever asks). */
   get(): { view: View; version: number } {
-    this.current ??= { view: buildView(this.objects(), this.watched), version: this.version };
+    this.current ??= { view: buildView(this.objects(), this.watched, this.reachability?.of), version: this.version };
     return this.current;
   }
 

@@ -2,6 +2,7 @@
 // fed from the operator's shared caches. See docs/ui.md.
 import { API_VERSION, GROUP, SYNC_KINDS } from '../api/kinds.js';
 import { eventsOf } from '../cli/events-collect.js';
+import type { FleetReachability } from '../controllers/index.js';
 import type { Manager } from '../runtime/manager.js';
 import { ViewFeed } from './feed.js';
 import { serveUi, type UiServer } from './server.js';
@@ -9,12 +10,14 @@ import { serveUi, type UiServer } from './server.js';
 export { uiListenAddr } from './server.js';
 
 /**
- * Serves the view of what `manager`'s caches hold, on `addr`; closed on the
- * manager's shutdown. Call once the controllers have started their informers.
+ * Serves the view of what `manager`'s caches hold (and `reachability`, what
+ * the controllers' connections know of the remote clusters), on `addr`;
+ * closed on the manager's shutdown. Call once the controllers have started
+ * their informers.
  */
-export async function startUi(manager: Manager, addr: string): Promise<UiServer> {
+export async function startUi(manager: Manager, addr: string, reachability?: FleetReachability): Promise<UiServer> {
   const informers = await Promise.all(SYNC_KINDS.map((kind) => manager.cache.informer(API_VERSION, kind)));
-  const feed = new ViewFeed(informers, manager.opts.namespace);
+  const feed = new ViewFeed(informers, manager.opts.namespace, reachability);
   const server = await serveUi({
     addr,
     feed,

@@ -4,6 +4,7 @@
 // is not Ready. Pure: the same objects give the same view.
 import { isSyncKind } from '../api/kinds.js';
 import { Reason } from '../api/conditions.js';
+import type { ReachabilitySnapshot } from '../clusters/reachability.js';
 import { nodeKey, parseNodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
 import { graphModel, stateOf, type GraphModel } from '../cli/graph-model.js';
@@ -56,9 +57,12 @@ export interface ClusterView {
   key: string;
   namespace: string;
   name: string;
-  /** false: a sync of it says it is unreachable; true: its syncs reached it; undefined: none tried yet. */
+  /**
+   * false: it does not answer (as the operator's connection to it knows now, else as a sync of it
+   * last said); true: it answers; undefined: none tried yet.
+   */
   reachable?: boolean;
-  /** As its syncs last said (`never` when it never answered). */
+  /** When it last answered, as the operator's connection knows (else as its syncs last said); `never` when it never did. */
   lastReached?: string;
   /** Since when a sync of it has said it is unreachable (its Ready condition's last transition). */
   since?: string;
@@ -92,7 +96,10 @@ interface ReadyCondition {
   lastTransitionTime?: string;
 }
 
-export function buildView(objects: readonly KubeObject[], watched?: string): View {
+/** The live reachability of the cluster a RemoteSync or ProxySync (`Kind/namespace/name`) last used, if the operator has one. */
+export type LiveReachability = (user: string) => ReachabilitySnapshot | undefined;
+
+export function buildView(objects: readonly KubeObject[], watched?: string, live?: LiveReachability): View {
   const set = new SyncSet(objects.filter((o) => isSyncKind(o.kind)));
   const namespaces = [...new Set(set.objects.map((o) => o.metadata.namespace ?? ''))].sort();
   const cycles = set.cycles;
@@ -102,7 +109,7 @@ export function buildView(objects: readonly KubeObject[], watched?: string): Vie
   return {
     watched,
     namespaces: namespaces.map((ns) => namespaceView(set, ns, { cycles, unmet, lookup, rows })),
-    clusters: clusterViews(set.objects),
+    clusters: clusterViews(set.objects, live),
     notReady: notReadyItems(set.objects),
   };
 }
@@ -186,8 +193,11 @@ function nodeOfObject(o: KubeObject): SyncNode {
 
 const LAST_REACHED = /\((?:last reached (\S+)|never reached)\)/;
 
-/** The remote clusters, from what their RemoteSyncs and ProxySyncs last said (no cluster is asked). */
-function clusterViews(objects: readonly KubeObject[]): ClusterView[] {
+/**
+ * The remote clusters: their reachability as the operator's connections know it now (`live`), else
+ * as their RemoteSyncs and ProxySyncs last said. No cluster is asked.
+ */
+function clusterViews(objects: readonly KubeObject[], live?: LiveReachability): ClusterView[] {
   const byCluster = new Map<string, ClusterView>();
   for (const o of objects) {
     const row: SyncRow = syncRow(o);
@@ -196,9 +206,25 @@ function clusterViews(objects: readonly KubeObject[]): ClusterView[] {
     let view = byCluster.get(key);
     if (!view) byCluster.set(key, (view = { key, namespace: row.namespace, name: row.cluster, syncs: [] }));
     view.syncs.push({ key: nodeKey(nodeOfObject(o)), kind: o.kind, name: row.name, state: viewState(o) });
-    noteReachability(view, row, readyOf(o)?.lastTransitionTime);
+    const since = readyOf(o)?.lastTransitionTime;
+    const snapshot = live?.(`${o.kind}/${row.namespace}/${row.name}`);
+    // A cluster not asked anything yet is not known to answer: its syncs' word stands.
+    if (snapshot && (snapshot.lastReached || !snapshot.reachable)) noteLive(view, snapshot, row.reason === Reason.ClusterUnreachable ? since : undefined);
+    else noteReachability(view, row, since);
   }
   return [...byCluster.values()].sort((a, b) => a.key.localeCompare(b.key));
+}
+
+function noteLive(view: ClusterView, live: ReachabilitySnapshot, since: string | undefined): void {
+  if (live.lastReached && (!view.lastReached || view.lastReached === 'never' || live.lastReached > view.lastReached)) view.lastReached = live.lastReached;
+  if (live.reachable) {
+    view.reachable ??= true;
+    return;
+  }
+  view.reachable = false;
+  view.message = live.error;
+  view.lastReached ??= 'never';
+  if (since && (!view.since || since < view.since)) view.since = since;
 }
 
 function noteReachability(view: ClusterView, row: SyncRow, since: string | undefined): void {

@@ -114,6 +114,26 @@ describe('buildView', () => {
     ]);
   });
 
+  test("clusters: the operator's live reachability wins over what the syncs last said", () => {
+    const live = (user: string) =>
+      ({
+        'RemoteSync/apps/far': { reachable: true, lastReached: '2031-01-01T00:00:00.000Z' },
+        'ProxySync/apps/near': { reachable: false, lastReached: '2031-02-01T00:00:00.000Z', error: 'no answer from https://127.0.0.1:1: connect ECONNREFUSED' },
+      })[user];
+    const clusters = buildView(objects, undefined, live).clusters;
+    expect(clusters.map(({ key, reachable, lastReached, message }) => ({ key, reachable, lastReached, message }))).toEqual([
+      { key: 'apps/edge-2', reachable: false, lastReached: '2031-02-01T00:00:00.000Z', message: 'no answer from https://127.0.0.1:1: connect ECONNREFUSED' },
+      { key: 'apps/edge-kc', reachable: true, lastReached: '2031-01-01T00:00:00.000Z', message: undefined },
+    ]);
+    // A cluster that never answered says so.
+    const never = buildView(objects, undefined, (u) => (u === 'ProxySync/apps/near' ? { reachable: false, error: 'x' } : undefined)).clusters[0];
+    expect(never?.lastReached).toBe('never');
+    // A connection not asked anything yet is no word on the cluster: what the syncs said stands.
+    const untried = buildView(objects, undefined, () => ({ reachable: true })).clusters;
+    expect(untried.map((c) => c.reachable)).toEqual(buildView(objects).clusters.map((c) => c.reachable));
+    expect(untried.find((c) => c.key === 'apps/edge-kc')?.reachable).toBe(false);
+  });
+
   test('not ready: everything not Ready across namespaces, with the reason, oldest first', () => {
     expect(view.notReady.map((i) => [i.key, i.state, i.reason ?? '-'])).toEqual([
       ['Sync/apps/a', 'failed', 'DependencyCycle'],

@@ -43,7 +43,7 @@ function reachability(c) {
     const last = !c.lastReached ? '' : c.lastReached === 'never' ? ' (never reached)' : ` (last reached ${c.lastReached})`;
     return el('span', { class: 'unreachable', title: c.message ?? '' }, 'Unreachable', c.since ? [' · found ', ago(c.since)] : '', last);
   }
-  if (c.reachable === true) return el('span', { class: 'reachable' }, 'Reachable');
+  if (c.reachable === true) return el('span', { class: 'reachable', title: c.lastReached ? `answered at ${c.lastReached}` : '' }, 'Reachable');
   return el('span', {}, 'Not tried yet');
 }
 
