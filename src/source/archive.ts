@@ -3,6 +3,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import tar, { type Header } from 'tar-stream';
+import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { formatBytes, type SourceLimits } from './limits.js';
 
@@ -15,12 +16,29 @@ import { formatBytes, type SourceLimits } from './limits.js';
  * Links (symbolic or hard) that stay inside the root are ignored, not followed:
  * manifests are taken from regular files only, so a link can neither reach
  * outside the archive nor make a loop, and the set of files is what the tar lists.
+ *
+ * Memory: the archive streams through; only the content of the files `keep`
+ * accepts (those that will be parsed) is held, and each of its chunks is
+ * taken from a lease of the process-wide memory budget (budget.ts) before it
+ * is kept, so a bomb made of manifest files stops at that budget too.
  */
 
 export type ArchiveLimits = Pick<SourceLimits, 'maxUnpackedBytes' | 'maxFiles'>;
 
-/** The regular files of an archive: normalized relative path -> content. */
+/**
+ * The regular files of an archive: normalized relative path -> content. Files
+ * that `keep` refused are listed with empty content (their names still count,
+ * to check `paths` and to name what the archive holds).
+ */
 export type ArchiveFiles = Map<string, Buffer>;
+
+export interface ExtractOptions {
+  /** Which files' content to keep (by normalized path); all when omitted. */
+  keep?: (path: string) => boolean;
+  /** Charged with every byte kept; unbounded when omitted. */
+  lease?: BudgetLease;
+  signal?: AbortSignal;
+}
 
 const SLICE = 64 * 1024;
 
@@ -37,6 +55,7 @@ export async function extractTarGz(
   input: Buffer | AsyncIterable<Buffer> | Iterable<Buffer>,
   limits: ArchiveLimits,
   label: string,
+  options: ExtractOptions = {},
 ): Promise<ArchiveFiles> {
   const source = Readable.from(Buffer.isBuffer(input) ? slices(input) : input, { objectMode: false });
   const gunzip = zlib.createGunzip({ chunkSize: SLICE });
@@ -48,7 +67,7 @@ export async function extractTarGz(
     (err: unknown) => err,
   );
   try {
-    const files = await readEntries(extract, limits, label);
+    const files = await readEntries(extract, limits, label, options);
     const failed = await flowing;
     if (failed) throw failed;
     return files;
@@ -58,6 +77,7 @@ export async function extractTarGz(
     counter.destroy();
     extract.destroy();
     await flowing;
+    if (options.signal?.aborted) throw new SourceError(`${label}: cancelled`, { cause: err });
     throw asArchiveError(err, label);
   }
 }
@@ -84,7 +104,9 @@ function inflatedCounter(max: number, label: string): Transform {
   });
 }
 
-async function readEntries(extract: tar.Extract, limits: ArchiveLimits, label: string): Promise<ArchiveFiles> {
+const EMPTY = Buffer.alloc(0);
+
+async function readEntries(extract: tar.Extract, limits: ArchiveLimits, label: string, options: ExtractOptions): Promise<ArchiveFiles> {
   const files: ArchiveFiles = new Map();
   let count = 0;
   for await (const entry of extract) {
@@ -93,15 +115,28 @@ async function readEntries(extract: tar.Extract, limits: ArchiveLimits, label: s
     if (header.type !== 'directory' && ++count > limits.maxFiles) {
       throw new SourceError(`${label}: more than ${limits.maxFiles} files (the source limit); archive refused`);
     }
-    const content = await readAll(entry);
-    if (name && (header.type === 'file' || header.type === 'contiguous-file')) files.set(name, content);
+    const isFile = Boolean(name) && (header.type === 'file' || header.type === 'contiguous-file');
+    // A later entry of the same path replaces an earlier one (as tar does): the earlier content is dropped.
+    const earlier = isFile ? files.get(name as string) : undefined;
+    if (earlier) options.lease?.release(earlier.length);
+    if (isFile && (options.keep?.(name as string) ?? true)) {
+      files.set(name as string, await readAll(entry, options));
+      continue;
+    }
+    // Drained, not kept: its bytes are still counted while inflating (the unpack limit).
+    for await (const _ of entry) void _;
+    if (isFile) files.set(name as string, EMPTY);
   }
   return files;
 }
 
-async function readAll(entry: AsyncIterable<unknown>): Promise<Buffer> {
+async function readAll(entry: AsyncIterable<unknown>, { lease, signal }: ExtractOptions): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of entry) chunks.push(chunk as Buffer);
+  for await (const chunk of entry) {
+    await lease?.take((chunk as Buffer).length, signal);
+    chunks.push(chunk as Buffer);
+  }
+  // A copy: a chunk may be a slice of a larger buffer that it would keep alive.
   return Buffer.concat(chunks);
 }
 
@@ -133,6 +168,7 @@ function isAbsolute(p: string): boolean {
 export function insideRoot(p: string): string | undefined {
   if (isAbsolute(p)) return undefined;
   const normal = path.posix.normalize(p.replace(/\\/g, '/'));
-  if (normal === '..' || normal.startsWith('../')) return undefined;
+  // Judged again once normalized: `./C:/x` or `.\\/C:` is a drive path too.
+  if (normal === '..' || normal.startsWith('../') || isAbsolute(normal)) return undefined;
   return normal === '.' || normal === './' ? '' : normal.replace(/\/+$/, '').replace(/^\.\//, '');
 }

@@ -4,12 +4,13 @@ import type { KubeClient } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
 import { extractTarGz } from './archive.js';
+import { sourceMemoryBudget, type BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { digestOf, displayUrl, httpGet, verifyDigest } from './http.js';
 import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from './kube-refs.js';
 import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
-import { selectManifests } from './select.js';
+import { manifestFilter, selectManifests } from './select.js';
 
 export interface FetchSourceOptions {
   /** A client of the cluster the sync lives in (ConfigMaps, Secrets and Flux objects are read there). */
@@ -121,17 +122,34 @@ async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource
   const label = displayUrl(source.url);
   const headers = source.headersSecretRef ? await secretHeaders(ctx, source.headersSecretRef.name) : undefined;
   const ca = source.caSecretRef ? await secretCa(ctx, source.caSecretRef) : undefined;
-  const data = await httpGet({
-    url: source.url,
-    headers,
-    ca,
-    timeoutMs: ctx.limits.fetchTimeoutMs,
-    maxBytes: ctx.limits.maxFetchedBytes,
-    signal: ctx.signal,
+  return withLease(label, async (lease) => {
+    const data = await httpGet({
+      url: source.url,
+      headers,
+      ca,
+      timeoutMs: ctx.limits.fetchTimeoutMs,
+      maxBytes: ctx.limits.maxFetchedBytes,
+      signal: ctx.signal,
+      lease,
+    });
+    const revision = source.digest ? verifyDigest(data, source.digest, label) : digestOf(data);
+    const objects = await objectsFrom(ctx, data, source.url, label, lease);
+    return { objects, revision, origin: label };
   });
-  const revision = source.digest ? verifyDigest(data, source.digest, label) : digestOf(data);
-  const objects = await objectsFrom(ctx, data, source.url, label);
-  return { objects, revision, origin: label };
+}
+
+/**
+ * Runs one read of bytes with a lease of the process-wide memory budget, given
+ * back once its objects are parsed (or it failed): what it fetched and kept
+ * stays counted for as long as it is held.
+ */
+async function withLease<T>(label: string, read: (lease: BudgetLease) => Promise<T>): Promise<T> {
+  const lease = sourceMemoryBudget().lease(label);
+  try {
+    return await read(lease);
+  } finally {
+    lease.release();
+  }
 }
 
 /** Every key of the Secret is a header; values are trimmed, and never shown in messages. */
@@ -175,13 +193,14 @@ export function isArchive(url: string, data: Buffer): boolean {
   return data[0] === 0x1f && data[1] === 0x8b;
 }
 
-async function objectsFrom(ctx: Context, data: Buffer, url: string, label: string): Promise<KubeObject[]> {
+async function objectsFrom(ctx: Context, data: Buffer, url: string, label: string, lease: BudgetLease): Promise<KubeObject[]> {
   const { maxObjects } = ctx.limits;
   if (!isArchive(url, data)) {
     noPaths(ctx, `a single file (${label})`);
     return parseManifests(data.toString('utf8'), label, { maxObjects });
   }
-  const files = await extractTarGz(data, ctx.limits, label);
+  // Only the files that will be parsed are kept, and charged to the lease.
+  const files = await extractTarGz(data, ctx.limits, label, { keep: manifestFilter(ctx.paths), lease, signal: ctx.signal });
   const objects: KubeObject[] = [];
   for (const file of selectManifests(files, ctx.paths, label)) {
     const budget = maxObjects - objects.length;
@@ -212,16 +231,20 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
     throw new SourceError(`${describeRef(ref)} has no artifact: not ready yet${why}; it is used once its status.artifact is set`);
   }
   const label = `${describeRef(ref)} artifact ${displayUrl(artifact.url)}`;
-  const data = await httpGet({
-    url: artifact.url,
-    timeoutMs: ctx.limits.fetchTimeoutMs,
-    maxBytes: ctx.limits.maxFetchedBytes,
-    signal: ctx.signal,
+  const url = artifact.url;
+  return withLease(label, async (lease) => {
+    const data = await httpGet({
+      url,
+      timeoutMs: ctx.limits.fetchTimeoutMs,
+      maxBytes: ctx.limits.maxFetchedBytes,
+      signal: ctx.signal,
+      lease,
+    });
+    const digest = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
+    const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
+    const objects = await objectsFrom(ctx, data, url, label, lease);
+    return { objects, revision: artifact.revision ?? verified, origin: describeRef(ref) };
   });
-  const digest = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
-  const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
-  const objects = await objectsFrom(ctx, data, artifact.url, label);
-  return { objects, revision: artifact.revision ?? verified, origin: describeRef(ref) };
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {

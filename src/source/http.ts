@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
+import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { formatBytes } from './limits.js';
 
@@ -15,6 +16,8 @@ export interface HttpGetOptions {
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal;
+  /** Charged with the body's bytes as they arrive (the process-wide memory budget); unbounded when omitted. */
+  lease?: BudgetLease;
 }
 
 const MAX_REDIRECTS = 5;
@@ -69,7 +72,7 @@ async function follow(opts: HttpGetOptions, signal: AbortSignal): Promise<Buffer
       continue;
     }
     if (status < 200 || status >= 300) throw await statusError(res, url);
-    return readLimited(res, opts.maxBytes, displayUrl(url.href));
+    return readLimited(res, opts.maxBytes, displayUrl(url.href), opts.lease, signal);
   }
 }
 
@@ -106,8 +109,14 @@ async function statusError(res: http.IncomingMessage, url: URL): Promise<SourceE
   );
 }
 
-/** The body, refused as soon as it passes `max` bytes (or announces more). */
-async function readLimited(res: http.IncomingMessage, max: number, label: string): Promise<Buffer> {
+/** The body, refused as soon as it passes `max` bytes (or announces more); each chunk taken from `lease` before it is kept. */
+async function readLimited(
+  res: http.IncomingMessage,
+  max: number,
+  label: string,
+  lease: BudgetLease | undefined,
+  signal: AbortSignal,
+): Promise<Buffer> {
   const tooBig = (): SourceError =>
     new SourceError(`GET ${label}: more than ${formatBytes(max)} (the source limit on fetched bytes)`);
   const announced = Number(res.headers['content-length']);
@@ -123,6 +132,11 @@ async function readLimited(res: http.IncomingMessage, max: number, label: string
       res.destroy();
       throw tooBig();
     }
+    // While this waits for room, the socket is not read: the sender is held back too.
+    await lease?.take((chunk as Buffer).length, signal).catch((err: unknown) => {
+      res.destroy();
+      throw err;
+    });
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);

@@ -7,3 +7,4 @@ export { selectManifests, type ManifestFile } from './select.js';
 export { digestOf, displayUrl, verifyDigest } from './http.js';
 export type { ObjectRef } from './kube-refs.js';
 export { fetchSource, isArchive, referencedObjectsOf, type FetchSourceOptions, type FetchedSource } from './fetch.js';
+export { ByteBudget, DEFAULT_SOURCE_MEMORY_BUDGET, setSourceMemoryBudget, sourceMemoryBudget, type BudgetLease } from './budget.js';

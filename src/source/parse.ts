@@ -113,9 +113,9 @@ function itemLines(doc: Document, lineAt: (offset: number) => number): (i: numbe
   };
 }
 
-/** What JSON can carry: no NaN or Infinity (`.nan`, `.inf`); sets, maps and bytes converted. */
+/** What JSON can carry: no NaN or Infinity (`.nan`, `.inf`), no bigint; sets, maps and bytes converted. */
 function jsonValue(value: unknown, path: string): unknown {
-  if (typeof value === 'number' && !Number.isFinite(value)) {
+  if ((typeof value === 'number' && !Number.isFinite(value)) || typeof value === 'bigint') {
     throw new Error(`${path || 'the document'}: ${value} is not a valid value in Kubernetes (JSON) objects`);
   }
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
@@ -232,7 +232,8 @@ function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
-  return `${typeof v} ${JSON.stringify(v)}`;
+  // JSON.stringify cannot show every value (a bigint throws; a function is undefined).
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? `${typeof v} ${JSON.stringify(v)}` : typeof v;
 }
 
 /**

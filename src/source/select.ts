@@ -56,3 +56,14 @@ function hint(files: ArchiveFiles): string {
   const shown = top.slice(0, 10).join(', ');
   return ` (top level: ${shown}${top.length > 10 ? ', ...' : ''})`;
 }
+
+/**
+ * Whether selectManifests(files, paths) could choose a file, known from its
+ * path alone: what extraction must keep (the content of everything else is
+ * drained, never held). A path given badly matches nothing here; selectManifests
+ * then says why.
+ */
+export function manifestFilter(paths: string[] | undefined): (path: string) => boolean {
+  const given = (paths ?? ['.']).map((p) => insideRoot(p.trim())).filter((p): p is string => p !== undefined);
+  return (p) => isManifestFile(p) && given.some((g) => g === '' || p === g || p.startsWith(`${g}/`));
+}

@@ -88,6 +88,12 @@ function slowRoutes(pathname: string, res: http.ServerResponse): void {
       return;
     case '/silent.yaml': // not even headers
       return;
+    case '/trickle.yaml': { // a byte every 50 ms, for ever: never idle, never complete
+      res.writeHead(200, { 'content-type': 'application/yaml' });
+      const timer = setInterval(() => res.write('#'), 50);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     case '/huge.yaml': // announces too much
       res.writeHead(200, { 'content-length': String(1024 * 1024 * 1024) });
       res.write('kind: x\n');
@@ -298,9 +304,9 @@ describe('http', () => {
     );
   });
 
-  test('the fetch timeout covers a body that stalls and a server that never answers', async () => {
+  test('the fetch timeout covers a body that stalls, a body that trickles, and a server that never answers', async () => {
     const limits = { fetchTimeoutMs: 300 };
-    for (const p of ['/stalls.yaml', '/silent.yaml']) {
+    for (const p of ['/stalls.yaml', '/trickle.yaml', '/silent.yaml']) {
       const started = Date.now();
       expect(await refusal(fetch({ http: { url: `${base}${p}` } }, { limits }))).toBe(
         `GET ${base}${p}: no complete answer within 300 ms (the fetch timeout)`,

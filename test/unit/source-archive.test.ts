@@ -1,7 +1,9 @@
 // Extracting .tar.gz archives in memory: real archives built here, good and hostile.
 import { describe, expect, test } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
-import { extractTarGz, selectManifests, SourceError, type ArchiveFiles } from '../../src/source/index.js';
+import { ByteBudget, extractTarGz, selectManifests, SourceError, type ArchiveFiles } from '../../src/source/index.js';
+import { manifestFilter } from '../../src/source/select.js';
+import { gzipBomb } from '../support/hostile-archives.js';
 import { tarGz, type TarEntry as Entry } from '../support/tarball.js';
 
 const MiB = 1024 * 1024;
@@ -39,8 +41,12 @@ describe('a good archive', () => {
   });
 
   test('a later entry of the same path replaces an earlier one, as tar does', async () => {
-    const files = await extractTarGz(await tarGz([{ name: 'a.yaml', data: 'one' }, { name: './a.yaml', data: 'two' }]), LIMITS, 'a.tgz');
+    const budget = new ByteBudget(MiB);
+    const lease = budget.lease('a.tgz');
+    const files = await extractTarGz(await tarGz([{ name: 'a.yaml', data: 'one!' }, { name: './a.yaml', data: 'two' }]), LIMITS, 'a.tgz', { lease });
     expect(files.get('a.yaml')?.toString()).toBe('two');
+    // The replaced content is no longer counted against the memory budget (found by the property test).
+    expect(lease.held).toBe(3);
   });
 
   test('exactly maxFiles files (folders not counted) is fine', async () => {
@@ -55,6 +61,9 @@ describe('hostile archives are refused whole, naming the entry', () => {
     ['a path that climbs out midway', { name: 'apps/../../evil.yaml' }, 'entry "apps/../../evil.yaml" is an absolute path or leaves'],
     ['an absolute path', { name: '/etc/evil.yaml' }, 'entry "/etc/evil.yaml" is an absolute path'],
     ['a Windows drive path', { name: 'C:/evil.yaml' }, 'entry "C:/evil.yaml" is an absolute path'],
+    // Found by the property test: a drive path that shows only once normalized.
+    ['a Windows drive path behind ./', { name: './C:/evil.yaml' }, 'entry "./C:/evil.yaml" is an absolute path'],
+    ['a drive behind .\\/', { name: '.\\/C:' }, 'entry ".\\\\/C:" is an absolute path'],
     ['a backslash traversal', { name: 'apps\\..\\..\\evil.yaml' }, 'entry "apps\\\\..\\\\..\\\\evil.yaml" is an absolute path or leaves'],
     ['a symlink out of the root', { name: 'apps/l', type: 'symlink', linkname: '../../etc/passwd' }, 'entry "apps/l" is a link to "../../etc/passwd", outside the archive root'],
     ['an absolute symlink', { name: 'l', type: 'symlink', linkname: '/etc/passwd' }, 'entry "l" is a link to "/etc/passwd", outside the archive root'],
@@ -191,5 +200,131 @@ describe('paths', () => {
     expect(() => select(['apps/db/notes.txt'])).toThrow('a.tgz: paths[0] "apps/db/notes.txt" is not a .yaml, .yml or .json file');
     expect(() => select(['base', '../etc'])).toThrow('a.tgz: paths[1] "../etc" must be a relative path inside the archive');
     expect(() => select(['/base'])).toThrow('must be a relative path inside the archive');
+  });
+});
+
+describe('memory: only what will be parsed is kept, charged to a shared budget', () => {
+  const bomb = (name: string, mib: number): Buffer => gzipBomb(mib, name);
+
+  test('files that will not be parsed are listed empty, never held; paths decide too', async () => {
+    const data = await tarGz([
+      { name: 'apps/web.yaml', data: cm('web') },
+      { name: 'apps/logo.png', data: Buffer.alloc(4096, 1) },
+      { name: 'other/x.yaml', data: cm('x') },
+    ]);
+    const budget = new ByteBudget(MiB);
+    const lease = budget.lease('a.tgz');
+    const files = await extractTarGz(data, LIMITS, 'a.tgz', { keep: manifestFilter(['apps']), lease });
+    expect(files.get('apps/web.yaml')?.toString()).toBe(cm('web'));
+    expect(files.get('apps/logo.png')?.length).toBe(0);
+    expect(files.get('other/x.yaml')?.length).toBe(0);
+    expect(budget.inUse).toBe(cm('web').length);
+    lease.release();
+    expect(budget.inUse).toBe(0);
+    // What is selected afterwards is what was kept.
+    expect(selectManifests(files, ['apps'], 'a.tgz').map((f) => f.path)).toEqual(['apps/web.yaml']);
+    expect(() => selectManifests(files, ['apps/logo.png'], 'a.tgz')).toThrow('is not a .yaml, .yml or .json file');
+  });
+
+  test('manifestFilter agrees with selectManifests on which files a path takes', () => {
+    const keep = manifestFilter(['apps/web', './base/ns.yml', '../x', '/abs']);
+    expect(['apps/web/a.yaml', 'apps/web/b/c.json', 'base/ns.yml'].every(keep)).toBe(true);
+    expect(['apps/webby/a.yaml', 'apps/web/readme.md', 'base/other.yml', 'x', 'abs'].some(keep)).toBe(false);
+    expect(manifestFilter(undefined)('deep/down/a.YAML')).toBe(true);
+  });
+
+  test('a bomb that is not a manifest is drained to the unpack limit, holding nothing', async () => {
+    const budget = new ByteBudget(MiB);
+    const lease = budget.lease('x.tgz');
+    const err = await extractTarGz(bomb('bomb.bin', 12), { ...LIMITS, maxUnpackedBytes: 8 * MiB }, 'x.tgz', { keep: manifestFilter(undefined), lease }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('x.tgz: more than 8 MiB once unpacked (the source limit); archive refused');
+    expect(lease.held).toBe(0);
+  });
+
+  test('a bomb in a manifest stops at the budget, before the unpack limit', async () => {
+    const budget = new ByteBudget(4 * MiB);
+    const lease = budget.lease('x.tgz');
+    const err = await extractTarGz(bomb('bomb.yaml', 12), LIMITS, 'x.tgz', { keep: manifestFilter(undefined), lease }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SourceError);
+    expect((err as Error).message).toMatch(/^x\.tgz: more than 4 MiB to hold in memory at once .*the operator's memory budget for sources\); refused/);
+    expect(lease.held).toBeLessThanOrEqual(4 * MiB);
+    lease.release();
+    expect(budget.inUse).toBe(0);
+  });
+
+  test('bombs read at once share the budget: never more held than it, each refused, none left waiting', async () => {
+    const budget = new ByteBudget(6 * MiB);
+    let peak = 0;
+    const runs = Array.from({ length: 5 }, async (_, i) => {
+      const lease = budget.lease(`b${i}.tgz`);
+      const take = lease.take.bind(lease);
+      lease.take = async (n, signal) => {
+        await take(n, signal);
+        peak = Math.max(peak, budget.inUse);
+      };
+      try {
+        return await extractTarGz(bomb('bomb.yaml', 20), LIMITS, `b${i}.tgz`, { keep: () => true, lease }).then(
+          () => 'extracted',
+          (e: unknown) => (e as Error).message,
+        );
+      } finally {
+        lease.release();
+      }
+    });
+    const messages = await Promise.all(runs);
+    for (const m of messages) expect(m).toMatch(/memory budget for sources/);
+    expect(peak).toBeLessThanOrEqual(6 * MiB);
+    expect(budget.inUse).toBe(0);
+  });
+});
+
+describe('ByteBudget', () => {
+  test('a take that does not fit waits until bytes are given back', async () => {
+    const budget = new ByteBudget(100);
+    const a = budget.lease('a');
+    const b = budget.lease('b');
+    await a.take(80);
+    let granted = false;
+    const waiting = b.take(30).then(() => {
+      granted = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(granted).toBe(false);
+    a.release();
+    await waiting;
+    expect(granted).toBe(true);
+    expect(budget.inUse).toBe(30);
+  });
+
+  test('when every holder waits, the one holding most is refused and the others go on', async () => {
+    const budget = new ByteBudget(100);
+    const a = budget.lease('a');
+    const b = budget.lease('b');
+    await a.take(60);
+    await b.take(40);
+    const bWaits = b.take(10);
+    const aWaits = a.take(10).catch((e: unknown) => e);
+    expect(((await aWaits) as Error).message).toBe(
+      "a: the operator's memory budget for sources (100 bytes, shared by all syncs) is in use by other sources being read at the same time (this one held 60 bytes of it); retried later",
+    );
+    await bWaits;
+    expect(b.held).toBe(50);
+    expect(budget.inUse).toBe(50);
+  });
+
+  test('a waiter that holds nothing waits while a holder works; an abort ends the wait', async () => {
+    const budget = new ByteBudget(100);
+    const a = budget.lease('a');
+    await a.take(100);
+    const ac = new AbortController();
+    const c = budget.lease('c').take(1, ac.signal).catch((e: unknown) => e);
+    ac.abort(new SourceError('cancelled'));
+    expect(((await c) as Error).message).toBe('cancelled');
+    expect(budget.inUse).toBe(100);
+  });
+
+  test('more than the whole budget for one lease is refused at once', async () => {
+    const budget = new ByteBudget(100);
+    await expect(budget.lease('big').take(101)).rejects.toThrow(/^big: more than 100 bytes to hold in memory at once/);
   });
 });

@@ -269,6 +269,11 @@ describe('inline objects are checked like parsed ones', () => {
     expect(err.message).toBe('spec.source.inline: object 2: missing apiVersion (every object needs apiVersion, kind and metadata.name)');
   });
 
+  test('a value JSON cannot carry (a bigint, found by the property test) is a SourceError naming it', () => {
+    expect(errorOf(() => checkObjects([[0n]], 'inline')).message).toBe('inline: object 1: [0]: 0 is not a valid value in Kubernetes (JSON) objects');
+    expect(errorOf(() => checkObjects([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 5n } }], 'inline')).message).toContain('metadata.name: 5 is not a valid value');
+  });
+
   test('maxObjects', () => {
     const objs = Array.from({ length: 3 }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}` } }));
     expect(() => checkObjects(objs, 'inline', { maxObjects: 2 })).toThrow(SourceError);
