@@ -28,6 +28,8 @@ export interface ObjectResult {
   reason?: string;
   /** The object as the server returned it (created, configured or unchanged). */
   object?: KubeObject;
+  /** A failure a later try may not meet (429, 5xx): how long the server asked us to wait (Retry-After; 0 if it did not say). */
+  transient?: { retryAfterMs: number };
 }
 
 /** What a cache knows of an object about to be applied (see OwnedObjects.lookup). */
@@ -190,23 +192,28 @@ export class ApplyEngine {
       return { id, action: 'failed', reason: 'PruneFailed', message: String(err) };
     }
     const path = objectPath(info, ref.name, ref.namespace || undefined);
-    try {
-      const existing = await this.get(path);
-      if (!existing) return { id, action: 'skipped', message: 'already gone' };
-      if (!ownedBy(existing, owner)) return { id, action: 'skipped', message: `not ours (owner: ${ownerLabelOf(existing) || 'none'})` };
-      if (existing.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) {
-        return { id, action: 'skipped', message: `${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}` };
+    // The delete is conditional on the version we checked: a label or
+    // annotation edited between our read and the delete (a hand change of
+    // owner, `prune: disabled`) fails it with 409, and the object is read
+    // and checked again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = await this.get(path);
+        const kept = keptFromPrune(existing, owner);
+        if (kept !== undefined || !existing) return { id, action: 'skipped', message: kept ?? 'already gone' };
+        const { uid, resourceVersion } = existing.metadata;
+        await this.client.request({
+          method: 'DELETE',
+          path,
+          query: { propagationPolicy: 'Background' },
+          body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid, resourceVersion } },
+        });
+        return { id, action: 'deleted' };
+      } catch (err) {
+        const changed = err instanceof ApiError && err.conflict;
+        if (changed && attempt < PRUNE_ATTEMPTS) continue;
+        return pruneFailure(id, err, changed);
       }
-      await this.client.request({
-        method: 'DELETE',
-        path,
-        query: { propagationPolicy: 'Background' },
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: existing.metadata.uid } },
-      });
-      return { id, action: 'deleted' };
-    } catch (err) {
-      if (err instanceof ApiError && err.notFound) return { id, action: 'skipped', message: 'already gone' };
-      return { id, action: 'failed', reason: reasonOf(err), message: `delete ${id}: ${errorText(err)}` };
     }
   }
 
@@ -234,6 +241,24 @@ export class ApplyEngine {
     }
   }
 }
+
+/** Why `existing` is not deleted by `owner`'s prune; undefined: it may be (or is gone). */
+function keptFromPrune(existing: KubeObject | undefined, owner: Owner): string | undefined {
+  if (!existing) return undefined;
+  if (!ownedBy(existing, owner)) return `not ours (owner: ${ownerLabelOf(existing) || 'none'})`;
+  if (existing.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) return `${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}`;
+  return undefined;
+}
+
+/** A delete that did not happen: gone already, changed under us at every try, or refused. */
+function pruneFailure(id: string, err: unknown, changed: boolean): ObjectResult {
+  if (err instanceof ApiError && err.notFound) return { id, action: 'skipped', message: 'already gone' };
+  if (changed) return { id, action: 'failed', reason: 'PruneFailed', message: `delete ${id}: it kept changing while being pruned (${PRUNE_ATTEMPTS} tries); kept, tried again next time` };
+  return { id, action: 'failed', reason: reasonOf(err), message: `delete ${id}: ${errorText(err)}`, ...transientOf(err) };
+}
+
+/** Reads and conditional deletes of one object before its prune is given up for this reconcile. */
+const PRUNE_ATTEMPTS = 3;
 
 function groupKind(group: string, kind: string): string {
   return `${group}/${kind}`;
@@ -295,7 +320,12 @@ function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
     return { id, action: 'failed', reason: 'CRDNotInstalled', message: `${display(obj)}: ${err.message}` };
   }
   const hint = isImmutable(err) ? ' (set spec.force: true to delete and recreate it)' : '';
-  return { id, action: 'failed', reason: reasonOf(err), message: `${display(obj)}: ${errorText(err)}${hint}` };
+  return { id, action: 'failed', reason: reasonOf(err), message: `${display(obj)}: ${errorText(err)}${hint}`, ...transientOf(err) };
+}
+
+function transientOf(err: unknown): Pick<ObjectResult, 'transient'> {
+  if (!(err instanceof ApiError) || !err.transient) return {};
+  return { transient: { retryAfterMs: (err.retryAfterSeconds ?? 0) * 1000 } };
 }
 
 function reasonOf(err: unknown): string {

@@ -98,3 +98,14 @@ export function entryApiVersion(entry: InventoryEntry): string {
   const { group } = parseObjectId(entry.id);
   return group === '' ? entry.v : `${group}/${entry.v}`;
 }
+
+/**
+ * The entries of both, one per id (`next`'s version wins), sorted by id: what
+ * a sync may own while it applies `next` over `previous` (the write-ahead
+ * inventory, sync-pipeline.ts).
+ */
+export function mergeInventories(previous: readonly InventoryEntry[], next: readonly InventoryEntry[]): InventoryEntry[] {
+  const byId = new Map(previous.map((e) => [e.id, e]));
+  for (const e of next) byId.set(e.id, e);
+  return [...byId.values()].sort((a, b) => compareIds(a.id, b.id));
+}

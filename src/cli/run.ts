@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { parseDuration } from '../api/duration.js';
 import type { KubeClient } from '../kube/client.js';
+import type { FleetReachability } from '../controllers/index.js';
 import { kubeSystemUid } from '../kube/cluster-id.js';
 import { parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';
+import type { Manager } from '../runtime/manager.js';
 import { packageVersion } from '../version.js';
 
 /** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
@@ -12,12 +16,30 @@ const SHUTDOWN_GRACE_MS = 25_000;
 /** The operator's User-Agent prefix: how its requests are told apart in audit logs. */
 export const OPERATOR_USER_AGENT = 'syncprims-operator';
 
+/**
+ * This process's instance id: host, pid and a random suffix (a pid is reused
+ * across containers and restarts). It ends the User-Agent, so that an audit
+ * log tells two operators (a leader and its standby, a process and the one
+ * restarted after it) apart.
+ */
+export function newInstanceId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** `syncprims-operator/<version> (<context>) instance/<id>`: the context stays in parentheses where tests and readers look for it. */
+export function operatorUserAgent(context: string, instance: string): string {
+  return `${OPERATOR_USER_AGENT}/${packageVersion()} (${context}) instance/${instance}`;
+}
+
 interface RunFlags {
   kubeconfig?: string;
   namespace?: string;
   concurrency: string;
   leaderElect?: boolean;
   leaderElectionNamespace: string;
+  leaderElectionLeaseDuration: string;
+  leaderElectionRenewDeadline: string;
+  leaderElectionRetryPeriod: string;
   metricsAddr: string;
   healthAddr: string;
   logLevel: string;
@@ -32,6 +54,7 @@ interface RunFlags {
   defaultServiceAccount?: string;
   livenessLeaseDuration: string;
   uiAddr?: string;
+  sourceMemoryBudget: string;
 }
 
 /** `syncprims run`: the operator. */
@@ -48,6 +71,9 @@ export function addRunCommand(program: Command): void {
       'namespace of the Lease syncprims-leader; without --leader-elect and --namespace, also of the liveness Lease syncprims-operator',
       'syncprims-system',
     )
+    .option('--leader-election-lease-duration <duration>', 'with --leader-elect: how long a standby waits, after it last saw the leader renew, before it takes the Lease', '15s')
+    .option('--leader-election-renew-deadline <duration>', 'with --leader-elect: how long the leader goes on leading without a successful renewal (less than the lease duration)', '10s')
+    .option('--leader-election-retry-period <duration>', 'with --leader-elect: the pause between attempts to take or renew the Lease', '2s')
     .option(
       '--liveness-lease-duration <duration>',
       'without --leader-elect: how long the Lease syncprims-operator (in the --namespace watched, else the leader election namespace) says this operator is alive after its last renewal (renewed every 2/15 of it); `syncprims doctor` reads it',
@@ -75,7 +101,12 @@ export function addRunCommand(program: Command): void {
       '--ui-addr <addr>',
       'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
     )
-    .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; no Secret content is ever cached) on the health address')
+    .option(
+      '--source-memory-budget <MiB>',
+      'the memory all sources being read at once may hold together (fetched bytes, manifest files unpacked from archives), in MiB; a read that does not fit waits, one that never could is refused (docs/source.md)',
+      '128',
+    )
+    .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; the values of Secrets, including those applied by syncs, are redacted) on the health address')
     .action(run);
 }
 
@@ -100,8 +131,12 @@ async function run(flags: RunFlags): Promise<void> {
   const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
   const liveness = livenessOf(flags);
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
+  const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
+  await useSourceMemoryBudget(flags.sourceMemoryBudget);
   const name = kc.getCurrentContext() || 'local';
-  const client = await KubeClient.create(name, kc, `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`);
+  const instance = newInstanceId();
+  const userAgent = operatorUserAgent(name, instance);
+  const client = await KubeClient.create(name, kc, userAgent);
   const manager = new Manager({
     client,
     logger: log,
@@ -109,15 +144,14 @@ async function run(flags: RunFlags): Promise<void> {
     metricsAddr: flags.metricsAddr,
     healthAddr: flags.healthAddr,
     debugEndpoints: flags.enableDebugEndpoints ?? false,
-    leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader' } : undefined,
+    leaderElection,
     liveness,
   });
   shutDownOnSignals(manager, log);
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
-  log.info({ server: client.server.origin, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
+  log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
   const remote = remoteFlags(flags);
   const clusterId = flags.clusterId ?? (await defaultClusterId(client));
-  const userAgent = `${OPERATOR_USER_AGENT}/${packageVersion()} (${name})`;
   const defaultServiceAccount = flags.defaultServiceAccount;
   log.info({ clusterId, ...remote.remoteRateLimit, lostClusterGraceMs: remote.lostClusterGraceMs, defaultServiceAccount: defaultServiceAccount ?? '(none)', ...remote.kubeconfigPolicy }, 'remote clusters');
   const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, userAgent, defaultServiceAccount, ...remote });
@@ -125,7 +159,7 @@ async function run(flags: RunFlags): Promise<void> {
   await manager.start(controllers).catch((err: unknown) => {
     if (!manager.shuttingDown) throw err;
   });
-  if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log);
+  if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await manager.shutdown(SHUTDOWN_GRACE_MS);
@@ -135,9 +169,9 @@ async function run(flags: RunFlags): Promise<void> {
 }
 
 /** The web view, above the controllers: its module is loaded only when asked for. */
-async function startUiOf(manager: Parameters<typeof import('../ui/index.js').startUi>[0], addr: string, log: Logger): Promise<void> {
+async function startUiOf(manager: Manager, addr: string, log: Logger, reachability: FleetReachability): Promise<void> {
   const { startUi } = await import('../ui/index.js');
-  const ui = await startUi(manager, addr);
+  const ui = await startUi(manager, addr, reachability);
   log.info({ url: ui.url, port: ui.port }, 'ui listening');
 }
 
@@ -188,6 +222,29 @@ function durationFlag(flag: string, text: string): number {
   } catch (err) {
     throw new Error(`${flag} ${text}: ${(err as Error).message}`);
   }
+}
+
+/** --source-memory-budget: at least 8 MiB (one manifest file of a few MiB must fit). */
+async function useSourceMemoryBudget(text: string): Promise<void> {
+  const mib = Number(text);
+  if (!Number.isInteger(mib) || mib < 8) throw new Error(`--source-memory-budget ${text}: want a whole number of MiB, at least 8`);
+  const { setSourceMemoryBudget } = await import('../source/index.js');
+  setSourceMemoryBudget(mib * 1024 * 1024);
+}
+
+/** The leader Lease and its timing, checked as the elector would (renew deadline under the lease, above the retry period). */
+function leaderElectionOf(flags: RunFlags) {
+  const leaseDurationMs = durationFlag('--leader-election-lease-duration', flags.leaderElectionLeaseDuration);
+  const renewDeadlineMs = durationFlag('--leader-election-renew-deadline', flags.leaderElectionRenewDeadline);
+  const retryPeriodMs = durationFlag('--leader-election-retry-period', flags.leaderElectionRetryPeriod);
+  if (!(retryPeriodMs > 0)) throw new Error(`--leader-election-retry-period ${flags.leaderElectionRetryPeriod}: want a positive duration`);
+  if (!(renewDeadlineMs < leaseDurationMs)) {
+    throw new Error(`--leader-election-renew-deadline ${flags.leaderElectionRenewDeadline}: want less than --leader-election-lease-duration ${flags.leaderElectionLeaseDuration}`);
+  }
+  if (!(renewDeadlineMs > retryPeriodMs * 1.2)) {
+    throw new Error(`--leader-election-renew-deadline ${flags.leaderElectionRenewDeadline}: want more than 1.2 x --leader-election-retry-period ${flags.leaderElectionRetryPeriod}`);
+  }
+  return { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader', leaseDurationMs, renewDeadlineMs, retryPeriodMs };
 }
 
 /** The liveness Lease (without --leader-elect): in the namespace watched, else the leader election namespace; at least 2 s. */

@@ -5,7 +5,7 @@ import type { SyncSpec } from '../api/sync-spec.js';
 import { ApplyEngine, UNREACHABLE, type ObjectResult, type Owner } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
-import { compareIds, inventoryOf, staleEntries } from '../apply/inventory.js';
+import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
 import { render, revisionOf } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
@@ -86,8 +86,14 @@ export class SyncPipeline {
   /** Prunes everything the sync owns (deletionPolicy Delete); throws to be retried. */
   async finalize(obj: KubeObject, spec: SyncSpec | undefined, target: ApplyTarget, log: Logger): Promise<void> {
     this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
-    const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []) as InventoryEntry[];
-    if (spec?.deletionPolicy === 'Orphan' || entries.length === 0) return;
+    if (spec?.deletionPolicy === 'Orphan') return;
+    const status = obj.status as SyncStatusDraft | undefined;
+    let entries = (status?.inventory?.entries ?? []) as InventoryEntry[];
+    // A sync that never finished an apply may have applied objects its inventory does not list yet (its
+    // first status write comes at the end of its first apply: a process killed before it leaves them
+    // unrecorded). Its source says what they can be; the prune deletes only those carrying its labels.
+    if (spec && status?.lastAppliedRevision === undefined) entries = mergeInventories(entries, await this.renderedEntries(obj, spec, target, log));
+    if (entries.length === 0) return;
     const engine = new ApplyEngine(spec ? this.clientFor(target, spec, ownerOf(obj)) : target.client, target.discovery);
     const results = await engine.prune(entries, ownerOf(obj), this.deps.concurrency);
     const failures = results.filter((r) => r.action === 'failed');
@@ -131,7 +137,7 @@ export class SyncPipeline {
       await this.fail(obj, base, set.reason, set.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
-    let status = await alongside(this.announceProgress(obj, base, set.revision, generation), target.owned.prime(set.objects), held);
+    let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set.objects, previous);
     await this.announce(obj, outcome.applied, outcome.pruned, log);
     await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
@@ -153,6 +159,8 @@ export class SyncPipeline {
     if (problem) {
       this.state.delete(key); // the next attempt runs in full
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
+      // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
+      if (problem.retry) return { retry: problem.retry, requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     return dueBy(await this.report(run, status, state, log), drift.waitMs);
@@ -168,16 +176,33 @@ export class SyncPipeline {
     );
   }
 
+  /** What the source renders to now, as inventory entries, for a sync being deleted; none when it cannot be read. */
+  private async renderedEntries(obj: KubeObject, spec: SyncSpec, target: ApplyTarget, log: Logger): Promise<InventoryEntry[]> {
+    const set = await this.render(obj, spec, target);
+    if ('objects' in set) return inventoryOf(set.objects);
+    log.warn({ reason: set.reason, message: set.message }, 'deleted before its first apply finished, and its source cannot be read: only its inventory is pruned');
+    return [];
+  }
+
   /** The rendered set and its revision, or why there is none. */
   private async fetchAndRender(
     obj: KubeObject,
     spec: SyncSpec,
     target: ApplyTarget,
   ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
-    const owner = ownerOf(obj);
     // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
     // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
-    await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, owner.namespace)).catch(() => undefined);
+    await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, ownerOf(obj).namespace)).catch(() => undefined);
+    return this.render(obj, spec, target);
+  }
+
+  /** Fetches and renders the source (fetchAndRender without watching what it references). */
+  private async render(
+    obj: KubeObject,
+    spec: SyncSpec,
+    target: ApplyTarget,
+  ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
+    const owner = ownerOf(obj);
     try {
       const fetched = await fetchSource({
         client: this.deps.home,
@@ -208,12 +233,20 @@ export class SyncPipeline {
    * resync, a restart) writes nothing unless something changes. A sync that
    * has applied nothing yet has no dependent relying on its progress: that is
    * folded into its first result (README, design notes), one write fewer.
+   *
+   * The same write lists, ahead of the apply, every object the sync may own
+   * once it is done: the inventory so far plus the set about to be applied.
+   * A process killed in the middle of the apply leaves no object applied and
+   * unrecorded, so the next prune or deletion finds it (the result's write
+   * then records what was applied and kept).
    */
-  private async announceProgress(obj: KubeObject, base: SyncStatusDraft, revision: string, generation?: number): Promise<SyncStatusDraft> {
+  private async announceProgress(obj: KubeObject, base: SyncStatusDraft, set: { objects: KubeObject[]; revision: string }, generation?: number): Promise<SyncStatusDraft> {
+    const { revision } = set;
     const storedGeneration = (obj.status as SyncStatusDraft | undefined)?.observedGeneration;
     if (base.lastAppliedRevision === revision && storedGeneration === generation) return base;
     if (base.lastAppliedRevision === undefined) return { ...base, lastAttemptedRevision: revision };
-    const status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision };
+    const ahead = mergeInventories((base.inventory?.entries ?? []) as InventoryEntry[], inventoryOf(set.objects));
+    const status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision, inventory: { entries: ahead } };
     await this.deps.writer.updateStatus(obj, status);
     return status;
   }
@@ -346,7 +379,7 @@ async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): 
 }
 
 /** The condition reason and message of what went wrong in an apply and prune, if anything. */
-function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: string): { reason: Reason; message: string } | undefined {
+function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: string): { reason: Reason; message: string; retry?: { minDelayMs: number } } | undefined {
   const failures = applied.filter((r) => r.action === 'failed');
   const conflicts = applied.filter((r) => r.action === 'conflict');
   const pruneFailures = pruned.filter((p) => p.action === 'failed');
@@ -364,6 +397,15 @@ function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: str
     reason = Reason.OwnershipConflict;
   }
   const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
-  return { reason, message: problems.slice(0, 5).map((p) => p.message).join('; ') + more };
+  return { reason, message: problems.slice(0, 5).map((p) => p.message).join('; ') + more, ...retryOf(problems) };
+}
+
+/** The least wait before a transient failure is tried again (a whole reconcile goes again, not one request). */
+const RETRY_TRANSIENT_MIN_MS = 1_000;
+
+/** Every problem transient (429, 5xx): a retry with backoff, at least the longest Retry-After (and a second). */
+function retryOf(problems: ObjectResult[]): { retry?: { minDelayMs: number } } {
+  if (!problems.every((p) => p.transient)) return {};
+  return { retry: { minDelayMs: Math.max(RETRY_TRANSIENT_MIN_MS, ...problems.map((p) => p.transient!.retryAfterMs)) } };
 }
 

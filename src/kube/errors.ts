@@ -28,6 +28,11 @@ export class ApiError extends Error {
   get tooManyRequests(): boolean {
     return this.status === 429;
   }
+
+  /** An answer that a later try may not get (429, 500, 502, 503, 504): retried with backoff. */
+  get transient(): boolean {
+    return this.status === 429 || this.status === 500 || this.status === 502 || this.status === 503 || this.status === 504;
+  }
 }
 
 /** The server did not answer in time, or the connection failed. */

@@ -1,5 +1,10 @@
 // Which protocol a client speaks to its API server: HTTP/2 when the server
 // agrees to it in TLS ALPN, HTTP/1.1 otherwise (see docs/adr/0003-transport.md).
+// The health check of HTTP/2 connections (ping a connection that has received
+// nothing for 30 s, drop it when the ping goes unanswered for 15 s, as
+// client-go) can be tightened by the environment, where the options name no
+// value: SYNCPRIMS_HTTP2_READ_IDLE_MS and SYNCPRIMS_HTTP2_PING_TIMEOUT_MS (the
+// fault tests make a half-open connection show within seconds, not a minute).
 import { Http1Transport } from './transport-http1.js';
 import { Http2Transport, NotHttp2Error } from './transport-http2.js';
 import type { ConnectionStats, Exchange, Protocol, Reply, TlsOptions, Transport, TransportOptions } from './transport.js';
@@ -15,11 +20,18 @@ export function createTransport(server: URL, tls: TlsOptions, options: Transport
   const http2 = new Http2Transport(server, tls, {
     maxSessions: options.http2MaxSessions ?? 16,
     connectTimeoutMs: options.connectTimeoutMs,
-    readIdleMs: options.http2ReadIdleMs ?? 30_000,
-    pingTimeoutMs: options.http2PingTimeoutMs ?? 15_000,
+    readIdleMs: options.http2ReadIdleMs ?? fromEnv('SYNCPRIMS_HTTP2_READ_IDLE_MS') ?? 30_000,
+    pingTimeoutMs: options.http2PingTimeoutMs ?? fromEnv('SYNCPRIMS_HTTP2_PING_TIMEOUT_MS') ?? 15_000,
     saturated,
   });
   return new NegotiatedTransport(http2, http1);
+}
+
+/** A positive number of milliseconds from the environment; undefined when unset (or not such a number). */
+function fromEnv(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || !/^\d+$/.test(text) || Number(text) <= 0) return undefined;
+  return Number(text);
 }
 
 /**

@@ -102,6 +102,15 @@ export class ClusterCache {
     return out;
   }
 
+  /**
+   * dump() for a person to read (`/debug/cache`): Secrets' values (an owned
+   * Secret is cached in full, for the no-op decision) become their length,
+   * and the annotation where kubectl keeps a copy of them is dropped.
+   */
+  async redactedDump(): Promise<{ informer: string; objects: KubeObject[] }[]> {
+    return (await this.dump()).map(({ informer, objects }) => ({ informer, objects: objects.map(redactSecret) }));
+  }
+
   /** How many informers are running (for tests and metrics). */
   get size(): number {
     return this.informers.size;
@@ -150,4 +159,25 @@ export class ClusterCache {
     }
     return informer;
   }
+}
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** A Secret without its values (each says how long it was); other kinds as they are. */
+export function redactSecret(obj: KubeObject): KubeObject {
+  if (obj.kind !== 'Secret') return obj;
+  const redact = (values: unknown): Record<string, string> | undefined =>
+    values && typeof values === 'object' ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, `(redacted: ${String(v).length} characters)`])) : undefined;
+  const { data, stringData, ...rest } = obj as KubeObject & { data?: unknown; stringData?: unknown };
+  const metadata = { ...obj.metadata };
+  if (metadata.annotations?.[LAST_APPLIED] !== undefined) {
+    metadata.annotations = { ...metadata.annotations };
+    delete metadata.annotations[LAST_APPLIED];
+  }
+  return {
+    ...rest,
+    metadata,
+    ...(data !== undefined && { data: redact(data) }),
+    ...(stringData !== undefined && { stringData: redact(stringData) }),
+  } as KubeObject;
 }

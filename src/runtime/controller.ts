@@ -10,6 +10,13 @@ import { WorkQueue } from './workqueue.js';
 /** What a reconcile asks of the loop: nothing, or to run again after a while. */
 export interface ReconcileResult {
   requeueAfterMs?: number;
+  /**
+   * The attempt failed in a way a retry can fix (the server was overloaded or
+   * erred), and said so in the status: run again after the key's backoff, at
+   * least `minDelayMs` (a Retry-After). The backoff grows until a reconcile
+   * succeeds. Wins over requeueAfterMs.
+   */
+  retry?: { minDelayMs: number };
 }
 
 /** An error that retrying cannot fix (a bad spec): not retried until the object changes. */
@@ -120,6 +127,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     const started = performance.now();
     try {
       const result = await this.opts.reconciler.reconcile(key, log);
+      if (result?.retry) {
+        this.queue.addRateLimited(key, result.retry.minDelayMs);
+        this.count('retry');
+        log.debug({ ms: Math.round(performance.now() - started), retries: this.queue.numRequeues(key), causes }, 'reconciled; retrying with backoff');
+        return;
+      }
       this.queue.forget(key);
       if (result?.requeueAfterMs !== undefined) {
         this.queue.addAfter(key, result.requeueAfterMs);

@@ -150,7 +150,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         const reason = this.classify(err);
         this.opts.metrics?.watchRestarts.inc({ ...this.label, reason });
         if (reason === 'gone') {
-          this.log.info('resource version too old (410 Gone): reading the whole set again');
+          // The server's words say who expired it: its watch cache ("too old resource version: N (M)")
+          // or etcd's compaction ("The resourceVersion for the provided watch is too old.").
+          this.log.info({ err: String(err), resourceVersion: this.resourceVersion }, 'resource version too old (410 Gone): reading the whole set again');
           this.resourceVersion = undefined;
           continue;
         }

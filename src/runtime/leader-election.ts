@@ -89,9 +89,16 @@ export class LeaderElector {
     this.log = (opts.logger ?? silentLogger).child({ lease: this.lock.description, identity: this.identity });
   }
 
-  /** Whether we lead now (we hold the Lease and renewed it within the renew deadline). */
+  /**
+   * Whether we lead now: we hold the Lease and renewed it within the renew
+   * deadline, by our monotonic clock. Asked before a write, this is true only
+   * while no standby can have taken over (the renew deadline is shorter than
+   * the lease), even in a process that was paused (SIGSTOP, a VM frozen, a
+   * long GC) and has not yet run the timer that ends its leadership: the I/O
+   * it resumes with runs before that timer.
+   */
   isLeader(): boolean {
-    return this.leading;
+    return this.leading && this.renewRemaining() > 0;
   }
 
   /** The holder seen last (ourselves included); undefined while none is known. */

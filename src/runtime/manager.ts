@@ -28,7 +28,7 @@ export interface ManagerOptions {
   namespace?: string;
   metricsAddr?: string;
   healthAddr?: string;
-  /** Serve `/debug/cache` (every cached object, as JSON) on the health address. */
+  /** Serve `/debug/cache` (every cached object, as JSON, Secrets' values redacted) on the health address. */
   debugEndpoints?: boolean;
   leaderElection?: LeaderElectionOptions;
   /** Without leader election: the Lease that says this operator is alive (liveness-lease.ts). */
@@ -96,7 +96,7 @@ export class Manager {
   async start(factories: ControllerFactory[]): Promise<void> {
     this.startLiveness();
     if (this.opts.healthAddr) {
-      const debug: DebugRoutes = this.opts.debugEndpoints ? { '/debug/cache': () => this.cache.dump() } : {};
+      const debug: DebugRoutes = this.opts.debugEndpoints ? { '/debug/cache': () => this.cache.redactedDump() } : {};
       const health = await serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping, debug);
       this.servers.push(health.server);
       this.ports.health = health.port;
