@@ -10,6 +10,8 @@ export interface Drift {
   fields: string[];
   /** The field managers that took them (or, where they were removed, that wrote last). */
   managers: string[];
+  /** The whole object was deleted by someone else (a delete names no manager): `fields` and `managers` are empty. */
+  deleted?: true;
 }
 
 /**
@@ -85,6 +87,11 @@ export class DriftLedger {
     this.corrections.delete(id);
   }
 
+  /** The owner went: its pending drifts are forgotten. */
+  forgetOwner(owner: string): void {
+    this.pending.delete(owner);
+  }
+
   private allowedAt(id: string, intervalMs: number): number {
     const c = this.corrections.get(id);
     return c ? c.last + backoffMs(c.count, intervalMs) : 0;
@@ -97,5 +104,6 @@ export function backoffMs(count: number, intervalMs: number): number {
 }
 
 function merge(a: Drift, b: Drift): Drift {
+  if (b.deleted) return b; // whatever changed before, the object is gone now
   return { id: b.id, fields: [...new Set([...a.fields, ...b.fields])], managers: [...new Set([...a.managers, ...b.managers])].sort() };
 }

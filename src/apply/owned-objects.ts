@@ -238,6 +238,11 @@ export class OwnedObjects implements LiveObjects {
     );
   }
 
+  /** `owner` is gone: what was pending for it is dropped. */
+  forgetOwner(owner: Owner): void {
+    this.drifts.forgetOwner(ownerKey(owner));
+  }
+
   /** The drifts of `owner` due for correction now, and when the others (backed off) are due. */
   takeDrifts(owner: Owner, intervalMs: number): { due: Drift[]; waitMs?: number } {
     return this.drifts.take(ownerKey(owner), intervalMs);
@@ -248,14 +253,22 @@ export class OwnedObjects implements LiveObjects {
     const owner = ownerLabelsOf(obj);
     if (e.type === 'deleted') {
       this.unchangedAt.delete(objectId(obj));
-      this.drifts.forgetObject(objectId(obj));
+      // An owned object deleted is drift too, unless its owner pruned it (then it has left the owner's
+      // set, and the reconcile this wakes applies nothing). Its corrections are kept, so that a
+      // controller that keeps deleting it is backed off as one that keeps changing a field is.
+      if (!owner) this.drifts.forgetObject(objectId(obj));
     }
-    const drift = e.type === 'updated' && owner ? driftOf(e.old, obj) : undefined;
+    const drift = owner ? driftOfEvent(e) : undefined;
     if (drift && owner) this.drifts.flag(ownerKey(owner), drift);
     if (!owner) return;
-    const cause = drift ? `owned object drifted: ${drift.id}` : 'owned object';
+    const cause = drift ? `owned object ${drift.deleted ? 'deleted' : 'drifted'}: ${drift.id}` : 'owned object';
     for (const fn of this.listeners) fn(owner, cause);
   }
+}
+
+function driftOfEvent(e: InformerEvent<KubeObject>): Drift | undefined {
+  if (e.type === 'deleted') return { id: objectId(e.object), fields: [], managers: [], deleted: true };
+  return e.type === 'updated' ? driftOf(e.old, e.object) : undefined;
 }
 
 function ownerLabelsOf(obj: KubeObject): Owner | undefined {

@@ -4,7 +4,7 @@ import { ClusterNotUsable, enterCluster, reportUnusable, type Entered } from './
 import type { RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
 import { remoteSyncFinalizer } from './remotesync-deletion.js';
-import type { ApplyTarget, SyncPipeline } from './sync-pipeline.js';
+import { ownerOfKey, type ApplyTarget, type SyncPipeline } from './sync-pipeline.js';
 
 /**
  * The RemoteSync reconciler, in prose: find the object; on deletion prune
@@ -25,6 +25,7 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
       if ('done' in begun) {
         if (!deps.informer.store.get(key)) {
           pipeline.forget(key);
+          registry.lastClusterOf(`RemoteSync/${key}`)?.owned.forgetOwner(ownerOfKey('RemoteSync', key));
           await registry.release(`RemoteSync/${key}`);
         }
         return begun.done;

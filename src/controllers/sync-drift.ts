@@ -21,8 +21,9 @@ export async function announceDrift(
   applied: ObjectResult[],
   log: Logger,
 ): Promise<void> {
-  const corrected = new Set(applied.filter((r) => r.action === 'configured').map((r) => r.id));
-  for (const d of drifts.filter((x) => corrected.has(x.id))) {
+  const configured = new Set(applied.filter((r) => r.action === 'configured').map((r) => r.id));
+  const created = new Set(applied.filter((r) => r.action === 'created').map((r) => r.id));
+  for (const d of drifts.filter((x) => (x.deleted ? created : configured).has(x.id))) {
     const { count, nextMs } = deps.owned.drifts.corrected(d.id, deps.intervalMs);
     const message = driftMessage(d, count, nextMs);
     log.warn({ object: d.id, fields: d.fields, managers: d.managers, corrections: count }, message);
@@ -32,8 +33,8 @@ export async function announceDrift(
 
 /** `ConfigMap/app/settings: .data.a changed by kubectl-patch; corrected` (and, when fighting, whom and for how long). */
 export function driftMessage(d: Drift, count: number, nextMs: number): string {
-  const by = d.managers.length > 0 ? d.managers.join(', ') : 'an unknown field manager';
-  const line = `${nameOf(d.id)}: ${d.fields.join(', ')} changed by ${by}; corrected`;
+  const by = d.managers.length > 0 ? d.managers.join(', ') : d.deleted ? 'whoever deleted it' : 'an unknown field manager';
+  const line = d.deleted ? `${nameOf(d.id)}: deleted, not by this sync; recreated` : `${nameOf(d.id)}: ${d.fields.join(', ')} changed by ${by}; corrected`;
   if (count < 2) return line;
   return `${line} (${count} times in a row: fighting ${by}; the next correction waits ${Math.round(nextMs / 1000)}s)`;
 }

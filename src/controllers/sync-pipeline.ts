@@ -20,6 +20,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { ObjectWriter } from '../runtime/object-writer.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { announceDrift, dueBy } from './sync-drift.js';
+import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 
 /** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
@@ -88,15 +89,20 @@ export class SyncPipeline {
     this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
     if (spec?.deletionPolicy === 'Orphan') return;
     const status = obj.status as SyncStatusDraft | undefined;
-    let entries = (status?.inventory?.entries ?? []) as InventoryEntry[];
+    const recorded = (status?.inventory?.entries ?? []) as InventoryEntry[];
+    let entries = recorded;
     // A sync that never finished an apply may have applied objects its inventory does not list yet (its
     // first status write comes at the end of its first apply: a process killed before it leaves them
     // unrecorded). Its source says what they can be; the prune deletes only those carrying its labels.
-    if (spec && status?.lastAppliedRevision === undefined) entries = mergeInventories(entries, await this.renderedEntries(obj, spec, target, log));
+    if (spec && status?.lastAppliedRevision === undefined) entries = mergeInventories(recorded, await this.renderedEntries(obj, spec, target, log));
     if (entries.length === 0) return;
     const engine = new ApplyEngine(spec ? this.clientFor(target, spec, ownerOf(obj)) : target.client, target.discovery);
     const results = await engine.prune(entries, ownerOf(obj), this.deps.concurrency);
-    const failures = results.filter((r) => r.action === 'failed');
+    // Of the objects it only may have applied (not in its inventory), those its account may not read
+    // cannot be checked for its labels, so they are left, as a prune leaves whatever is not provably
+    // its own: they do not hold the deletion (a sync refused from its start can go).
+    const listed = new Set(recorded.map((e) => e.id));
+    const failures = results.filter((r) => r.action === 'failed' && (listed.has(r.id) || r.reason !== 'Forbidden'));
     if (failures.length > 0) throw new Error(`pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`);
     log.info({ pruned: results.filter((r) => r.action === 'deleted').length }, 'pruned what the sync owned');
   }
@@ -123,7 +129,7 @@ export class SyncPipeline {
     const prev = this.state.get(key);
     const requestedAt = obj.metadata.annotations?.['syncprims.dev/reconcile-requested-at'];
     // Fields we own that others changed (watch events) are corrected at once, then with backoff (sync-drift.ts).
-    const drift = target.owned.takeDrifts(ownerOf(obj), interval);
+    const drift = stillOwned(target.owned.takeDrifts(ownerOf(obj), interval), prev);
     if (prev && prev.target === target.id && drift.due.length === 0 && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
       return dueBy(await this.report(run, base, prev, log), drift.waitMs);
     }
@@ -363,6 +369,12 @@ export function ownerOf(obj: KubeObject): Owner {
   return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
 }
 
+/** The owner a sync's key (`namespace/name`) names. */
+export function ownerOfKey(kind: string, key: string): Owner {
+  const [namespace = '', name = ''] = key.split('/');
+  return { kind, namespace, name };
+}
+
 /** As the remote clusters' turn-aways say it (cluster-access.ts), for the same condition. */
 function unreachableMessage(cluster: string, error: string): string {
   return `cluster ${cluster} is unreachable: no answer (${error})`;
@@ -398,6 +410,13 @@ function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: str
   }
   const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
   return { reason, message: problems.slice(0, 5).map((p) => p.message).join('; ') + more, ...retryOf(problems) };
+}
+
+/** The drifts, less the deletions of objects the sync no longer has (its own prune's, seen by the watch). */
+function stillOwned<T extends { due: Drift[] }>(drift: T, prev: AppliedState | undefined): T {
+  if (!prev || !drift.due.some((d) => d.deleted)) return drift;
+  const ids = new Set(prev.inventory.map((e) => e.id));
+  return { ...drift, due: drift.due.filter((d) => !d.deleted || ids.has(d.id)) };
 }
 
 /** The least wait before a transient failure is tried again (a whole reconcile goes again, not one request). */

@@ -3,7 +3,7 @@ import { parseSyncObject } from '../api/validate.js';
 import type { SyncSpec } from '../api/sync-spec.js';
 import type { Reconciler } from '../runtime/controller.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
-import type { ApplyTarget, SyncPipeline } from './sync-pipeline.js';
+import { ownerOfKey, type ApplyTarget, type SyncPipeline } from './sync-pipeline.js';
 
 /**
  * The Sync reconciler, in prose: find the object; on deletion prune what it
@@ -18,7 +18,10 @@ export function syncReconciler(deps: LifecycleDeps & { kind: SyncKind }, pipelin
         await pipeline.finalize(obj, parsed.ok ? (parsed.value.spec as SyncSpec) : undefined, target, l);
       });
       if ('done' in begun) {
-        if (!deps.informer.store.get(key)) pipeline.forget(key);
+        if (!deps.informer.store.get(key)) {
+          pipeline.forget(key);
+          target.owned.forgetOwner(ownerOfKey(deps.kind, key));
+        }
         return begun.done;
       }
       const { obj, value, status } = begun.ctx;

@@ -98,6 +98,40 @@ describe('drift', () => {
       (await eventsFor(client, ns(), 'fought')).find((e) => e.reason === 'Drifted' && e.message.includes('fighting')),
     );
     expect(fighting.message).toMatch(new RegExp(`^ConfigMap/${ns()}/fought: \\.data\\.replicas changed by hpa-like-fighter; corrected \\(\\d+ times in a row: fighting hpa-like-fighter; the next correction waits \\d+s\\)$`));
+
+    // Gone, so that its backed-off correction still due does not land in the next tests' windows.
+    await client.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought` });
+    await eventually('the fought Sync gone', async () => ((await find(client, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought`)) === undefined ? true : undefined), 30_000);
+  });
+
+  test('an owned object deleted by hand is recreated at once, caused by the watch event; one pruned by the sync is not', async () => {
+    await applySync(client, ns(), 'gone', { interval: '1h', source: { inline: [cm('gone-a', { a: '1' }), cm('gone-b', { b: '1' })] } });
+    await waitForReady(client, ns(), 'gone', 'True');
+    await settled('gone');
+    const uid = (await find(client, cmPath('gone-a')))!.metadata.uid;
+    const since = Date.now();
+    await client.request({ method: 'DELETE', path: cmPath('gone-a') });
+    const back = await eventually('gone-a recreated', async () => {
+      const got = await find(client, cmPath('gone-a'));
+      return got && got.metadata.uid !== uid ? got : undefined;
+    }, 30_000);
+    expect(back).toMatchObject({ data: { a: '1' } });
+    const event = await eventually('a Drifted Event', async () => (await eventsFor(client, ns(), 'gone')).find((e) => e.reason === 'Drifted'));
+    expect(event.message).toBe(`ConfigMap/${ns()}/gone-a: deleted, not by this sync; recreated`);
+    await settled('gone');
+    const causes = reconcilesSince('gone', since).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object deleted: ${ns()}_gone-a__ConfigMap`);
+    expect(causes.filter((c) => !c.startsWith('owned object'))).toEqual([]);
+
+    // The sync's own prune: gone-b leaves the set. Its deletion wakes the sync, which sends nothing
+    // more for it (no recreation, no second Drifted Event).
+    const pruneSince = Date.now();
+    await applySync(client, ns(), 'gone', { interval: '1h', source: { inline: [cm('gone-a', { a: '1' })] } });
+    await eventually('gone-b pruned', async () => ((await find(client, cmPath('gone-b'))) === undefined ? true : undefined), 30_000);
+    await settled('gone');
+    expect(await find(client, cmPath('gone-b'))).toBeUndefined();
+    expect(requestsTo(cmPath('gone-b'), pruneSince).writes.map((l) => l.method)).toEqual(['DELETE']);
+    expect((await eventsFor(client, ns(), 'gone')).filter((e) => e.reason === 'Drifted')).toHaveLength(1);
   });
 });
 

@@ -180,4 +180,15 @@ describe('DriftLedger', () => {
     expect(ledger.corrected(drift.id, 60_000, 1000).count).toBe(2);
     expect(ledger.corrected(drift.id, 60_000, 100_000)).toEqual({ count: 1, nextMs: 1000 });
   });
+
+  test('a deletion replaces the changes flagged before it; a gone owner leaves nothing pending', () => {
+    const ledger = new DriftLedger();
+    const deleted = { id: drift.id, fields: [], managers: [], deleted: true as const };
+    ledger.flag('Sync/ns/s', drift);
+    ledger.flag('Sync/ns/s', deleted);
+    expect(ledger.take('Sync/ns/s', 60_000, 0).due).toEqual([deleted]);
+    ledger.flag('Sync/ns/s', deleted);
+    ledger.forgetOwner('Sync/ns/s');
+    expect(ledger.take('Sync/ns/s', 60_000, 0)).toEqual({ due: [] });
+  });
 });
