@@ -75,6 +75,10 @@ test: deps controlplane build lint ## everything: lint, type-check, unit and int
 	@bash examples/demo.sh stop
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
+.PHONY: soak
+soak: deps controlplane build ## the long reliability runs: load, leaks, long property tests (at most 60 min, resumable; docs/RELIABILITY.md)
+	bash soak/run.sh
+
 .PHONY: noop-safety
 noop-safety: deps controlplane build ## the no-op decision against real dry runs: every kind of hand edit on every object (about 1 min)
 	NOOP_SAFETY_FULL=1 NODE_OPTIONS=--experimental-vm-modules npx jest test/integration/noop-safety.test.ts

@@ -1,0 +1,132 @@
+// Soak stage `load` (issue 15, item 5): SYNCS (1,000 x SOAK_SCALE) Syncs of
+// OBJECTS (10) ConfigMaps each, reconciled from scratch by one operator on a
+// control plane of the stage's own, then again by a new operator after a
+// restart. Measured: time to all Ready (from the first POST), the operator's
+// writes (audit log) and requests, its CPU time and peak RSS (/proc); after
+// the restart, time until every Sync was reconciled again, and the writes and
+// requests that took (none needed: nothing changed). The Syncs use inline
+// sources, so the figures are of the operator, not of a source server
+// (bench/many-syncs.ts measures the same size with Flux artifacts).
+// Run by soak/run.sh; writes .local/soak/load.json.
+import path from 'node:path';
+import { API_VERSION } from '../../src/api/kinds.js';
+import { mapLimit } from '../../src/apply/map-limit.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { OperatorProcess, processCpuMs, sleep, stopOperators, until, type OperatorTarget } from '../../bench/support.js';
+import { sampleValue } from './prometheus.js';
+import { auditWrites, memoryKiB, mib, ownPlane, scaled, snapshotOperator, SOAK_DIR, writeResult } from './soak-support.js';
+
+const STAGE = 'load';
+const SYNCS = scaled(Number(process.env.SYNCS ?? 1000), 10);
+const OBJECTS = Number(process.env.OBJECTS ?? 10);
+const NS = 'load';
+const CLUSTER = 'soak-load';
+const TIMEOUT_MS = 30 * 60_000;
+
+const syncBody = (i: number): Record<string, unknown> => ({
+  apiVersion: API_VERSION,
+  kind: 'Sync',
+  metadata: { name: `s-${i}` },
+  spec: {
+    source: {
+      inline: Array.from({ length: OBJECTS }, (_, k) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `s-${i}-cm-${k}`, namespace: NS },
+        data: { value: 'v1', more: 'x'.repeat(64) },
+      })),
+    },
+  },
+});
+
+interface Readiness {
+  ready: number;
+  total: number;
+}
+
+async function readiness(client: KubeClient): Promise<Readiness> {
+  const list = await client.request<{ items: { metadata: { generation?: number }; status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] } }[] }>({
+    path: `/apis/${API_VERSION}/namespaces/${NS}/syncs`,
+  });
+  const ready = list.items.filter((s) => s.status?.observedGeneration === s.metadata.generation && (s.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
+  return { ready: ready.length, total: list.items.length };
+}
+
+const reconciles = async (op: OperatorProcess): Promise<number> => sampleValue(await op.metrics(), 'controller_runtime_reconcile_total', { controller: 'sync' });
+const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
+
+async function fromScratch(client: KubeClient, target: OperatorTarget, auditLog: string): Promise<Record<string, unknown>> {
+  const op = await OperatorProcess.start(target, NS);
+  const epoch = Date.now();
+  const started = performance.now();
+  await mapLimit(Array.from({ length: SYNCS }, (_, i) => i), 32, (i) => client.request({ method: 'POST', path: `/apis/${API_VERSION}/namespaces/${NS}/syncs`, body: syncBody(i) }));
+  let last: Readiness = { ready: 0, total: 0 };
+  await until(`${SYNCS} Syncs Ready`, async () => {
+    last = await readiness(client);
+    return last.ready === SYNCS;
+  }, TIMEOUT_MS, 500);
+  const readyMs = performance.now() - started;
+  const cpuMs = processCpuMs(op.pid); // the whole process: its start included
+  await sleep(2_000); // the echoes of the last writes
+  const result = {
+    readyMs: Math.round(readyMs),
+    writes: auditWrites(auditLog, epoch - 5, Date.now()),
+    requests: await op.requests(),
+    operatorCpuMs: Math.round(cpuMs),
+    peakRssKiB: memoryKiB(op.pid!).peak,
+    reconciles: await reconciles(op),
+  };
+  console.log(
+    `from scratch: ${SYNCS} Syncs x ${OBJECTS} ConfigMaps Ready in ${(readyMs / 1000).toFixed(1)} s; writes ${result.writes.total}` +
+      ` (${(result.writes.total / SYNCS).toFixed(1)} per sync); CPU ${(cpuMs / 1000).toFixed(1)} s; peak RSS ${mib(result.peakRssKiB)}`,
+  );
+  await op.stop();
+  return result;
+}
+
+async function afterRestart(client: KubeClient, target: OperatorTarget, auditLog: string): Promise<Record<string, unknown>> {
+  const epoch = Date.now();
+  const started = performance.now();
+  const op = await OperatorProcess.start(target, NS);
+  await until(`${SYNCS} Syncs reconciled after the restart`, async () => (await reconciles(op)) >= SYNCS, TIMEOUT_MS, 500);
+  await until('the work queue empty', async () => sampleValue(await op.metrics(), 'workqueue_depth', { name: 'sync' }) === 0, TIMEOUT_MS, 500);
+  const reconciledMs = performance.now() - started;
+  const cpuMs = processCpuMs(op.pid); // the whole process: its start and priming included
+  await sleep(2_000);
+  const still = await readiness(client);
+  const result = {
+    reconciledMs: Math.round(reconciledMs),
+    readyAfter: still.ready,
+    writes: auditWrites(auditLog, epoch, Date.now()),
+    requests: await op.requests(),
+    operatorCpuMs: Math.round(cpuMs),
+    peakRssKiB: memoryKiB(op.pid!).peak,
+  };
+  console.log(
+    `after a restart: every Sync reconciled in ${(reconciledMs / 1000).toFixed(1)} s (from the start of the process); writes ${result.writes.total};` +
+      ` requests ${total(result.requests)}; CPU ${(cpuMs / 1000).toFixed(1)} s; peak RSS ${mib(result.peakRssKiB)}; Ready ${still.ready}/${SYNCS}`,
+  );
+  await op.stop();
+  return result;
+}
+
+async function main(): Promise<void> {
+  console.log(`stage load: ${SYNCS} Syncs x ${OBJECTS} ConfigMaps, on a control plane of its own`);
+  const plane = await ownPlane(STAGE, [CLUSTER]);
+  try {
+    const { client, kubeconfig, auditLog } = plane.clusters[CLUSTER]!;
+    await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
+    const target = snapshotOperator(kubeconfig, path.join(SOAK_DIR, 'load-operator.log'));
+    const scratch = await fromScratch(client, target, auditLog);
+    const restart = await afterRestart(client, target, auditLog);
+    writeResult(STAGE, { syncs: SYNCS, objects: OBJECTS, fromScratch: scratch, afterRestart: restart });
+  } finally {
+    await stopOperators();
+    await plane.down();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
