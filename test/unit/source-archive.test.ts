@@ -3,7 +3,7 @@ import { describe, expect, test } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { ByteBudget, extractTarGz, selectManifests, SourceError, type ArchiveFiles } from '../../src/source/index.js';
 import { manifestFilter } from '../../src/source/select.js';
-import { gzipBomb } from '../support/hostile-archives.js';
+import { gzipBomb, ustarHeader } from '../support/hostile-archives.js';
 import { tarGz, type TarEntry as Entry } from '../support/tarball.js';
 
 const MiB = 1024 * 1024;
@@ -111,25 +111,6 @@ describe('gzip bombs stop at the limit, without inflating the rest', () => {
       counter.members++;
       yield zeros;
     }
-  }
-
-  /** A ustar header for one file of `size` bytes, whose content never comes in full. */
-  function ustarHeader(name: string, size: number): Buffer {
-    const b = Buffer.alloc(512);
-    b.write(name, 0);
-    b.write('0000644\0', 100);
-    b.write('0000000\0', 108);
-    b.write('0000000\0', 116);
-    b.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
-    b.write('00000000000\0', 136);
-    b.write('        ', 148);
-    b.write('0', 156);
-    b.write('ustar\0', 257);
-    b.write('00', 263);
-    let sum = 0;
-    for (const byte of b) sum += byte;
-    b.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-    return b;
   }
 
   test('zeros after a small valid archive', async () => {
