@@ -1,0 +1,83 @@
+// What loading code costs the operator before it holds a single object: each
+// case imports some modules in a fresh Node process, forces a GC, and reports
+// the resident set and the V8 heap used, against a process that imports
+// nothing. It names where the operator's baseline memory goes (issue 14: peak
+// RSS at 1,000 Syncs x 10 objects, target 150 MiB), so that a change aimed at
+// it can be measured. Writes docs/benchmarks/module-memory.md; asserts nothing.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { median, ROOT } from './support.js';
+
+const OUT = path.join(ROOT, 'docs/benchmarks/module-memory.md');
+const RUNS = 3;
+
+interface Case {
+  name: string;
+  /** Module specifiers imported, in order (resolved from the repository's root). */
+  modules: string[];
+}
+
+const CLIENT_NODE = '@kubernetes/client-node';
+const CASES: Case[] = [
+  { name: 'nothing (Node itself)', modules: [] },
+  { name: `${CLIENT_NODE} (its index, as \`import { KubeConfig } from '${CLIENT_NODE}'\` loads it)`, modules: [CLIENT_NODE] },
+  { name: `${CLIENT_NODE}/dist/config.js (KubeConfig alone)`, modules: [`${CLIENT_NODE}/dist/config.js`] },
+  { name: `${CLIENT_NODE}/dist/gen/index.js (the generated API models and clients, which config.js imports)`, modules: [`${CLIENT_NODE}/dist/gen/index.js`] },
+  {
+    name: `${CLIENT_NODE}/dist/gen/configuration.js and servers.js (what config.js uses of them)`,
+    modules: [`${CLIENT_NODE}/dist/gen/configuration.js`, `${CLIENT_NODE}/dist/gen/servers.js`],
+  },
+  { name: 'the operator (dist/cli/main.js modules of `syncprims run`: controllers, manager, client)', modules: ['./dist/controllers/index.js', './dist/runtime/manager.js', './dist/kube/client.js', './dist/cli/run.js'] },
+];
+
+interface Sample {
+  rssMiB: number;
+  heapMiB: number;
+}
+
+/** One fresh process: imports, GC, memoryUsage. */
+function sample(modules: string[]): Sample {
+  const script = `${modules.map((m) => `await import(${JSON.stringify(m)});`).join('\n')}
+global.gc(); global.gc();
+const m = process.memoryUsage();
+console.log(JSON.stringify({ rssMiB: m.rss / 1048576, heapMiB: m.heapUsed / 1048576 }));`;
+  const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop()!) as Sample;
+}
+
+function main(): void {
+  const rows = CASES.map((c) => {
+    const samples = Array.from({ length: RUNS }, () => sample(c.modules));
+    return { c, rss: median(samples.map((s) => s.rssMiB)), heap: median(samples.map((s) => s.heapMiB)) };
+  });
+  const base = rows[0]!;
+  const f = (n: number) => n.toFixed(1);
+  const lines = rows.map((r) => `| ${r.c.name} | ${f(r.rss)} | ${f(r.rss - base.rss)} | ${f(r.heap)} | ${f(r.heap - base.heap)} |`);
+  for (const r of rows) console.log(`${r.c.name}: RSS ${f(r.rss)} MiB (+${f(r.rss - base.rss)}), heap ${f(r.heap)} MiB (+${f(r.heap - base.heap)})`);
+  const date = new Date().toISOString().slice(0, 10);
+  const report = `## What loading code costs (bench/module-memory.ts)
+
+Script: \`bench/module-memory.ts\`. Measured ${date} on ${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim() ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB,
+Node ${process.version}. No cluster.
+
+Method: per case, a fresh \`node --expose-gc\` process imports the modules named, runs two full GCs, and reports
+\`process.memoryUsage()\`: the resident set (RSS) and the V8 heap used; the median of ${RUNS} processes. "Added" is
+over a process that imports nothing. What the operator's objects cost comes on top (the other sections).
+
+| imported | RSS (MiB) | added | heap used (MiB) | added |
+|---|---|---|---|---|
+${lines.join('\n')}
+
+Reading: the operator needs \`KubeConfig\` (loading kubeconfigs, credentials per request), and client-node's
+\`config.js\` imports its whole generated API (\`gen/index.js\`) for two helpers used only by \`makeApiClient\`,
+which the operator never calls (its requests go through \`src/kube/client.ts\`). That import is most of what
+the operator's code costs before it holds any object.
+`;
+  mkdirSync(path.dirname(OUT), { recursive: true });
+  writeFileSync(OUT, report);
+  console.log(`wrote ${OUT}`);
+}
+
+main();
