@@ -35,6 +35,8 @@ export interface InformerOptions<T extends KubeObject> {
   /** A watch that sends nothing (not even a bookmark) for this long is restarted. */
   idleTimeoutMs?: number;
   backoff?: { initialMs: number; maxMs: number };
+  /** A watch that ran this long before it failed starts its backoff again from the first step (default 60 s). */
+  healthyWatchMs?: number;
   listPageSize?: number;
   /**
    * Read objects as metadata only (`PartialObjectMetadata`, as
@@ -134,19 +136,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async loop(): Promise<void> {
     let failures = 0;
     while (!this.abort.signal.aborted) {
+      const began = Date.now();
       try {
         if (this.resourceVersion === undefined) await this.readInitialSet();
         else await this.watchFrom(this.resourceVersion);
         failures = 0;
       } catch (err) {
-        if (this.abort.signal.aborted) return;
-        if (!this.synced && err instanceof ApiError && (err.status === 403 || err.status === 401)) {
-          // Not allowed to list: no retry will change that; whoever asked for the informer decides.
-          this.log.info({ err: err.message }, 'not allowed to read the initial set: informer stopped');
-          this.abort.abort();
-          for (const w of this.syncWaiters.splice(0)) w.reject(err);
-          return;
-        }
+        if (this.abort.signal.aborted || this.refusedForGood(err)) return;
         const reason = this.classify(err);
         this.opts.metrics?.watchRestarts.inc({ ...this.label, reason });
         if (reason === 'gone') {
@@ -156,6 +152,9 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.resourceVersion = undefined;
           continue;
         }
+        // A watch that served a while before it failed starts its backoff again (as client-go's reflector
+        // resets its backoff after a healthy spell): an error an hour is not the tenth failure in a row.
+        if (Date.now() - began >= (this.opts.healthyWatchMs ?? 60_000)) failures = 0;
         failures++;
         const retryAfterMs = err instanceof ApiError ? (err.retryAfterSeconds ?? 0) * 1000 : 0;
         const delay = Math.max(backoffDelay(failures, this.opts.backoff), retryAfterMs);
@@ -166,6 +165,15 @@ export class Informer<T extends KubeObject = KubeObject> {
         await sleep(delay, this.abort.signal);
       }
     }
+  }
+
+  /** Not allowed to list: no retry will change that; whoever asked for the informer decides (it is stopped). */
+  private refusedForGood(err: unknown): boolean {
+    if (this.synced || !(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) return false;
+    this.log.info({ err: err.message }, 'not allowed to read the initial set: informer stopped');
+    this.abort.abort();
+    for (const w of this.syncWaiters.splice(0)) w.reject(err);
+    return true;
   }
 
   private classify(err: unknown): 'gone' | 'silent' | 'error' {

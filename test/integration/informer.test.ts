@@ -2,6 +2,7 @@
 // where served and LIST+WATCH where not, resumption after an apiserver
 // restart, and a silent watch restarted behind a stalling proxy.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { pino } from 'pino';
 import { KubeClient, type RequestRecord } from '../../src/kube/client.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject } from '../../src/kube/resources.js';
@@ -186,6 +187,21 @@ describe('informer resilience', () => {
     );
     const restarts = await metrics.watchRestarts.get();
     expect(restarts.values.find((v) => v.labels.reason === 'silent')?.value).toBeGreaterThan(0);
+
+    // A watch that served a while before it failed starts its backoff again: each of two more
+    // stalls, after watches that ran longer than healthyWatchMs, is told as a first failure.
+    const lines: { failures?: number; msg?: string }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as { failures?: number; msg?: string }) });
+    const healthy = startInformer(client, `${ns()}-stall`, { logger, idleTimeoutMs: 1500, healthyWatchMs: 1000, backoff: { initialMs: 100, maxMs: 60_000 } });
+    await healthy.start();
+    for (const name of ['stall-1', 'stall-2']) {
+      expect(proxy.stallAll()).toBeGreaterThan(0);
+      await createConfigMaps(direct, `${ns()}-stall`, [name]);
+      await eventually(`the restarted watch to see ${name}`, async () => (healthy.store.get(`${ns()}-stall/${name}`) ? true : undefined));
+    }
+    const failed = lines.filter((l) => l.msg?.startsWith('watch failed'));
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    expect(failed.map((l) => l.failures)).toEqual(failed.map(() => 1));
   });
 });
 
