@@ -17,9 +17,12 @@ interface Case {
   name: string;
   /** Module specifiers imported, in order (resolved from the repository's root). */
   modules: string[];
+  /** registerLeanClientNode() first, as `syncprims run` does (src/kube/lean-client-node.ts). */
+  lean?: boolean;
 }
 
 const CLIENT_NODE = '@kubernetes/client-node';
+const OPERATOR = ['./dist/kube/config.js', './dist/controllers/index.js', './dist/runtime/manager.js', './dist/kube/client.js', './dist/cli/run.js'];
 const CASES: Case[] = [
   { name: 'nothing (Node itself)', modules: [] },
   { name: `${CLIENT_NODE} (its index, as \`import { KubeConfig } from '${CLIENT_NODE}'\` loads it)`, modules: [CLIENT_NODE] },
@@ -29,7 +32,8 @@ const CASES: Case[] = [
     name: `${CLIENT_NODE}/dist/gen/configuration.js and servers.js (what config.js uses of them)`,
     modules: [`${CLIENT_NODE}/dist/gen/configuration.js`, `${CLIENT_NODE}/dist/gen/servers.js`],
   },
-  { name: 'the operator (dist/cli/main.js modules of `syncprims run`: controllers, manager, client)', modules: ['./dist/controllers/index.js', './dist/runtime/manager.js', './dist/kube/client.js', './dist/cli/run.js'] },
+  { name: 'the operator (the modules of `syncprims run`: controllers, manager, client, KubeConfig), client-node whole', modules: OPERATOR },
+  { name: 'the same, client-node without its generated API (registerLeanClientNode(), as `syncprims run` does)', modules: OPERATOR, lean: true },
 ];
 
 interface Sample {
@@ -38,8 +42,9 @@ interface Sample {
 }
 
 /** One fresh process: imports, GC, memoryUsage. */
-function sample(modules: string[]): Sample {
-  const script = `${modules.map((m) => `await import(${JSON.stringify(m)});`).join('\n')}
+function sample({ modules, lean }: Case): Sample {
+  const prelude = lean ? "(await import('./dist/kube/lean-client-node.js')).registerLeanClientNode();\n" : '';
+  const script = `${prelude}${modules.map((m) => `await import(${JSON.stringify(m)});`).join('\n')}
 global.gc(); global.gc();
 const m = process.memoryUsage();
 console.log(JSON.stringify({ rssMiB: m.rss / 1048576, heapMiB: m.heapUsed / 1048576 }));`;
@@ -49,7 +54,7 @@ console.log(JSON.stringify({ rssMiB: m.rss / 1048576, heapMiB: m.heapUsed / 1048
 
 function main(): void {
   const rows = CASES.map((c) => {
-    const samples = Array.from({ length: RUNS }, () => sample(c.modules));
+    const samples = Array.from({ length: RUNS }, () => sample(c));
     return { c, rss: median(samples.map((s) => s.rssMiB)), heap: median(samples.map((s) => s.heapMiB)) };
   });
   const base = rows[0]!;
@@ -72,8 +77,9 @@ ${lines.join('\n')}
 
 Reading: the operator needs \`KubeConfig\` (loading kubeconfigs, credentials per request), and client-node's
 \`config.js\` imports its whole generated API (\`gen/index.js\`) for two helpers used only by \`makeApiClient\`,
-which the operator never calls (its requests go through \`src/kube/client.ts\`). That import is most of what
-the operator's code costs before it holds any object.
+which the operator never calls (its requests go through \`src/kube/client.ts\`). \`syncprims run\` therefore
+registers a module resolution hook (\`src/kube/lean-client-node.ts\`) that gives \`config.js\` those two helpers
+alone; the hook's thread costs some of what it saves (Node 20 runs module hooks on a thread of their own).
 `;
   mkdirSync(path.dirname(OUT), { recursive: true });
   writeFileSync(OUT, report);

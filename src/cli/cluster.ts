@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+// dist/config.js, not the package's index (which loads every generated API class): see kube/lean-client-node.ts.
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
 import { TransportError } from '../kube/errors.js';

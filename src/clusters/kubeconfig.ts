@@ -1,4 +1,6 @@
-import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import type { Cluster, Context, User } from '@kubernetes/client-node';
+// dist/config.js, not the package's index (which loads every generated API class): see kube/lean-client-node.ts.
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse } from 'yaml';
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+// dist/config.js, not the package's index (which loads every generated API class): see kube/lean-client-node.ts.
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 
 /** Loads a kubeconfig file, with an error that names the file and what is wrong. */
 export function loadKubeConfigFile(file: string): KubeConfig {
