@@ -1,4 +1,4 @@
-import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Tags } from 'yaml';
+import { isCollection, isMap, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Tags } from 'yaml';
 import type { KubeObject } from '../kube/resources.js';
 import { messageOf, SourceError } from './errors.js';
 import { jsonErrorOffset, lineColumn } from './json-position.js';
@@ -87,9 +87,19 @@ function parseYaml(text: string, file: string): RawDocument[] {
   });
 }
 
+/** A mapping key that is itself a mapping or a list: JSON has no such key, and kubectl refuses it ("invalid map key"). */
+function refuseCollectionKeys(doc: Document): void {
+  visit(doc, {
+    Pair(_, pair) {
+      if (isCollection(pair.key)) throw new Error(`a mapping key is itself a ${isMap(pair.key) ? 'mapping' : 'list'} (invalid map key, as kubectl says)`);
+    },
+  });
+}
+
 function yamlStream(text: string, file: string, lineCounter: LineCounter) {
   try {
-    return parseAllDocuments(text, { version: '1.1', lineCounter, customTags: kubectlTags });
+    // logLevel error: the library's warnings (a stringified key) went to the process's stderr, content and all.
+    return parseAllDocuments(text, { version: '1.1', lineCounter, customTags: kubectlTags, logLevel: 'error' });
   } catch (err) {
     throw new SourceError(`${file}: YAML syntax error: ${messageOf(err)}`, { cause: err });
   }
@@ -97,6 +107,7 @@ function yamlStream(text: string, file: string, lineCounter: LineCounter) {
 
 function yamlValue(doc: Document, at: string): unknown {
   try {
+    refuseCollectionKeys(doc);
     return jsonValue(doc.toJS({ maxAliasCount: 100 }), '');
   } catch (err) {
     throw new SourceError(`${at}: ${messageOf(err)}`, { cause: err });

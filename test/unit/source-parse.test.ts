@@ -110,6 +110,22 @@ describe('errors name the file, the document and the line', () => {
     expect(err.message).not.toContain('\n');
   });
 
+  test('a key that is a mapping or a list is refused, as kubectl does, and nothing is written to stderr', async () => {
+    const warnings: unknown[] = [];
+    const onWarning = (w: unknown) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      for (const [key, what] of [['{ secret: s3cret }', 'mapping'], ['[a, b]', 'list']] as const) {
+        const err = errorOf(() => parseManifests(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata:\n  ? ${key}\n  : x\n`, 'k.yaml'));
+        expect(err.message).toBe(`k.yaml: document 1 (line 1): a mapping key is itself a ${what} (invalid map key, as kubectl says)`);
+      }
+      await new Promise((r) => setImmediate(r)); // process warnings are emitted on a later tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   test('a duplicate key is an error at its line', () => {
     const err = errorOf(() => parseManifests('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\nkind: Secret\n', 'dup.yaml'));
     expect(err.message).toMatch(/^dup\.yaml: document 1 \(line 4:1\): YAML syntax error: Map keys must be unique/);
