@@ -185,6 +185,8 @@ export class ClusterRegistry {
       name: `${ref.namespace}/${ref.name}`,
       kubeConfig: parsed.kubeConfig,
       userAgent: this.opts.userAgent,
+      // Read at each write: the fence is set once the manager runs for leadership.
+      writeFence: () => this.opts.home.writeFence?.() ?? true,
       origin: this.opts.origin,
       maxReconciles: this.opts.maxReconcilesPerCluster,
       rateLimit: this.opts.rateLimit,

@@ -21,6 +21,8 @@ export interface RemoteClusterOptions {
   name: string;
   kubeConfig: KubeConfig;
   userAgent: string;
+  /** The managing cluster client's write fence (leader election): writes here are fenced as there. */
+  writeFence?: () => boolean;
   /** `--cluster-id`: the origin label every object we apply there carries. */
   origin: string;
   /** At most this many reconciles work on the cluster at once (the rest wait in the queue, holding no worker). */
@@ -84,6 +86,7 @@ export class RemoteCluster {
       shared: opts.transports,
       timeoutMs: REQUEST_TIMEOUT_MS,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      writeFence: opts.writeFence,
       // Shared by many identities, each with its own watches: room for more streams than one client needs.
       http2MaxSessions: opts.transports ? SHARED_HTTP2_SESSIONS : undefined,
     });

@@ -44,7 +44,20 @@ export interface ClientOptions extends TransportOptions {
   shared?: SharedTransports;
   /** The deadline of a request that names none (default 30 s). */
   timeoutMs?: number;
+  /** Writes are sent only while this says yes (Lease writes always): see KubeClient.fenceWrites. */
+  writeFence?: () => boolean;
 }
+/** Lease writes pass the write fence: they are how leadership is kept (and given up). */
+const LEASES = /^\/apis\/coordination\.k8s\.io\/[^/]+\/namespaces\/[^/]+\/leases(\/|$)/;
+
+/** A write refused by the client's write fence: this process does not lead (now). */
+export class NotLeadingError extends Error {
+  constructor(what: string) {
+    super(`${what}: not sent: this process does not lead now (its Lease was not renewed within the renew deadline)`);
+    this.name = 'NotLeadingError';
+  }
+}
+
 /** How many times a GET answered 429 with Retry-After is sent in all. */
 const READ_RETRIES_ON_429 = 5;
 
@@ -121,6 +134,23 @@ export class KubeClient implements Requester {
     return new KubeClient(name, kubeConfig, await tlsOf(kubeConfig), userAgent, options);
   }
 
+  /**
+   * From now on, a write (any method but GET; Lease writes excepted, they are
+   * how leadership is kept) is refused before it is sent unless `allowed()`
+   * says yes: a leader paused past its renew deadline (SIGSTOP, a frozen VM)
+   * writes nothing once it wakes, though its work goes on until its timers
+   * run. Clients opened for remote clusters take the same fence
+   * (`writeFence`).
+   */
+  fenceWrites(allowed: () => boolean): void {
+    this.options.writeFence = allowed;
+  }
+
+  /** The fence set by fenceWrites (or the options), for the clients of remote clusters. */
+  get writeFence(): (() => boolean) | undefined {
+    return this.options.writeFence;
+  }
+
   get kubeConfig(): KubeConfig {
     return this.currentKubeConfig;
   }
@@ -165,6 +195,8 @@ export class KubeClient implements Requester {
   }
 
   private async requestOnce<T>(opts: RequestOptions, extraHeaders: Record<string, string | string[]>): Promise<T> {
+    const fence = this.options.writeFence;
+    if (fence && (opts.method ?? 'GET') !== 'GET' && !LEASES.test(opts.path) && !fence()) throw new NotLeadingError(describe(opts));
     const reply = await this.send(opts, extraHeaders, false);
     const text = await readBody(reply.body);
     if (reply.status >= 300) {

@@ -115,6 +115,8 @@ export class Manager {
       return;
     }
     this.elector = this.createElector(this.opts.leaderElection);
+    const elector = this.elector;
+    this.client.fenceWrites(() => elector.isLeader());
     void this.elector.run(this.done.signal).catch((err: unknown) => this.fatal('leader election failed', err));
   }
 

@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import http from 'node:http';
 import net from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, NotLeadingError } from '../../src/kube/client.js';
 import { Discovery, UnknownKindError } from '../../src/kube/discovery.js';
 import { serverSideApply } from '../../src/kube/apply.js';
 import { ApiError, TransportError } from '../../src/kube/errors.js';
-import { clusterApi, closeClients } from '../support/controlplane.js';
+import { clusterApi, closeClients, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
 
 afterAll(closeClients);
 
@@ -191,3 +192,30 @@ function localConfig(server: string): KubeConfig {
   });
   return kc;
 }
+
+describe('the write fence (leader election)', () => {
+  const ns = useTestNamespace('mgmt', 'fence');
+  let client: KubeClient;
+  let leading = false;
+  const sent: string[] = [];
+  beforeAll(async () => {
+    client = await KubeClient.fromFile('fenced', kubeconfigPath('mgmt'));
+    client.fenceWrites(() => leading);
+    client.observe((r) => sent.push(`${r.method} ${r.url.pathname}`));
+  });
+  afterAll(() => client.close());
+
+  test('refuses writes before they are sent while it says no; reads and Lease writes pass; writes pass once it says yes', async () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fenced' } };
+    const cms = `/api/v1/namespaces/${ns()}/configmaps`;
+    const err = await client.request({ method: 'POST', path: cms, body: cm }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotLeadingError);
+    expect((err as Error).message).toBe(`POST ${cms}: not sent: this process does not lead now (its Lease was not renewed within the renew deadline)`);
+    expect(sent.filter((s) => s.startsWith('POST'))).toEqual([]);
+    await expect(client.request({ path: `${cms}/fenced` }).catch((e: unknown) => e)).resolves.toMatchObject({ status: 404 });
+    const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'fenced' }, spec: { holderIdentity: 'x' } };
+    await expect(client.request({ method: 'POST', path: `/apis/coordination.k8s.io/v1/namespaces/${ns()}/leases`, body: lease })).resolves.toMatchObject({ metadata: { name: 'fenced' } });
+    leading = true;
+    await expect(client.request({ method: 'POST', path: cms, body: cm })).resolves.toMatchObject({ metadata: { name: 'fenced' } });
+  });
+});
