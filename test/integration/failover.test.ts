@@ -161,3 +161,49 @@ describe('leader failover under load', () => {
     await leader.stop('SIGTERM');
   }, 900_000);
 });
+
+describe('a paused leader', () => {
+  test('SIGSTOPped while it applies and resumed after a standby took over: it writes nothing more (the write fence), and leaves', async () => {
+    await Promise.all(started.map((op) => op.stop('SIGKILL')));
+    const since = new Date();
+    const old = await start();
+    await old.waitForLog('the first to lead', (l) => l.msg.startsWith('became leader'));
+    const standby = await start();
+    await eventually('the standby ready', async () => ((await standby.readyz()) === 200 ? true : undefined));
+    const [oldId, newId] = [await instanceOf(old), await instanceOf(standby)];
+
+    const names = Array.from({ length: 20 }, (_, i) => `p-${String(i).padStart(2, '0')}`);
+    const total = names.length * OBJECTS;
+    const applied = async (): Promise<number> => {
+      const list = await client.request<{ items: { metadata: { name: string } }[] }>({ path: `/api/v1/namespaces/${ns()}/configmaps`, query: { labelSelector: OWNER_KIND_LABEL } });
+      return list.items.filter((o) => o.metadata.name.startsWith('p-')).length;
+    };
+    await createSyncs(client, ns(), names, (name) => ({
+      source: { inline: Array.from({ length: OBJECTS }, (_, k) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-${k}`, namespace: ns() }, data: { k: String(k) } })) },
+    }));
+    const atPause = await eventually('part of the work done', async () => {
+      const n = await applied();
+      return n >= total / 5 ? n : undefined;
+    }, 180_000, 20);
+    expect(atPause).toBeLessThan(total);
+    old.child.kill('SIGSTOP');
+    await eventually('the standby to take over', async () => (standby.logs.some((l) => l.msg.startsWith('became leader')) ? true : undefined), 60_000);
+    await eventually('the new leader to write', async () => ((await applied()) > atPause ? true : undefined), 60_000);
+    // Woken, the old leader's work goes on for a moment (its timers have not run yet): the fence stops its writes.
+    old.child.kill('SIGCONT');
+    await eventually('every p- sync Ready', async () => {
+      const list = await client.request<{ items: SyncObject[] }>({ path: `/apis/${API_VERSION}/namespaces/${ns()}/syncs` });
+      const ready = list.items.filter((s) => (s.metadata.name ?? '').startsWith('p-') && s.status?.observedGeneration === s.metadata.generation && s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return ready.length === names.length ? true : undefined;
+    }, 300_000, 250);
+    const left = await eventually('the old leader to leave (it lost its Lease)', async () => (old.child.exitCode === null ? undefined : old.child.exitCode), 60_000);
+    expect(left).not.toBe(0);
+    expect(old.logs.some((l) => String(l.err ?? l.msg).includes('does not lead now'))).toBe(true);
+
+    const writes = (await writesSince(CLUSTER, since, OPERATOR_USER_AGENT)).filter((w) => w.objectRef?.namespace === ns() && w.objectRef?.resource !== 'leases');
+    const firstOfNew = Math.min(...writes.filter((w) => instanceIn(w) === newId).map((w) => Date.parse(w.requestReceivedTimestamp)));
+    const late = writes.filter((w) => instanceIn(w) === oldId && Date.parse(w.requestReceivedTimestamp) >= firstOfNew);
+    process.stdout.write(`failover: paused leader: ${writes.filter((w) => instanceIn(w) === oldId).length} writes before the pause, ${late.length} after the new leader's first\n`);
+    expect(late.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
+  }, 600_000);
+});
