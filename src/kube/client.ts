@@ -195,8 +195,6 @@ export class KubeClient implements Requester {
   }
 
   private async requestOnce<T>(opts: RequestOptions, extraHeaders: Record<string, string | string[]>): Promise<T> {
-    const fence = this.options.writeFence;
-    if (fence && (opts.method ?? 'GET') !== 'GET' && !LEASES.test(opts.path) && !fence()) throw new NotLeadingError(describe(opts));
     const reply = await this.send(opts, extraHeaders, false);
     const text = await readBody(reply.body);
     if (reply.status >= 300) {
@@ -312,10 +310,13 @@ export class KubeClient implements Requester {
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await this.limiter?.take(cancel.signal);
+      // Checked as late as can be: after the waits for credentials and the rate limit.
+      this.checkWriteFence(method, opts);
       const reply = await this.transport().send({ method, url, headers, body, long, signal: cancel.signal });
       this.notify({ method, url, status: reply.status });
       return reply;
     } catch (err) {
+      if (err instanceof NotLeadingError) throw err;
       const error = ((err as Error).message ?? String(err)).replace(/^[A-Z]+ \S+: /, '');
       this.notify({ method, url, status: undefined, aborted: opts.signal?.aborted === true, error });
       throw err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${(err as Error).message}`, err);
@@ -323,6 +324,11 @@ export class KubeClient implements Requester {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  private checkWriteFence(method: Method, opts: RequestOptions): void {
+    const fence = this.options.writeFence;
+    if (fence && method !== 'GET' && !LEASES.test(opts.path) && !fence()) throw new NotLeadingError(describe(opts));
   }
 
   /** Lower-case request headers; the kubeconfig's credentials are refreshed (tokens) for each request. */
