@@ -456,7 +456,8 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
       };
       await op.stop();
       if (profiled) {
-        const file = readdirSync(PROFILES).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(PROFILES, f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+        // One profile per thread (`syncprims run` has a module hooks thread too): the main thread's is the largest.
+        const file = readdirSync(PROFILES).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(PROFILES, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
         if (file) result.profile = summarizeProfile(file);
       }
       if (c.syncs > 1) result.restart = await restart(build);
