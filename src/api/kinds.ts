@@ -43,5 +43,8 @@ export function isSyncKind(value: unknown): value is SyncKind {
 
 /** Names of syncs are at most this long, so that they fit in label values. */
 export const MAX_NAME_LENGTH = 63;
+
+/** A service account's name (a DNS-1123 subdomain): `ns:name` and the like are refused at admission. */
+export const SERVICE_ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const NAME_LENGTH_MESSAGE =
   `metadata.name must be at most ${MAX_NAME_LENGTH} characters (it is used in label values)`;

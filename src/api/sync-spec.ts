@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { durationSchema } from './duration.js';
-import { MAX_NAME_LENGTH, SYNC_KINDS } from './kinds.js';
+import { MAX_NAME_LENGTH, SERVICE_ACCOUNT_NAME, SYNC_KINDS } from './kinds.js';
 import { sourceSchema } from './source.js';
 
 /** The sync spec: Sync.spec, RemoteSync.spec (plus a cluster), ProxySync.spec.template.spec. */
@@ -67,6 +67,7 @@ export const syncSpecSchema = z.object({
     .string()
     .min(1)
     .max(253)
+    .regex(SERVICE_ACCOUNT_NAME, 'a service account name: lowercase letters, digits, - and . (DNS-1123 subdomain), no namespace')
     .optional()
     .describe('apply and prune as this service account of the namespace'),
   force: z.boolean().optional().describe('delete and recreate an object whose immutable fields changed'),

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseDuration } from '../api/duration.js';
+import { SERVICE_ACCOUNT_NAME } from '../api/kinds.js';
 import type { KubeClient } from '../kube/client.js';
 import type { FleetReachability } from '../controllers/index.js';
 import { kubeSystemUid } from '../kube/cluster-id.js';
@@ -155,7 +156,7 @@ async function run(flags: RunFlags): Promise<void> {
   log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
   const remote = remoteFlags(flags);
   const clusterId = flags.clusterId ?? (await defaultClusterId(client));
-  const defaultServiceAccount = flags.defaultServiceAccount;
+  const defaultServiceAccount = defaultServiceAccountOf(flags);
   log.info({ clusterId, ...remote.remoteRateLimit, lostClusterGraceMs: remote.lostClusterGraceMs, defaultServiceAccount: defaultServiceAccount ?? '(none)', ...remote.kubeconfigPolicy }, 'remote clusters');
   const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, userAgent, defaultServiceAccount, ...remote });
   // A signal while it still waits (for its CRDs) ends the start: then there is nothing to run.
@@ -225,6 +226,15 @@ function durationFlag(flag: string, text: string): number {
   } catch (err) {
     throw new Error(`${flag} ${text}: ${(err as Error).message}`);
   }
+}
+
+/** --default-service-account: a service account's name, as serviceAccountName must be. */
+function defaultServiceAccountOf(flags: RunFlags): string | undefined {
+  const name = flags.defaultServiceAccount;
+  if (name !== undefined && !SERVICE_ACCOUNT_NAME.test(name)) {
+    throw new Error(`--default-service-account ${name}: want a service account's name (lowercase letters, digits, - and .), without its namespace`);
+  }
+  return name;
 }
 
 /** --source-memory-budget: at least 8 MiB (one manifest file of a few MiB must fit). */

@@ -94,6 +94,14 @@ describe('the sync spec', () => {
     expect(result.ok || result.message).toContain('metadata.name');
     expect(parseSyncObject('Sync', sync({ source: inline }, 'a'.repeat(63))).ok).toBe(true);
   });
+
+  test("serviceAccountName is a service account's name: no namespace, no capitals", () => {
+    for (const good of ['deployer', 'team-a.deployer', 'a1']) expect(parseSyncObject('Sync', sync({ source: inline, serviceAccountName: good })).ok).toBe(true);
+    for (const bad of ['kube-system:generic-garbage-collector', 'Deployer', '-x', 'x-', 'a..b', 'system:serviceaccount:kube-system:default']) {
+      const result = parseSyncObject('Sync', sync({ source: inline, serviceAccountName: bad }));
+      expect(result.ok || result.message).toContain('spec.serviceAccountName');
+    }
+  });
 });
 
 describe('RemoteSync and ProxySync', () => {
