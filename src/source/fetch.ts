@@ -122,31 +122,27 @@ async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource
   const label = displayUrl(source.url);
   const headers = source.headersSecretRef ? await secretHeaders(ctx, source.headersSecretRef.name) : undefined;
   const ca = source.caSecretRef ? await secretCa(ctx, source.caSecretRef) : undefined;
-  return withLease(label, async (lease) => {
-    const data = await httpGet({
-      url: source.url,
-      headers,
-      ca,
-      timeoutMs: ctx.limits.fetchTimeoutMs,
-      maxBytes: ctx.limits.maxFetchedBytes,
-      signal: ctx.signal,
-      lease,
-    });
-    const revision = source.digest ? verifyDigest(data, source.digest, label) : digestOf(data);
-    const objects = await objectsFrom(ctx, data, source.url, label, lease);
-    return { objects, revision, origin: label };
-  });
+  const { objects, digest } = await fetchObjects(ctx, { url: source.url, headers, ca }, label, source.digest);
+  return { objects, revision: digest, origin: label };
 }
 
 /**
- * Runs one read of bytes with a lease of the process-wide memory budget, given
- * back once its objects are parsed (or it failed): what it fetched and kept
- * stays counted for as long as it is held.
+ * GETs a file or archive and parses its objects, with a lease of the
+ * process-wide memory budget given back once they are parsed (or it failed):
+ * what it fetched and kept stays counted for as long as it is held. `digest`,
+ * when given, is verified; the digest returned is that of the bytes fetched.
  */
-async function withLease<T>(label: string, read: (lease: BudgetLease) => Promise<T>): Promise<T> {
+async function fetchObjects(
+  ctx: Context,
+  get: { url: string; headers?: Record<string, string>; ca?: string },
+  label: string,
+  digest: string | undefined,
+): Promise<{ objects: KubeObject[]; digest: string }> {
   const lease = sourceMemoryBudget().lease(label);
   try {
-    return await read(lease);
+    const data = await httpGet({ ...get, timeoutMs: ctx.limits.fetchTimeoutMs, maxBytes: ctx.limits.maxFetchedBytes, signal: ctx.signal, lease });
+    const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
+    return { objects: await objectsFrom(ctx, data, get.url, label, lease), digest: verified };
   } finally {
     lease.release();
   }
@@ -231,20 +227,9 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
     throw new SourceError(`${describeRef(ref)} has no artifact: not ready yet${why}; it is used once its status.artifact is set`);
   }
   const label = `${describeRef(ref)} artifact ${displayUrl(artifact.url)}`;
-  const url = artifact.url;
-  return withLease(label, async (lease) => {
-    const data = await httpGet({
-      url,
-      timeoutMs: ctx.limits.fetchTimeoutMs,
-      maxBytes: ctx.limits.maxFetchedBytes,
-      signal: ctx.signal,
-      lease,
-    });
-    const digest = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
-    const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
-    const objects = await objectsFrom(ctx, data, url, label, lease);
-    return { objects, revision: artifact.revision ?? verified, origin: describeRef(ref) };
-  });
+  const expected = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
+  const { objects, digest } = await fetchObjects(ctx, { url: artifact.url }, label, expected);
+  return { objects, revision: artifact.revision ?? digest, origin: describeRef(ref) };
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
