@@ -166,8 +166,7 @@ export class SyncPipeline {
       this.state.delete(key); // the next attempt runs in full
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
       // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
-      if (problem.retry) return { retry: problem.retry, requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
-      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+      return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     return dueBy(await this.report(run, status, state, log), drift.waitMs);
   }

@@ -14,7 +14,7 @@ export interface ReconcileResult {
    * The attempt failed in a way a retry can fix (the server was overloaded or
    * erred), and said so in the status: run again after the key's backoff, at
    * least `minDelayMs` (a Retry-After). The backoff grows until a reconcile
-   * succeeds. Wins over requeueAfterMs.
+   * succeeds.
    */
   retry?: { minDelayMs: number };
 }
