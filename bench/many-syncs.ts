@@ -53,6 +53,7 @@ import { ApiError } from '../src/kube/errors.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
+import { summarizeHeapSnapshot, type HeapSummary } from './heap-snapshot.js';
 import {
   buildOperator,
   controlplane,
@@ -83,6 +84,7 @@ const KUBECONFIG = path.join(PLANE.dir, `${CLUSTER}.kubeconfig`);
 const AUDIT_LOG = path.join(PLANE.dir, `${CLUSTER}.audit.log`);
 const OPERATOR_LOG = path.join(LOCAL, `${PREFIX}-operator.log`);
 const PROFILES = path.join(LOCAL, `${PREFIX}-profiles`);
+const SNAPSHOTS = path.join(LOCAL, `${PREFIX}-heap`);
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'many-syncs.md');
 const RESULTS = path.join(LOCAL, `${PREFIX}-results.json`);
 
@@ -91,10 +93,14 @@ const OBJECTS = Number(process.env.OBJECTS ?? 10);
 const BASELINE = Number(process.env.BASELINE ?? 10_000);
 const ARTIFACTS = Number(process.env.ARTIFACTS ?? 10);
 const PROFILE = Number(process.env.PROFILE ?? 300);
+/** The case (by its number of Syncs) whose operator's heap is snapshotted once all are Ready (0: none). */
+const HEAP_SNAPSHOT = Number(process.env.HEAP_SNAPSHOT ?? Math.max(0, ...SIZES));
 const RESTART_MS = Number(process.env.RESTART_MS ?? 60_000);
 const BUILDS = (process.env.BUILDS ?? 'head').split(',').filter(Boolean) as Build[];
 /** More flags for the operator (e.g. `--concurrency 16`), in every case. */
 const OPERATOR_ARGS = (process.env.OPERATOR_ARGS ?? '').split(' ').filter(Boolean);
+/** Flags for node itself when it runs the operator (e.g. `--max-semi-space-size=4`), in every case. */
+const OPERATOR_NODE_ARGS = (process.env.OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const READY_TIMEOUT_MS = Number(process.env.READY_TIMEOUT_MS ?? 900_000);
 
 type Build = 'head' | 'worktree';
@@ -156,10 +162,14 @@ interface CaseResult {
   operatorCpuMs: number;
   apiserverCpuMs: number;
   peakRssKiB: number;
+  /** The V8 heap's most used and most reserved bytes, sampled from the operator's metrics every 500 ms. */
+  peakHeap: { usedBytes: number; totalBytes: number };
   queue: QueueFigures;
   causes: Record<string, number>;
   restart?: { ms: number; requests: Record<string, number>; writes: Writes };
   profile?: ProfileSummary;
+  /** The live heap once all were Ready (a snapshot). */
+  heap?: HeapSummary;
 }
 
 // ---------------------------------------------------------------- the artifact server
@@ -339,6 +349,48 @@ function causesSince(op: OperatorProcess, epoch: number): Record<string, number>
   return out;
 }
 
+/** The operator's V8 heap, used and reserved, at its highest (metrics read every 500 ms). */
+class HeapSampler {
+  private readonly peak = { usedBytes: 0, totalBytes: 0 };
+  private readonly running: Promise<void>;
+  private stopped = false;
+
+  constructor(private readonly op: OperatorProcess) {
+    this.running = this.loop();
+  }
+
+  async stop(): Promise<HeapSampler['peak']> {
+    this.stopped = true;
+    await this.running;
+    return this.peak;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const text = await this.op.metrics().catch(() => '');
+      this.peak.usedBytes = Math.max(this.peak.usedBytes, sampleValue(text, 'nodejs_heap_size_used_bytes') || 0);
+      this.peak.totalBytes = Math.max(this.peak.totalBytes, sampleValue(text, 'nodejs_heap_size_total_bytes') || 0);
+      await sleep(500);
+    }
+  }
+}
+
+/** SIGUSR2 (`--heapsnapshot-signal`): the operator writes a snapshot of its heap into SNAPSHOTS; its summary. */
+async function snapshotHeap(op: OperatorProcess): Promise<HeapSummary | undefined> {
+  if (op.pid === undefined) return undefined;
+  process.kill(op.pid, 'SIGUSR2');
+  // Written synchronously on the operator's main thread: once it answers again, the file is complete.
+  let file = '';
+  await until('the heap snapshot', async () => {
+    const found = existsSync(SNAPSHOTS) ? readdirSync(SNAPSHOTS).find((f) => f.endsWith('.heapsnapshot')) : undefined;
+    if (!found || !(await op.metrics().then(() => true).catch(() => false))) return false;
+    file = path.join(SNAPSHOTS, found);
+    return true;
+  });
+  console.log(`   heap snapshot: ${path.relative(ROOT, file)}`);
+  return summarizeHeapSnapshot(file);
+}
+
 function peakRssKiB(pid: number | undefined): number {
   try {
     return Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
@@ -411,7 +463,13 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
     for (let j = 0; j < c.artifacts; j++) await createArtifact(client, j, base, c.objects);
     const profiled = c.syncs === PROFILE;
     rmSync(PROFILES, { recursive: true, force: true });
-    const nodeArgs = profiled ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : [];
+    const snapshotted = c.syncs === HEAP_SNAPSHOT;
+    rmSync(SNAPSHOTS, { recursive: true, force: true });
+    const nodeArgs = [
+      ...OPERATOR_NODE_ARGS,
+      ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : []),
+      ...(snapshotted ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOTS}`] : []),
+    ];
     const op = await OperatorProcess.start(target(build), SYNC_NS, ['--log-level', 'debug', ...OPERATOR_ARGS], nodeArgs);
     const watch = await CollectionWatch.open(client, syncsPath());
     const firstObjects = await CollectionWatch.open(client, '/api/v1/namespaces/t-0/configmaps');
@@ -429,6 +487,7 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
         if (ready.size === c.syncs) allReady();
       });
       const requests = await op.requests();
+      const heapSampler = new HeapSampler(op);
       const [cpu, apiCpu] = [processCpuMs(op.pid), processCpuMs(apiserverPid)];
       const epoch = Date.now();
       const sentAt = performance.now();
@@ -441,6 +500,7 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
       const apiserverCpuMs = processCpuMs(apiserverPid) - apiCpu;
       // Echoes of the last writes (owned objects' events) settle before the counts are read.
       await sleep(2_000);
+      const peakHeap = await heapSampler.stop();
       const result: CaseResult = {
         build,
         c,
@@ -451,9 +511,12 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
         operatorCpuMs,
         apiserverCpuMs,
         peakRssKiB: peakRssKiB(op.pid),
+        peakHeap,
         queue: await queueFigures(op),
         causes: causesSince(op, epoch),
       };
+      // After the figures above: writing a snapshot takes memory of its own.
+      if (snapshotted) result.heap = await snapshotHeap(op);
       await op.stop();
       if (profiled) {
         // One profile per thread (`syncprims run` has a module hooks thread too): the main thread's is the largest.
@@ -478,7 +541,7 @@ async function restart(build: Build): Promise<CaseResult['restart']> {
   console.log(`   restart: counting the new operator's requests for ${RESTART_MS / 1000} s...`);
   const epoch = Date.now();
   const started = performance.now();
-  const op = await OperatorProcess.start(target(build), SYNC_NS, OPERATOR_ARGS);
+  const op = await OperatorProcess.start(target(build), SYNC_NS, OPERATOR_ARGS, OPERATOR_NODE_ARGS);
   await sleep(Math.max(0, RESTART_MS - (performance.now() - started)));
   const requests = await op.requests();
   const writes = auditWrites(epoch, Date.now());
@@ -550,22 +613,28 @@ function printCase(r: CaseResult): void {
   console.log(
     `   ${r.build}: ${caseName(r.c)}: all Ready in ${s2(r.readyMs)} (${int((objects / r.readyMs) * 1000)} objects/s; first object ${int(r.firstObjectMs)} ms); ` +
       `writes/sync ${per(r.writes.total, n)} (${JSON.stringify(r.writes.byKind)}), requests/sync ${per(total(r.requests), n)}; ` +
-      `operator CPU ${s2(r.operatorCpuMs)}, API server CPU ${s2(r.apiserverCpuMs)}, peak RSS ${mib(r.peakRssKiB)}; ` +
+      `operator CPU ${s2(r.operatorCpuMs)}, API server CPU ${s2(r.apiserverCpuMs)}, peak RSS ${mib(r.peakRssKiB)}, peak heap ${heapFigure(r)}; ` +
       `reconciles/sync ${per(r.queue.reconciles, n)}, queue wait ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, work ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, retries ${r.queue.retries}`,
   );
   if (r.restart) console.log(`   restart: ${total(r.restart.requests)} requests (${JSON.stringify(r.restart.requests)}), ${r.restart.writes.total} writes, ${r.restart.writes.dryRuns} dry runs in ${r.restart.ms / 1000} s`);
   if (r.profile) for (const [f, ms] of r.profile.top.slice(0, 8)) console.log(`   cpu: ${int(ms)} ms ${f}`);
+  if (r.heap) console.log(`   live heap once Ready: ${mib(r.heap.totalBytes / 1024)} (${r.heap.groups.slice(0, 4).map((g) => `${g.what} ${mib(g.bytes / 1024)}`).join(', ')})`);
+}
+
+/** Peak heap used / reserved (older results have none). */
+function heapFigure(r: CaseResult): string {
+  return r.peakHeap ? `${mib(r.peakHeap.usedBytes / 1024)} / ${mib(r.peakHeap.totalBytes / 1024)}` : '?';
 }
 
 function caseRows(results: CaseResult[]): string[] {
   const rows = [
-    '| case | operator | all Ready | objects/s | first object applied | writes/sync | requests/sync | 409s | operator CPU | API server CPU | peak RSS | reconciles/sync | queue wait/reconcile | work/reconcile | retries |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| case | operator | all Ready | objects/s | first object applied | writes/sync | requests/sync | 409s | operator CPU | API server CPU | peak RSS | peak heap (used / reserved) | reconciles/sync | queue wait/reconcile | work/reconcile | retries |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const n = r.c.syncs;
     rows.push(
-      `| ${caseName(r.c)} | ${r.build} | ${s2(r.readyMs)} | ${int((n * r.c.objects * 1000) / r.readyMs)} | ${int(r.firstObjectMs)} ms | ${per(r.writes.total, n)} | ${per(total(r.requests), n)} | ${r.writes.codes['409'] ?? 0} | ${s2(r.operatorCpuMs)} | ${s2(r.apiserverCpuMs)} | ${mib(r.peakRssKiB)} | ${per(r.queue.reconciles, n)} | ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms | ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms | ${int(r.queue.retries)} |`,
+      `| ${caseName(r.c)} | ${r.build} | ${s2(r.readyMs)} | ${int((n * r.c.objects * 1000) / r.readyMs)} | ${int(r.firstObjectMs)} ms | ${per(r.writes.total, n)} | ${per(total(r.requests), n)} | ${r.writes.codes['409'] ?? 0} | ${s2(r.operatorCpuMs)} | ${s2(r.apiserverCpuMs)} | ${mib(r.peakRssKiB)} | ${heapFigure(r)} | ${per(r.queue.reconciles, n)} | ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms | ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms | ${int(r.queue.retries)} |`,
     );
   }
   return rows;
@@ -596,7 +665,7 @@ function writeReport(input: ReportInput): void {
       `N Syncs, each reading one of ${ARTIFACTS} \`ExternalArtifact\`s (\`source.artifact\`; the stand-in CRD's \`status.artifact\` written by the benchmark, the file of ConfigMaps served over loopback HTTP) with \`defaultNamespace: t-<i>\`, ` +
       'are POSTed at once (32 in flight); the clock runs from the first POST to the last Sync seen `Ready=True` for its generation by a watch. ' +
       'The baseline is one Sync of as many ConfigMaps from one artifact, in the same run. The operator runs with `--log-level debug` (its `reconciled` lines give the reconciles and their causes). ' +
-      'Writes come from the API server\'s audit log (create/update/patch/delete; dry runs and Lease renewals apart), requests from `syncprims_cluster_requests_total`, CPU from `/proc/<pid>/stat`, peak RSS from `VmHWM`; queue wait and work time from `workqueue_queue_duration_seconds` and `workqueue_work_duration_seconds`.',
+      'Writes come from the API server\'s audit log (create/update/patch/delete; dry runs and Lease renewals apart), requests from `syncprims_cluster_requests_total`, CPU from `/proc/<pid>/stat`, peak RSS from `VmHWM`, peak heap from `nodejs_heap_size_used_bytes` and `nodejs_heap_size_total_bytes` read every 500 ms; queue wait and work time from `workqueue_queue_duration_seconds` and `workqueue_work_duration_seconds`.',
     '',
   );
   lines.push(...caseRows(results), '');
@@ -625,6 +694,17 @@ function writeReport(input: ReportInput): void {
     lines.push('', `**Where the operator's CPU time went** (\`node --cpu-prof\`, \`${r.build}\`, ${caseName(r.c)}, from its start to its stop: ${s2(p.totalMs)} profiled, ${s2(p.idleMs)} idle, ${s2(p.gcMs)} in GC):`, '');
     lines.push('| area | self time |', '|---|---|', ...p.byArea.map(([a, ms]) => `| ${a} | ${int(ms)} ms |`), '');
     lines.push('| function | self time |', '|---|---|', ...p.top.map(([f, ms]) => `| \`${f.replace(/\|/g, '\\|')}\` | ${int(ms)} ms |`));
+  }
+  for (const r of results.filter((x) => x.heap)) {
+    const h = r.heap!;
+    lines.push(
+      '',
+      `**What the operator's heap held once all were Ready** (\`${r.build}\`, ${caseName(r.c)}: a heap snapshot, \`--heapsnapshot-signal\`, taken 2 s after the last Ready; live objects only: ${mib(h.totalBytes / 1024)} in ${int(h.nodes)} heap objects, by what they are, self sizes):`,
+      '',
+      '| what | count | size |',
+      '|---|---|---|',
+      ...h.groups.map((g) => `| ${g.what} | ${int(g.count)} | ${(g.bytes / 2 ** 20).toFixed(1)} MiB |`),
+    );
   }
   lines.push('', ...ANALYSIS);
   mkdirSync(path.dirname(OUT), { recursive: true });

@@ -160,7 +160,9 @@ export class OwnedObjects implements LiveObjects {
 
   /**
    * The health of each entry as the cache has it; `fresher` (what the apply
-   * just returned) is used where the watch has not delivered that write yet.
+   * just returned) is used where the watch has not delivered that write yet,
+   * and an entry of it is dropped once the cache has it too (or newer): a
+   * sync's applied objects are not kept twice.
    */
   async health(
     entries: InventoryEntry[],
@@ -174,6 +176,7 @@ export class OwnedObjects implements LiveObjects {
         const cached = informer.store.get(key);
         const applied = fresher.get(e.id);
         const obj = newer(cached, applied);
+        if (applied && obj === cached) fresher.delete(e.id);
         return { id: e.id, ...computeHealth(obj) };
       }),
     );

@@ -128,6 +128,8 @@ async function operatorModules() {
 }
 
 async function run(flags: RunFlags): Promise<void> {
+  const { boundHeapGrowth } = await import('../runtime/heap.js');
+  const heapGrowingPercent = boundHeapGrowth();
   const { syncControllers, KubeClient, loadKubeConfigFile, createLogger, Manager, defaultKubeConfig } = await operatorModules();
   const log = createLogger({ level: flags.logLevel });
   const concurrency = Number(flags.concurrency);
@@ -153,7 +155,7 @@ async function run(flags: RunFlags): Promise<void> {
   });
   shutDownOnSignals(manager, log);
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
-  log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs }, 'starting');
+  log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs, heapGrowingPercent }, 'starting');
   const remote = remoteFlags(flags);
   const clusterId = flags.clusterId ?? (await defaultClusterId(client));
   const defaultServiceAccount = defaultServiceAccountOf(flags);

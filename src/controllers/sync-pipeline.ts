@@ -11,7 +11,7 @@ import { render, revisionOf } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import { TransportError } from '../kube/errors.js';
-import type { KubeObject } from '../kube/resources.js';
+import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
@@ -288,7 +288,8 @@ export class SyncPipeline {
     // Entries not deleted stay recorded: those that failed to prune, and all stale ones when pruning did not run.
     const kept = stale.filter((e) => !(spec.prune && complete) || failedPrunes.has(e.id));
     const recorded = [...next, ...kept.filter((e) => !appliedIds.has(e.id))].sort((a, b) => compareIds(a.id, b.id));
-    const fresh = new Map(ok.filter((r) => r.object).map((r) => [r.id, r.object!]));
+    // What the applies returned, until the watches deliver it (health drops each as the cache catches up).
+    const fresh = new Map(ok.filter((r) => r.object && r.action !== 'unchanged').map((r) => [r.id, withoutManagedFields(r.object!)]));
     return { applied, pruned, next, recorded, fresh };
   }
 

@@ -65,3 +65,10 @@ export function compareResourceVersions(a: string | undefined, b: string | undef
   const y = BigInt(b);
   return x === y ? 0 : x < y ? -1 : 1;
 }
+
+/** The object without `metadata.managedFields` (a shallow copy; the object itself is left as it is). */
+export function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}

@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
 import type { KubeClient, Query } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
-import { collectionPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { collectionPath, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import { watchEvents, type WatchEvent } from '../kube/watch-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
 import { backoffDelay, sleep } from './backoff.js';
+import { Interned } from './interned.js';
 import { objectKey, ObjectStore } from './store.js';
 
 export type InformerEventType = 'added' | 'updated' | 'deleted';
@@ -341,10 +342,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private transform(obj: T): T {
     if (this.opts.transform) return this.opts.transform(obj);
     if (this.opts.metadataOnly) return this.metadataOf(obj);
-    if (obj.metadata.managedFields === undefined) return obj;
-    const { managedFields, ...metadata } = obj.metadata;
-    const kept = this.opts.keepManagedFieldsOf ? keptEntriesOf(managedFields, this.opts.keepManagedFieldsOf) : undefined;
-    return { ...obj, metadata: kept ? { ...metadata, managedFields: kept } : metadata };
+    const kept = this.opts.keepManagedFieldsOf ? keptEntriesOf(obj.metadata.managedFields, this.opts.keepManagedFieldsOf) : undefined;
+    const stripped = withoutManagedFields(obj);
+    return kept ? { ...stripped, metadata: { ...stripped.metadata, managedFields: kept } } : stripped;
   }
 
   /** What a metadata-only informer keeps of an object (no annotations: see `metadataOnly`). */
@@ -383,7 +383,21 @@ function keptEntriesOf(managedFields: unknown, manager: string): Record<string, 
   if (!ours) return undefined;
   const since = String(ours.time ?? '');
   const later = entries.filter((e) => e.manager !== manager && String(e.time ?? '') >= since);
-  return [ours, ...later].map(({ manager: m, operation, apiVersion, time, subresource, fieldsV1 }) => ({ manager: m, operation, apiVersion, time, subresource, fieldsV1 }));
+  return [ours, ...later].map(({ manager: m, operation, apiVersion, time, subresource, fieldsV1 }) => ({
+    manager: m,
+    operation,
+    apiVersion,
+    time,
+    subresource,
+    fieldsV1: isObject(fieldsV1) ? FIELD_SETS.of(fieldsV1) : fieldsV1,
+  }));
+}
+
+/** The field sets kept of managedFields, one copy of each shape for all informers. */
+const FIELD_SETS = new Interned<object>();
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }
 
 function watchError(event: WatchEvent<unknown>): ApiError {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { pino } from 'pino';
 import { KubeClient, type RequestRecord } from '../../src/kube/client.js';
+import { serverSideApply } from '../../src/kube/apply.js';
 import { Discovery } from '../../src/kube/discovery.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { ClusterCache } from '../../src/runtime/cache.js';
@@ -95,6 +96,25 @@ describe('informer on v1.36 (WatchList served)', () => {
     informer.store.addIndex('set', (o) => (o.metadata.labels?.set ? [o.metadata.labels.set] : []));
     expect(informer.store.byIndex('set', 'informer').length).toBe(informer.store.size);
     expect(informer.store.byIndex('set', 'other')).toEqual([]);
+  });
+
+  test('keeps our managedFields entry, one copy of each field set for objects of one shape', async () => {
+    const applied = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns(), labels: { shape: 'x' } }, data });
+    const discovery = new Discovery(client);
+    for (const [name, data] of [['same-a', { a: '1' }], ['same-b', { a: '2' }], ['other', { b: '1' }]] as const) {
+      await serverSideApply(client, discovery, applied(name, data), { fieldManager: 'syncprims' });
+    }
+    // Another manager's later write is kept too (it says who changed what), with its own set.
+    await serverSideApply(client, discovery, applied('same-b', { c: '1' }), { fieldManager: 'someone' });
+    const informer = startInformer(client, ns(), { labelSelector: 'shape=x', keepManagedFieldsOf: 'syncprims' });
+    await informer.start();
+    const entries = (name: string) => informer.store.get(`${ns()}/${name}`)?.metadata.managedFields as { manager: string; fieldsV1: object }[];
+    expect(entries('same-a').map((e) => e.manager)).toEqual(['syncprims']);
+    expect(entries('same-b').map((e) => e.manager)).toEqual(['syncprims', 'someone']);
+    expect(entries('same-a')[0]!.fieldsV1).toEqual({ 'f:data': { 'f:a': {} }, 'f:metadata': { 'f:labels': { 'f:shape': {} } } });
+    expect(entries('same-b')[0]!.fieldsV1).toBe(entries('same-a')[0]!.fieldsV1);
+    expect(entries('other')[0]!.fieldsV1).not.toBe(entries('same-a')[0]!.fieldsV1);
+    expect(entries('other')[0]!.fieldsV1).toEqual({ 'f:data': { 'f:b': {} }, 'f:metadata': { 'f:labels': { 'f:shape': {} } } });
   });
 
   test('a shared cache hands out one primed informer per kind and selector', async () => {
