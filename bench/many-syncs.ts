@@ -465,6 +465,7 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
     rmSync(PROFILES, { recursive: true, force: true });
     const snapshotted = c.syncs === HEAP_SNAPSHOT;
     rmSync(SNAPSHOTS, { recursive: true, force: true });
+    mkdirSync(SNAPSHOTS, { recursive: true });
     const nodeArgs = [
       ...OPERATOR_NODE_ARGS,
       ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : []),
