@@ -17,12 +17,19 @@ interface Case {
   name: string;
   /** Module specifiers imported, in order (resolved from the repository's root). */
   modules: string[];
-  /** registerLeanClientNode() first, as `syncprims run` does (src/kube/lean-client-node.ts). */
-  lean?: boolean;
 }
 
 const CLIENT_NODE = '@kubernetes/client-node';
-const OPERATOR = ['./dist/kube/config.js', './dist/controllers/index.js', './dist/runtime/manager.js', './dist/kube/client.js', './dist/cli/run.js'];
+/** What `syncprims run` imports (src/cli/run.ts, operatorModules). */
+const OPERATOR = [
+  './dist/kube/kubeconfig.js',
+  './dist/kube/config.js',
+  './dist/controllers/index.js',
+  './dist/runtime/manager.js',
+  './dist/kube/client.js',
+  './dist/cli/cluster.js',
+  './dist/cli/run.js',
+];
 const CASES: Case[] = [
   { name: 'nothing (Node itself)', modules: [] },
   { name: `${CLIENT_NODE} (its index, as \`import { KubeConfig } from '${CLIENT_NODE}'\` loads it)`, modules: [CLIENT_NODE] },
@@ -32,8 +39,12 @@ const CASES: Case[] = [
     name: `${CLIENT_NODE}/dist/gen/configuration.js and servers.js (what config.js uses of them)`,
     modules: [`${CLIENT_NODE}/dist/gen/configuration.js`, `${CLIENT_NODE}/dist/gen/servers.js`],
   },
-  { name: 'the operator (the modules of `syncprims run`: controllers, manager, client, KubeConfig), client-node whole', modules: OPERATOR },
-  { name: 'the same, client-node without its generated API (registerLeanClientNode(), as `syncprims run` does)', modules: OPERATOR, lean: true },
+  { name: "src/kube/kubeconfig.ts (syncprims' own KubeConfig alone)", modules: ['./dist/kube/kubeconfig.js'] },
+  {
+    name: "the operator's modules with client-node's KubeConfig (dist/config.js, with all it imports)",
+    modules: [`${CLIENT_NODE}/dist/config.js`, ...OPERATOR],
+  },
+  { name: "the operator's modules with syncprims' own KubeConfig (what `syncprims run` imports: controllers, manager, client, KubeConfig)", modules: OPERATOR },
 ];
 
 interface Sample {
@@ -42,9 +53,8 @@ interface Sample {
 }
 
 /** One fresh process: imports, GC, memoryUsage. */
-function sample({ modules, lean }: Case): Sample {
-  const prelude = lean ? "(await import('./dist/kube/lean-client-node.js')).registerLeanClientNode();\n" : '';
-  const script = `${prelude}${modules.map((m) => `await import(${JSON.stringify(m)});`).join('\n')}
+function sample({ modules }: Case): Sample {
+  const script = `${modules.map((m) => `await import(${JSON.stringify(m)});`).join('\n')}
 global.gc(); global.gc();
 const m = process.memoryUsage();
 console.log(JSON.stringify({ rssMiB: m.rss / 1048576, heapMiB: m.heapUsed / 1048576 }));`;
@@ -75,11 +85,12 @@ over a process that imports nothing. What the operator's objects cost comes on t
 |---|---|---|---|---|
 ${lines.join('\n')}
 
-Reading: the operator needs \`KubeConfig\` (loading kubeconfigs, credentials per request), and client-node's
-\`config.js\` imports its whole generated API (\`gen/index.js\`) for two helpers used only by \`makeApiClient\`,
-which the operator never calls (its requests go through \`src/kube/client.ts\`). \`syncprims run\` therefore
-registers a module resolution hook (\`src/kube/lean-client-node.ts\`) that gives \`config.js\` those two helpers
-alone; the hook's thread costs some of what it saves (Node 20 runs module hooks on a thread of their own).
+Reading: the operator needs a \`KubeConfig\` (loading kubeconfigs, credentials per request), and client-node's
+\`config.js\` imports its whole generated API (\`gen/index.js\`) for \`makeApiClient\`, besides node-fetch, two proxy
+agents, js-yaml and every auth provider (oidc brings openid-client), none of which the operator uses (its requests
+go through \`src/kube/client.ts\`). \`syncprims run\` therefore loads a KubeConfig of its own
+(\`src/kube/kubeconfig.ts\`): client-node's entry parsing (\`config_types.js\`) and token file authenticator, the
+exec and auth-provider authenticators only when a kubeconfig's user names them (docs/runtime.md).
 `;
   mkdirSync(path.dirname(OUT), { recursive: true });
   writeFileSync(OUT, report);

@@ -70,13 +70,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { ApiError } from '../src/kube/errors.js';
+import { KubeConfig } from '../src/kube/kubeconfig.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
 import { tcpConnectionsTo } from '../test/support/proc.js';
 import { StallingProxy } from '../test/support/stalling-proxy.js';

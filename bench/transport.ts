@@ -21,10 +21,10 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type RequestOptions, type StreamOptions } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { apiErrorFrom, TransportError } from '../src/kube/errors.js';
+import type { KubeConfig } from '../src/kube/kubeconfig.js';
 import { establishedTo } from '../test/support/proc.js';
 import { controlplane, int, LOCAL, median, ROOT, serverVersion, sleep } from './support.js';
 

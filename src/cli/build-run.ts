@@ -160,7 +160,7 @@ function yamlOf(b: Built): string {
   return b.objects.map((o, i) => `${i === 0 ? comment : ''}${toYaml(o)}`).join('---\n');
 }
 
-/** Clients and kubeconfigs (and client-node with them), loaded only when a cluster is named: a build without one starts faster. */
+/** Clients and kubeconfigs, loaded only when a cluster is named: a build without one starts faster. */
 function clusterModule(): Promise<typeof import('./cluster.js')> {
   return import('./cluster.js');
 }

@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-// dist/config.js, not the package's index (which loads every generated API class): see kube/lean-client-node.ts.
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
 import { TransportError } from '../kube/errors.js';
+import { KubeConfig } from '../kube/kubeconfig.js';
 import { packageVersion } from '../version.js';
 import { CliError, ExitCode, findCause, serverMessage, UsageError } from './errors.js';
 
@@ -31,7 +30,7 @@ export const CLI_USER_AGENT = 'syncprims-cli';
 
 /** `$KUBECONFIG`, `~/.kube/config`, or in-cluster: the operator's default too. */
 export function defaultKubeConfig(): KubeConfig {
-  // With none of them, client-node falls back to http://localhost:8080, which then fails with a message nobody can act on.
+  // With none of them, KubeConfig falls back to http://localhost:8080 (as client-node's does), which then fails with a message nobody can act on.
   const home = process.env.HOME ?? homedir();
   const found = !!process.env.KUBECONFIG || existsSync(path.join(home, '.kube', 'config')) || !!process.env.KUBERNETES_SERVICE_HOST;
   const kc = new KubeConfig();

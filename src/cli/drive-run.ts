@@ -1,5 +1,5 @@
 // `syncprims reconcile`, `suspend` and `resume`: what they do (drive.ts declares them). The
-// cluster's modules (client-node with them) are loaded once the arguments are found good.
+// cluster's modules (client, kubeconfigs) are loaded once the arguments are found good.
 import { DURATION_MESSAGE, parseDuration } from '../api/duration.js';
 import { KIND_NAMES } from '../api/kinds.js';
 import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';

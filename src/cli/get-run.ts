@@ -1,4 +1,4 @@
-// `syncprims get`: what it does (get.ts declares it). The cluster's modules (client-node with them)
+// `syncprims get`: what it does (get.ts declares it). The cluster's modules (client, kubeconfigs)
 // are loaded once the arguments are found good: bad usage fails at once.
 import { KIND_NAMES, SYNC_KINDS, type SyncKind } from '../api/kinds.js';
 import type { KubeObject } from '../kube/resources.js';

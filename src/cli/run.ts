@@ -113,9 +113,6 @@ export function addRunCommand(program: Command): void {
 
 /** The operator's modules, loaded when it runs: the other commands (and --help) start without them. */
 async function operatorModules() {
-  // Before anything loads client-node: its KubeConfig without its generated API (about 60 MiB).
-  const { registerLeanClientNode } = await import('../kube/lean-client-node.js');
-  registerLeanClientNode();
   const [{ syncControllers }, { KubeClient }, { loadKubeConfigFile }, { createLogger }, { Manager }, { defaultKubeConfig }] = await Promise.all([
     import('../controllers/index.js'),
     import('../kube/client.js'),

@@ -1,7 +1,5 @@
-import type { Cluster, Context, User } from '@kubernetes/client-node';
-// dist/config.js, not the package's index (which loads every generated API class): see kube/lean-client-node.ts.
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse } from 'yaml';
+import { KubeConfig, type Cluster, type Context, type User } from '../kube/kubeconfig.js';
 
 /**
  * Kubeconfigs that come from Secrets (RemoteSync, ProxySync, and the CLI

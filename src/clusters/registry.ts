@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Reason } from '../api/conditions.js';
 import type { KubeClient } from '../kube/client.js';
+import type { KubeConfig } from '../kube/kubeconfig.js';
 import { SharedTransports } from '../kube/shared-transports.js';
 import type { CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';

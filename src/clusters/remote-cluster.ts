@@ -1,7 +1,7 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { ORIGIN_LABEL } from '../api/marks.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import { KubeClient } from '../kube/client.js';
+import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { SharedTransports } from '../kube/shared-transports.js';
 import { Discovery } from '../kube/discovery.js';
 import { ClusterCache, type CacheTuning } from '../runtime/cache.js';

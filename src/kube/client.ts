@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type https from 'node:https';
 import type { Readable } from 'node:stream';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfigFile } from './config.js';
 import { ApiError, apiErrorFrom, TransportError } from './errors.js';
+import type { KubeConfig } from './kubeconfig.js';
 import { TokenBucket } from './token-bucket.js';
 import type { SharedTransports, TransportHold } from './shared-transports.js';
 import { createTransport } from './transport-alpn.js';

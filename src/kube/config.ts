@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-// dist/config.js, not the package's index (which loads every generated API class): see kube/lean-client-node.ts.
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { KubeConfig } from './kubeconfig.js';
 
 /** Loads a kubeconfig file, with an error that names the file and what is wrong. */
 export function loadKubeConfigFile(file: string): KubeConfig {

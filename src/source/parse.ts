@@ -1,4 +1,5 @@
-import { isCollection, isMap, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Tags } from 'yaml';
+import { isCollection, isMap, isSeq, LineCounter, parseAllDocuments, visit, type Document } from 'yaml';
+import { KUBECTL_YAML } from '../kube/kubectl-yaml.js';
 import type { KubeObject } from '../kube/resources.js';
 import { messageOf, SourceError } from './errors.js';
 import { jsonErrorOffset, lineColumn } from './json-position.js';
@@ -65,11 +66,6 @@ function where(p: Place): string {
 
 // ---- YAML ----
 
-/** kubectl's YAML (go-yaml v2) leaves timestamps and sexagesimal numbers (`1:20`) as strings. */
-function kubectlTags(tags: Tags): Tags {
-  return tags.filter((t) => typeof t === 'string' || (!t.tag.endsWith(':timestamp') && t.format !== 'TIME'));
-}
-
 function parseYaml(text: string, file: string): RawDocument[] {
   const lineCounter = new LineCounter();
   const docs = yamlStream(text, file, lineCounter);
@@ -99,7 +95,7 @@ function refuseCollectionKeys(doc: Document): void {
 function yamlStream(text: string, file: string, lineCounter: LineCounter) {
   try {
     // logLevel error: the library's warnings (a stringified key) went to the process's stderr, content and all.
-    return parseAllDocuments(text, { version: '1.1', lineCounter, customTags: kubectlTags, logLevel: 'error' });
+    return parseAllDocuments(text, { ...KUBECTL_YAML, lineCounter });
   } catch (err) {
     throw new SourceError(`${file}: YAML syntax error: ${messageOf(err)}`, { cause: err });
   }

@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import http from 'node:http';
 import net from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, NotLeadingError } from '../../src/kube/client.js';
 import { Discovery, UnknownKindError } from '../../src/kube/discovery.js';
 import { serverSideApply } from '../../src/kube/apply.js';
 import { ApiError, TransportError } from '../../src/kube/errors.js';
+import { KubeConfig } from '../../src/kube/kubeconfig.js';
 import { clusterApi, closeClients, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';

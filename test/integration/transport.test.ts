@@ -5,10 +5,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type ConnectionStats } from '../../src/kube/client.js';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { TransportError } from '../../src/kube/errors.js';
+import { KubeConfig } from '../../src/kube/kubeconfig.js';
 import { SharedTransports } from '../../src/kube/shared-transports.js';
 import { closeClients, ensureClusters, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';

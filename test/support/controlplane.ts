@@ -2,10 +2,10 @@
 // clusters run, starting the ones a test needs, and clients for them by name.
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { Discovery } from '../../src/kube/discovery.js';
+import { KubeConfig } from '../../src/kube/kubeconfig.js';
 import { controlplane, controlPlaneStatus, LOCAL, STARTED_FILE } from './controlplane-cli.js';
 
 export { controlplane, controlPlaneStatus, LOCAL, ROOT, CONTROLPLANE } from './controlplane-cli.js';

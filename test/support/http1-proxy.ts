@@ -8,8 +8,8 @@ import type http from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
+import { KubeConfig } from '../../src/kube/kubeconfig.js';
 import { LOCAL } from './controlplane-cli.js';
 
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer'];
@@ -60,7 +60,7 @@ export class Http1Proxy {
     const cluster = this.kubeConfigOfTarget.getCurrentCluster();
     const out = new KubeConfig();
     out.loadFromOptions({
-      clusters: [{ ...cluster, name: 'via-http1-proxy', server: `https://127.0.0.1:${this.port}` }],
+      clusters: [{ skipTLSVerify: false, ...cluster, name: 'via-http1-proxy', server: `https://127.0.0.1:${this.port}` }],
       users: [{ name: 'anonymous' }],
       contexts: [{ name: 'via-http1-proxy', cluster: 'via-http1-proxy', user: 'anonymous' }],
       currentContext: 'via-http1-proxy',
