@@ -37,6 +37,13 @@ export interface ReconcileContext<K extends SyncKind> {
   generation?: number;
   /** Suspended (only with `handlesSuspend`: the kind does what suspension means for it; dependencies were not checked). */
   suspended?: boolean;
+  /**
+   * Settles once the finalizer is on (at once when it was already). With
+   * `finalizerAlongside` the pipeline awaits it before its first write to a
+   * target: what it applies before the finalizer is on could be left behind
+   * by a deletion.
+   */
+  finalizer: Promise<unknown>;
 }
 
 /** Either the context for the kind's pipeline, or what to return from the reconcile. */
@@ -63,15 +70,32 @@ export async function beginReconcile<K extends SyncKind>(
   key: string,
   log: Logger,
   finalize: Finalizer,
-  opts: { handlesSuspend?: boolean } = {},
+  opts: { handlesSuspend?: boolean; finalizerAlongside?: boolean } = {},
 ): Promise<Begun<K>> {
   const obj = deps.informer.store.get(key);
   if (!obj) return NOTHING_LEFT;
   if (obj.metadata.deletionTimestamp) return { done: await handleDeletion(deps, obj, log, finalize) };
   // Once the finalizer is on (or our patch adding it is), go on in this same
   // reconcile: a new sync applies without a round trip through the queue.
-  await deps.writer.ensureFinalizer(obj, FINALIZER);
+  // With `finalizerAlongside` the patch is in flight while the checks below
+  // run and the pipeline fetches its source (the writer holds status writes
+  // of the object until it lands); a reconcile that stops here waits for it.
+  const finalizer = deps.writer.ensureFinalizer(obj, FINALIZER);
+  finalizer.catch(() => undefined); // awaited below, or by the pipeline
+  if (!opts.finalizerAlongside) await finalizer;
+  const begun = await checks(deps, obj, log, finalizer, opts);
+  if ('done' in begun) await finalizer;
+  return begun;
+}
 
+/** The spec, suspension and dependencies of a sync whose finalizer is on or on its way. */
+async function checks<K extends SyncKind>(
+  deps: LifecycleDeps & { kind: K },
+  obj: KubeObject,
+  log: Logger,
+  finalizer: Promise<unknown>,
+  opts: { handlesSuspend?: boolean },
+): Promise<Begun<K>> {
   const generation = obj.metadata.generation;
   // Our own last status write when the cache has not caught up with it yet (the echo of a write just made).
   let status: SyncStatusDraft = { ...(deps.writer.statusOf(obj) as SyncStatusDraft), observedGeneration: generation };
@@ -87,13 +111,13 @@ export async function beginReconcile<K extends SyncKind>(
     status = { ...status, conditions: removeCondition(status.conditions, ConditionType.Stalled) };
   }
   if ((parsed.value.spec as { suspend?: boolean }).suspend) {
-    if (opts.handlesSuspend) return { ctx: { obj, value: parsed.value, status, generation, suspended: true } };
+    if (opts.handlesSuspend) return { ctx: { obj, value: parsed.value, status, generation, suspended: true, finalizer } };
     if (await deps.writer.updateStatus(obj, suspended(status, generation))) log.info('suspended');
     return NOTHING_LEFT;
   }
   const dependencies = await deps.dependencies.check(deps.kind, obj, status, log);
   if (!dependencies.proceed) return { done: dependencies.result };
-  return { ctx: { obj, value: parsed.value, status: dependencies.status, generation } };
+  return { ctx: { obj, value: parsed.value, status: dependencies.status, generation, finalizer } };
 }
 
 /**

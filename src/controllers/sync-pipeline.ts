@@ -112,17 +112,18 @@ export class SyncPipeline {
     this.sourceChanged.delete(key);
   }
 
-  async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, target: ApplyTarget, log: Logger): Promise<ReconcileResult> {
+  /** `finalizer`: settles once the sync's finalizer is on; nothing is applied before. */
+  async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, target: ApplyTarget, log: Logger, finalizer: Promise<unknown> = Promise.resolve()): Promise<ReconcileResult> {
     const held: (() => void)[] = [];
     try {
-      return await this.runHolding(held, { key, obj, spec, target }, base, log);
+      return await this.runHolding(held, { key, obj, spec, target }, base, log, finalizer);
     } finally {
       for (const release of held) release();
     }
   }
 
   /** `run`, with what it holds (the kinds it applies stay watched) in `held` until it ends. */
-  private async runHolding(held: (() => void)[], run: Run, base: SyncStatusDraft, log: Logger): Promise<ReconcileResult> {
+  private async runHolding(held: (() => void)[], run: Run, base: SyncStatusDraft, log: Logger, finalizer: Promise<unknown>): Promise<ReconcileResult> {
     const { key, obj, spec, target } = run;
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
@@ -131,6 +132,7 @@ export class SyncPipeline {
     // Fields we own that others changed (watch events) are corrected at once, then with backoff (sync-drift.ts).
     const drift = stillOwned(target.owned.takeDrifts(ownerOf(obj), interval), prev);
     if (prev && prev.target === target.id && drift.due.length === 0 && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
+      await finalizer;
       return dueBy(await this.report(run, base, prev, log), drift.waitMs);
     }
     this.sourceChanged.delete(key);
@@ -139,36 +141,43 @@ export class SyncPipeline {
     // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
     target.owned.track(previous).catch(() => undefined);
     const set = await this.fetchAndRender(obj, spec, target);
+    // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
+    await finalizer;
     if ('reason' in set) {
       await this.fail(obj, base, set.reason, set.message, generation, log);
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set.objects, previous);
-    await this.announce(obj, outcome.applied, outcome.pruned, log);
-    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
-    const now = Date.now();
-    const state: AppliedState = {
-      target: target.id,
-      generation,
-      revision: set.revision,
-      requestedAt,
-      appliedAt: now,
-      startedAt: prev?.revision === set.revision ? prev.startedAt : now,
-      inventory: outcome.next,
-      recorded: outcome.recorded,
-      fresh: outcome.fresh,
-    };
-    this.state.set(key, state);
-    status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
-    const problem = problemOf(outcome.applied, outcome.pruned, target.client.name);
-    if (problem) {
-      this.state.delete(key); // the next attempt runs in full
-      await this.fail(obj, status, problem.reason, problem.message, generation, log);
-      // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
-      return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+    // The Event of what changed goes out alongside the status writes below (it never fails a reconcile).
+    const announced = this.announce(obj, outcome.applied, outcome.pruned, log);
+    try {
+      await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
+      const now = Date.now();
+      const state: AppliedState = {
+        target: target.id,
+        generation,
+        revision: set.revision,
+        requestedAt,
+        appliedAt: now,
+        startedAt: prev?.revision === set.revision ? prev.startedAt : now,
+        inventory: outcome.next,
+        recorded: outcome.recorded,
+        fresh: outcome.fresh,
+      };
+      this.state.set(key, state);
+      status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
+      const problem = problemOf(outcome.applied, outcome.pruned, target.client.name);
+      if (problem) {
+        this.state.delete(key); // the next attempt runs in full
+        await this.fail(obj, status, problem.reason, problem.message, generation, log);
+        // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
+        return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+      }
+      return dueBy(await this.report(run, status, state, log), drift.waitMs);
+    } finally {
+      await announced;
     }
-    return dueBy(await this.report(run, status, state, log), drift.waitMs);
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */

@@ -16,7 +16,7 @@ export function syncReconciler(deps: LifecycleDeps & { kind: SyncKind }, pipelin
       const begun = await beginReconcile(deps, key, log, async (obj, l) => {
         const parsed = parseSyncObject(deps.kind, obj);
         await pipeline.finalize(obj, parsed.ok ? (parsed.value.spec as SyncSpec) : undefined, target, l);
-      });
+      }, { finalizerAlongside: true });
       if ('done' in begun) {
         if (!deps.informer.store.get(key)) {
           pipeline.forget(key);
@@ -24,8 +24,8 @@ export function syncReconciler(deps: LifecycleDeps & { kind: SyncKind }, pipelin
         }
         return begun.done;
       }
-      const { obj, value, status } = begun.ctx;
-      return pipeline.run(key, obj, value.spec as SyncSpec, status, target, log);
+      const { obj, value, status, finalizer } = begun.ctx;
+      return pipeline.run(key, obj, value.spec as SyncSpec, status, target, log, finalizer);
     },
   };
 }

@@ -12,6 +12,12 @@ export class ObjectWriter {
   private readonly finalizerWrites = new Map<string, string>();
   /** Our last status write of each object (by uid): what the server returned, and its resourceVersion. */
   private readonly statusWrites = new Map<string, { resourceVersion: string; status: Record<string, unknown> }>();
+  /**
+   * Finalizer patches in flight, by uid. A status write of the same object
+   * waits for its patch: landing first, it would make the patch's
+   * resourceVersion stale (a 409 and a retry for nothing).
+   */
+  private readonly finalizerPatches = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly client: KubeClient,
@@ -29,6 +35,7 @@ export class ObjectWriter {
    */
   async updateStatus(obj: KubeObject, status: Record<string, unknown>): Promise<boolean> {
     const uid = obj.metadata.uid ?? '';
+    await this.finalizerPatches.get(uid)?.catch(() => undefined);
     const old = this.currentStatus(obj, uid);
     if (canonicalJson(old) === canonicalJson(status)) return false;
     // A merge patch without resourceVersion: the status is ours alone, and a reconcile
@@ -86,8 +93,14 @@ export class ObjectWriter {
       return false;
     }
     if ((compareResourceVersions(obj.metadata.resourceVersion, this.finalizerWrites.get(uid)) ?? 0) < 0) return true;
-    const written = await this.patchFinalizers(obj, [...finalizers, finalizer]);
-    if (written?.metadata?.resourceVersion) this.finalizerWrites.set(uid, written.metadata.resourceVersion);
+    const patch = this.patchFinalizers(obj, [...finalizers, finalizer]);
+    this.finalizerPatches.set(uid, patch);
+    try {
+      const written = await patch;
+      if (written?.metadata?.resourceVersion) this.finalizerWrites.set(uid, written.metadata.resourceVersion);
+    } finally {
+      if (this.finalizerPatches.get(uid) === patch) this.finalizerPatches.delete(uid);
+    }
     return true;
   }
 

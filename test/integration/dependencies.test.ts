@@ -207,7 +207,11 @@ describe('ordering', () => {
     expect(first.get('dia-d')!).toBeGreaterThan(first.get('dia-b')!);
     expect(first.get('dia-d')!).toBeGreaterThan(first.get('dia-c')!);
     expect(first.get('dia-b')!).toBeGreaterThan(first.get('dia-a')!);
-    const applied = (await eventsFor(client, ns(), 'dia-d')).filter((e) => e.reason === 'Applied');
+    // The Event goes out alongside the Ready status: it may land a moment after.
+    const applied = await eventually('the Applied Event', async () => {
+      const found = (await eventsFor(client, ns(), 'dia-d')).filter((e) => e.reason === 'Applied');
+      return found.length > 0 ? found : undefined;
+    });
     expect(applied).toHaveLength(1);
   });
 
