@@ -10,6 +10,7 @@ import { digestOf, displayUrl, httpGet, verifyDigest } from './http.js';
 import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from './kube-refs.js';
 import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
+import { ParsedSets } from './parsed-sets.js';
 import { manifestFilter, selectManifests } from './select.js';
 
 export interface FetchSourceOptions {
@@ -138,15 +139,24 @@ async function fetchObjects(
   label: string,
   digest: string | undefined,
 ): Promise<{ objects: KubeObject[]; digest: string }> {
+  // A digest names the bytes: a set parsed from them a moment ago (another Sync of the same artifact) is that set.
+  const key = digest ? JSON.stringify([get.url, digest, ctx.paths ?? [], ctx.limits.maxObjects]) : undefined;
+  const parsed = key ? PARSED.get(key) : undefined;
+  if (parsed) return parsed;
   const lease = sourceMemoryBudget().lease(label);
   try {
     const data = await httpGet({ ...get, timeoutMs: ctx.limits.fetchTimeoutMs, maxBytes: ctx.limits.maxFetchedBytes, signal: ctx.signal, lease });
     const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
-    return { objects: await objectsFrom(ctx, data, get.url, label, lease), digest: verified };
+    const set = { objects: await objectsFrom(ctx, data, get.url, label, lease), digest: verified };
+    if (key) PARSED.put(key, set, data.length);
+    return set;
   } finally {
     lease.release();
   }
 }
+
+/** The sets of content-addressed sources parsed lately, for the whole process. */
+const PARSED = new ParsedSets();
 
 /** Every key of the Secret is a header; values are trimmed, and never shown in messages. */
 async function secretHeaders(ctx: Context, name: string): Promise<Record<string, string>> {
