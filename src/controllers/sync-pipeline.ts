@@ -149,35 +149,32 @@ export class SyncPipeline {
     }
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set.objects, previous);
-    // The Event of what changed goes out alongside the status writes below (it never fails a reconcile).
-    const announced = this.announce(obj, outcome.applied, outcome.pruned, log);
-    try {
-      await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
-      const now = Date.now();
-      const state: AppliedState = {
-        target: target.id,
-        generation,
-        revision: set.revision,
-        requestedAt,
-        appliedAt: now,
-        startedAt: prev?.revision === set.revision ? prev.startedAt : now,
-        inventory: outcome.next,
-        recorded: outcome.recorded,
-        fresh: outcome.fresh,
-      };
-      this.state.set(key, state);
-      status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
-      const problem = problemOf(outcome.applied, outcome.pruned, target.client.name);
-      if (problem) {
-        this.state.delete(key); // the next attempt runs in full
-        await this.fail(obj, status, problem.reason, problem.message, generation, log);
-        // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
-        return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
-      }
-      return dueBy(await this.report(run, status, state, log), drift.waitMs);
-    } finally {
-      await announced;
+    // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
+    // goes on to the status write and the next sync while it is sent.
+    void this.announce(obj, outcome.applied, outcome.pruned, log);
+    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
+    const now = Date.now();
+    const state: AppliedState = {
+      target: target.id,
+      generation,
+      revision: set.revision,
+      requestedAt,
+      appliedAt: now,
+      startedAt: prev?.revision === set.revision ? prev.startedAt : now,
+      inventory: outcome.next,
+      recorded: outcome.recorded,
+      fresh: outcome.fresh,
+    };
+    this.state.set(key, state);
+    status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
+    const problem = problemOf(outcome.applied, outcome.pruned, target.client.name);
+    if (problem) {
+      this.state.delete(key); // the next attempt runs in full
+      await this.fail(obj, status, problem.reason, problem.message, generation, log);
+      // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
+      return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
+    return dueBy(await this.report(run, status, state, log), drift.waitMs);
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */

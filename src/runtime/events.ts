@@ -5,13 +5,23 @@ import { silentLogger, type Logger } from './logger.js';
 
 export type EventType = 'Normal' | 'Warning';
 
+/** Events being sent at once; more wait their turn. */
+const MAX_IN_FLIGHT = 16;
+/** Events waiting for their turn; past this, new ones are dropped (and logged), as client-go's broadcaster does. */
+const MAX_WAITING = 1000;
+
 /**
  * Records Kubernetes Events (core/v1) on objects. The same reason and message
  * for the same object within `dedupeMs` is recorded once: an Event is a write.
- * Failures are logged, never thrown: an Event must not fail a reconcile.
+ * Failures are logged, never thrown: an Event must not fail a reconcile. An
+ * Event is best effort, as client-go's are: a caller need not wait for it
+ * (record() resolves once it is sent, failed or dropped), and at most
+ * MAX_IN_FLIGHT are sent at once, the others queued.
  */
 export class EventRecorder {
   private readonly recent = new Map<string, number>();
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     private readonly client: KubeClient,
@@ -29,6 +39,10 @@ export class EventRecorder {
     this.recent.set(id, now);
     if (this.recent.size > 10_000) this.prune(now);
     const time = new Date(now).toISOString();
+    if (!(await this.turn())) {
+      this.log.warn({ reason, waiting: this.waiting.length }, 'an Event was dropped: too many waiting to be sent');
+      return;
+    }
     try {
       await this.client.request({
         method: 'POST',
@@ -59,7 +73,25 @@ export class EventRecorder {
       });
     } catch (err) {
       this.log.warn({ err: String(err), reason }, 'could not record an Event');
+    } finally {
+      this.inFlight--;
+      this.waiting.shift()?.();
     }
+  }
+
+  /** Resolves with true when this Event may be sent (counted in flight), false when too many wait already. */
+  private turn(): Promise<boolean> {
+    if (this.inFlight < MAX_IN_FLIGHT) {
+      this.inFlight++;
+      return Promise.resolve(true);
+    }
+    if (this.waiting.length >= MAX_WAITING) return Promise.resolve(false);
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.inFlight++;
+        resolve(true);
+      }),
+    );
   }
 
   private prune(now: number): void {
