@@ -977,7 +977,9 @@ function resyncWritesNote(samples: Sample[]): string {
   );
   const echoes = samples.map((s) => s.writes?.byKind['patch syncs/status'] ?? 0);
   const others = extra.every((e) => e === '') ? 'nothing else' : `also: ${extra.map((e) => e || 'nothing').join(' / ')} (per run)`;
-  return `- During the no-op resync the operator's stored writes were the status echo (\`patch syncs/status\`: ${echoes.join(', ')} per run) and ${others}; its other writes were \`dryRun=All\` patches, one per object.`;
+  const dryRuns = samples.map((s) => s.writes?.dryRun ?? 0);
+  const checks = dryRuns.every((d) => d === 0) ? 'it sent no dry run' : `its other writes were \`dryRun=All\` patches (${dryRuns.join(', ')} per run)`;
+  return `- During the no-op resync the operator's stored writes were the status echo (\`patch syncs/status\`: ${echoes.join(', ')} per run) and ${others}; ${checks}.`;
 }
 
 function configMapNotes(rows: Rows): string {
