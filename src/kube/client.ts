@@ -338,7 +338,7 @@ export class KubeClient implements Requester {
     body: Buffer | undefined,
   ): Promise<Record<string, string | string[] | number>> {
     const auth: https.RequestOptions = { headers: {} };
-    await this.currentKubeConfig.applyToHTTPSOptions(auth);
+    await this.currentKubeConfig.applyHeaders(auth);
     const headers: Record<string, string | string[] | number> = {
       accept: opts.accept ?? 'application/json',
       'user-agent': this.userAgent,

@@ -72,6 +72,20 @@ export class Authenticators {
  */
 export async function applyCredentials(cluster: Cluster | null, user: User | null, authenticators: Authenticators, opts: https.RequestOptions): Promise<void> {
   applyTls(cluster, user, opts);
+  await applyHeaders(user, authenticators, opts);
+  // client-node refuses this when it makes its agent; a proxy-url let it pass.
+  if (cluster?.server?.startsWith('http:') && !cluster.skipTLSVerify && !cluster.proxyUrl) {
+    throw new Error('HTTP protocol is not allowed when skipTLSVerify is not set or false');
+  }
+}
+
+/**
+ * The headers alone (Impersonate-User, Authorization, basic auth), for each
+ * request: no file is read and nothing decoded for TLS, which is bound when
+ * a connection is made (applyCredentials).
+ */
+export async function applyHeaders(user: User | null, authenticators: Authenticators, opts: https.RequestOptions): Promise<void> {
+  if (user?.impersonateUser != null) headersOf(opts)['Impersonate-User'] = user.impersonateUser;
   await applyAuthorization(user, authenticators, opts);
   if (user?.username) {
     // client-node sets `auth` (which https.request turns into the header);
@@ -81,10 +95,6 @@ export async function applyCredentials(cluster: Cluster | null, user: User | nul
     if (!Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) {
       headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     }
-  }
-  // client-node refuses this when it makes its agent; a proxy-url let it pass.
-  if (cluster?.server?.startsWith('http:') && !cluster.skipTLSVerify && !cluster.proxyUrl) {
-    throw new Error('HTTP protocol is not allowed when skipTLSVerify is not set or false');
   }
 }
 
@@ -99,7 +109,6 @@ function applyTls(cluster: Cluster | null, user: User | null, opts: https.Reques
   if (cert) opts.cert = cert;
   const key = fileOrBase64(user.keyFile, user.keyData);
   if (key) opts.key = key;
-  if (user.impersonateUser != null) headersOf(opts)['Impersonate-User'] = user.impersonateUser;
 }
 
 /** client-node's applyAuthorizationHeader. */

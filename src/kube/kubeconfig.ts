@@ -28,7 +28,7 @@ import {
   type User,
 } from '@kubernetes/client-node/dist/config_types.js';
 import { parse } from 'yaml';
-import { applyCredentials, Authenticators } from './kubeconfig-credentials.js';
+import { applyCredentials, applyHeaders, Authenticators } from './kubeconfig-credentials.js';
 import { KUBECTL_YAML } from './kubectl-yaml.js';
 
 export type { Cluster, ConfigOptions, Context, User } from '@kubernetes/client-node/dist/config_types.js';
@@ -185,6 +185,15 @@ export class KubeConfig {
    */
   async applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
     await applyCredentials(this.getCurrentCluster(), this.getCurrentUser(), this.authenticators, opts);
+  }
+
+  /**
+   * The current user's headers alone (applyToHTTPSOptions less the TLS
+   * options): what each request needs, without reading the CA, certificate
+   * and key files again.
+   */
+  async applyHeaders(opts: https.RequestOptions): Promise<void> {
+    await applyHeaders(this.getCurrentUser(), this.authenticators, opts);
   }
 
   private loadFromClusterAndUser(cluster: Cluster, user: User): void {

@@ -87,6 +87,15 @@ async function same(load: (kc: Loadable) => void) {
   expect(entries(ours)).toEqual(entries(theirs));
   const applied = await httpsOptions(ours);
   expect(applied).toEqual(await httpsOptions(theirs));
+  if (!('error' in applied)) {
+    // What each request gets: the same headers, and no TLS option read again.
+    const perRequest: https.RequestOptions = {};
+    await ours.applyHeaders(perRequest);
+    const headers = (perRequest.headers ?? {}) as Record<string, unknown>;
+    expect({ authorization: headers.Authorization, impersonate: headers['Impersonate-User'] }).toEqual({ authorization: applied.authorization, impersonate: applied.impersonate });
+    // The cluster's CA is not read again (an exec plugin may still hand over a client certificate, as it does above).
+    expect(perRequest.ca).toBeUndefined();
+  }
   return { ours, applied };
 }
 
