@@ -343,8 +343,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.opts.transform) return this.opts.transform(obj);
     if (this.opts.metadataOnly) return this.metadataOf(obj);
     const kept = this.opts.keepManagedFieldsOf ? keptEntriesOf(obj.metadata.managedFields, this.opts.keepManagedFieldsOf) : undefined;
-    const stripped = withoutManagedFields(obj);
-    return kept ? { ...stripped, metadata: { ...stripped.metadata, managedFields: kept } } : stripped;
+    return kept ? { ...obj, metadata: { ...obj.metadata, managedFields: kept } } : withoutManagedFields(obj);
   }
 
   /** What a metadata-only informer keeps of an object (no annotations: see `metadataOnly`). */
