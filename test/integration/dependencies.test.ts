@@ -95,8 +95,17 @@ function conditionOf(s: SyncObject, type: string) {
 
 describe('waiting for dependencies', () => {
   test('a dependent waits as a state, is woken only by its dependency, and applies once it is Ready', async () => {
+    const since = new Date();
     await applySync(client, ns(), 'w-app', spec([configMap('w-app')], [{ name: 'w-db' }]));
     const waiting = await waitForReady(client, ns(), 'w-app', 'False', 'DependencyNotReady');
+    // Its finalizer patch goes out alongside the dependency check and lands before the status that says it waits:
+    // no 409 on the way. (The writer holds a status write until the patch has landed; this run does not show that
+    // the hold is needed, only that the order holds.)
+    const own = (await writesSince(CLUSTER, since, OPERATOR)).filter((w) => w.objectRef?.resource === 'syncs' && w.objectRef.name === 'w-app');
+    expect(own.map((w) => [w.objectRef?.subresource ?? 'finalizer', w.responseStatus?.code])).toEqual([
+      ['finalizer', 200],
+      ['status', 200],
+    ]);
     expect(pendingOf(waiting)).toEqual([{ kind: 'Sync', name: 'w-db', reason: 'NotFound' }]);
     expect(conditionOf(waiting, 'Reconciling')).toMatchObject({ status: 'True', reason: 'DependencyNotReady' });
     expect(readyOf(waiting)?.message).toBe('waiting for Sync/w-db (NotFound)');

@@ -383,6 +383,7 @@ describe('Flux artifact', () => {
   let artifact: Buffer;
   let artifactServer: http.Server;
   let artifactBase = '';
+  const served: string[] = [];
 
   beforeAll(async () => {
     await installGitRepositoryCrd('mgmt');
@@ -393,7 +394,8 @@ describe('Flux artifact', () => {
       { name: './docs/example.yaml', data: cm('not-wanted') },
     ]);
     artifactServer = http.createServer((req, res) => {
-      if (req.url === '/gitrepository/repo/latest.tar.gz') res.end(artifact);
+      served.push(req.url ?? '');
+      if (req.url?.split('?')[0] === '/gitrepository/repo/latest.tar.gz') res.end(artifact);
       else res.writeHead(404).end();
     });
     artifactBase = await listen(artifactServer);
@@ -429,6 +431,25 @@ describe('Flux artifact', () => {
     expect(await refusal(fetch(source('tampered')))).toBe(
       `GitRepository ${ns}/tampered artifact ${artifactBase}/gitrepository/repo/latest.tar.gz: digest mismatch: expected ${wrong}, got ${sha256(artifact)} (the content changed, or the digest is wrong)`,
     );
+  });
+
+  test('Syncs of one artifact revision fetch and parse it once; each gets objects of its own', async () => {
+    const ns = namespace();
+    const url = `${artifactBase}/gitrepository/repo/latest.tar.gz?shared=${ns}`;
+    for (const name of ['shared-a', 'shared-b']) {
+      await createGitRepository('mgmt', ns, name);
+      await setArtifact('mgmt', ns, name, { url, digest: sha256(artifact), revision: 'main@sha1:2' });
+    }
+    const gets = (): number => served.filter((u) => u.endsWith(`?shared=${ns}`)).length;
+    const first = await fetch(source('shared-a'), { paths: ['deploy'] });
+    first.objects[0]!.metadata.labels = { changed: 'by the first caller' };
+    const second = await fetch(source('shared-b'), { paths: ['deploy'] });
+    expect(gets()).toBe(1);
+    expect(names(second.objects)).toEqual(['ConfigMap/art-1', 'ConfigMap/art-2', 'ConfigMap/art-3']);
+    expect(second.objects[0]!.metadata.labels).toBeUndefined();
+    // Other paths are another set: fetched again.
+    expect(names((await fetch(source('shared-b'), { paths: ['docs'] })).objects)).toEqual(['ConfigMap/not-wanted']);
+    expect(gets()).toBe(2);
   });
 
   test('a missing object, and a kind the cluster does not serve', async () => {
