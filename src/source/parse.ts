@@ -3,6 +3,7 @@ import { KUBECTL_YAML } from '../kube/kubectl-yaml.js';
 import type { KubeObject } from '../kube/resources.js';
 import { messageOf, SourceError } from './errors.js';
 import { jsonErrorOffset, lineColumn } from './json-position.js';
+import { readYamlSubset } from './yaml-subset.js';
 
 /**
  * Manifests as kubectl reads them: YAML 1.1 (`0644` is 420, `yes` is true),
@@ -13,6 +14,8 @@ import { jsonErrorOffset, lineColumn } from './json-position.js';
 export interface ParseOptions {
   /** More objects than this in the text is a SourceError. */
   maxObjects?: number;
+  /** Every document by the `yaml` library, none by the subset reader (tests compare the two). */
+  fullParser?: boolean;
 }
 
 /** One document of a file, before it is checked. */
@@ -43,7 +46,20 @@ const MAX_LIST_DEPTH = 8;
 /** Parses one file's text into objects; every problem is a SourceError naming file, document and line. */
 export function parseManifests(text: string, file: string, options: ParseOptions = {}): KubeObject[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const docs = /^\s*[{[]/.test(body) ? parseJson(body, file) : parseYaml(body, file);
+  if (/^\s*[{[]/.test(body)) return objectsOf(parseJson(body, file), file, options);
+  const quick = options.fullParser ? undefined : subsetDocuments(body);
+  if (quick) {
+    try {
+      return objectsOf(quick, file, options);
+    } catch (err) {
+      // The full parser's documents know their lines: the message is told from them.
+      if (!(err instanceof SourceError)) throw err;
+    }
+  }
+  return objectsOf(parseYaml(body, file), file, options);
+}
+
+function objectsOf(docs: RawDocument[], file: string, options: ParseOptions): KubeObject[] {
   const out: KubeObject[] = [];
   const max = options.maxObjects ?? Infinity;
   for (const doc of docs) {
@@ -90,6 +106,33 @@ function refuseCollectionKeys(doc: Document): void {
       if (isCollection(pair.key)) throw new Error(`a mapping key is itself a ${isMap(pair.key) ? 'mapping' : 'list'} (invalid map key, as kubectl says)`);
     },
   });
+}
+
+/**
+ * The documents by the subset reader (yaml-subset.ts), those outside it by
+ * the full parser; undefined when the text is wholly outside it or a document
+ * is wrong, for parseYaml to tell where.
+ */
+function subsetDocuments(text: string): RawDocument[] | undefined {
+  const docs = readYamlSubset(text);
+  if (!docs) return undefined;
+  const out: RawDocument[] = [];
+  for (const [i, doc] of docs.entries()) {
+    if ('value' in doc) {
+      out.push({ index: i + 1, line: 0, value: doc.value });
+      continue;
+    }
+    const parsed = parseAllDocuments(doc.text, KUBECTL_YAML);
+    if (parsed.length > 1 || parsed.some((d) => d.errors.length > 0)) return undefined;
+    let value: unknown = null;
+    try {
+      if (parsed[0]) value = yamlValue(parsed[0], '');
+    } catch {
+      return undefined;
+    }
+    out.push({ index: i + 1, line: 0, value });
+  }
+  return out;
 }
 
 function yamlStream(text: string, file: string, lineCounter: LineCounter) {
@@ -261,4 +304,15 @@ export function checkObjects(values: unknown[], label: string, options: ParseOpt
   const max = options.maxObjects ?? Infinity;
   if (out.length > max) throw new SourceError(`${label}: more than ${max} objects (the source limit)`);
   return out;
+}
+
+/**
+ * The values of a YAML text's documents, empty ones left out, by the subset
+ * reader (undefined where it hands the text to the full parser) or by the
+ * full parser (which throws a SourceError where the text is wrong). For the
+ * tests that compare the two.
+ */
+export function yamlValues(text: string, reader: 'subset' | 'full'): unknown[] | undefined {
+  const docs = reader === 'full' ? parseYaml(text, 'text') : subsetDocuments(text);
+  return docs?.map((d) => d.value).filter((v) => v !== null && v !== undefined);
 }
