@@ -17,7 +17,8 @@
 // compiled from the committed HEAD into .local/bench-sync-operator (so others'
 // work in progress under src/ and dist/ does not change what is measured), and
 // run as `node .../dist/cli/main.js run`. RUNS (default 3) and COUNT (default
-// 1000) can be changed through the environment. It prints figures and writes docs/benchmarks/sync.md;
+// 1000) can be changed through the environment, and OPERATOR_NODE_ARGS gives the operator's process node
+// flags (`--cpu-prof --cpu-prof-dir=DIR`). It prints figures and writes docs/benchmarks/sync.md;
 // it asserts nothing about them.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -79,6 +80,8 @@ const CORPUS = process.env.CORPUS ?? path.join(ROOT, 'test', 'fixtures', 'corpus
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'sync.md');
 const RUNS = Number(process.env.RUNS ?? 3);
 const COUNT = Number(process.env.COUNT ?? 1000);
+/** Node flags for the operator's process (`--cpu-prof --cpu-prof-dir=...` to see where its time goes). */
+const OPERATOR_NODE_ARGS = (process.env.OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const BARE_CONCURRENCY = [16, 32];
 const BENCH_UA = 'syncprims-bench/sync';
 const BARE_UA = 'syncprims-bench/bare-client';
@@ -505,7 +508,7 @@ async function configMapRound(bench: Bench, rows: Rows | undefined): Promise<voi
 async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
   const { client } = bench;
   const namespace = await createNamespace(client, `${NS_PREFIX}op`);
-  const op = await OperatorProcess.start(OPERATOR, namespace);
+  const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
   try {
     const sync: KubeObject = {
       apiVersion: API_VERSION,
@@ -771,7 +774,7 @@ async function corpusRound(bench: Bench, server: ArchiveServer, corpus: Corpus, 
 async function corpusOperator(bench: Bench, server: ArchiveServer, corpus: Corpus): Promise<{ sample: Sample; namespace: string }> {
   const { client } = bench;
   const namespace = await createNamespace(client, `${NS_PREFIX}corpus`);
-  const op = await OperatorProcess.start(OPERATOR, namespace);
+  const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
   let sample: Sample;
   try {
     const spec: Record<string, unknown> = { source: { http: { url: server.url(corpus) } }, wait: false };
