@@ -140,7 +140,11 @@ export class SyncPipeline {
     const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
     // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
     target.owned.track(previous).catch(() => undefined);
-    const set = await this.fetchAndRender(obj, spec, target);
+    // The watches of the kinds about to be applied start as soon as the source is parsed, while it is rendered.
+    const set = await this.fetchAndRender(obj, spec, target, (objects) => {
+      const early = target.owned.prime(objects);
+      held.push(() => void early.then((release) => release()));
+    });
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
     if ('reason' in set) {
@@ -200,18 +204,20 @@ export class SyncPipeline {
     obj: KubeObject,
     spec: SyncSpec,
     target: ApplyTarget,
+    onFetched?: (objects: KubeObject[]) => void,
   ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
     // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
     // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
     await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, ownerOf(obj).namespace)).catch(() => undefined);
-    return this.render(obj, spec, target);
+    return this.render(obj, spec, target, onFetched);
   }
 
-  /** Fetches and renders the source (fetchAndRender without watching what it references). */
+  /** Fetches and renders the source (fetchAndRender without watching what it references); `onFetched` hears the objects before they are rendered. */
   private async render(
     obj: KubeObject,
     spec: SyncSpec,
     target: ApplyTarget,
+    onFetched?: (objects: KubeObject[]) => void,
   ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
     const owner = ownerOf(obj);
     try {
@@ -222,6 +228,7 @@ export class SyncPipeline {
         source: spec.source,
         paths: spec.paths,
       });
+      onFetched?.(fetched.objects);
       const rendered = await render(fetched.objects, {
         owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' | 'ProxySync' },
         defaultNamespace: spec.defaultNamespace,
