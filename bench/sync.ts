@@ -169,10 +169,10 @@ async function main(): Promise<void> {
     await cleanLeftovers(bench, server.corpora);
     const cmRows: Rows = new Map();
     console.log(`${COUNT} ConfigMaps: warm-up round (not recorded)...`);
-    await configMapRound(bench, undefined);
+    await configMapRound(bench, server, undefined);
     for (let round = 1; round <= RUNS; round++) {
       console.log(`ConfigMaps, round ${round} of ${RUNS}...`);
-      await configMapRound(bench, cmRows);
+      await configMapRound(bench, server, cmRows);
     }
     const corpusRows: Rows = new Map();
     for (let round = 1; round <= RUNS; round++) {
@@ -475,10 +475,12 @@ async function resyncUntilEchoed(client: KubeClient, namespace: string, name: st
 const LABEL = {
   opCreate: `operator: create the Sync → Ready=True`,
   opResync: 'operator: no-op resync (annotation → `lastHandledReconcileAt` echoed)',
+  opHttp: 'operator, http source (the same objects in one YAML file): create the Sync → Ready=True',
   kubectlFresh: '`kubectl apply --server-side`, fresh namespace',
   kubectlAgain: '`kubectl apply --server-side`, again, objects unchanged',
   bareFresh: (c: number) => `bare client, ${c} in flight, fresh namespace`,
   bareAgain: (c: number) => `bare client, ${c} in flight, again, objects unchanged`,
+  bareWatched: (c: number) => `bare client, ${c} in flight, with a watch of the ConfigMaps (as the operator keeps), fresh namespace`,
 };
 
 /** The ConfigMaps; `namespace` and the owner labels as the operator renders them, for the other appliers. */
@@ -499,10 +501,12 @@ function configMaps(rendered?: { namespace: string }): KubeObject[] {
   });
 }
 
-async function configMapRound(bench: Bench, rows: Rows | undefined): Promise<void> {
+async function configMapRound(bench: Bench, server: ArchiveServer, rows: Rows | undefined): Promise<void> {
   await operatorConfigMaps(bench, rows);
+  await operatorHttpConfigMaps(bench, server, rows);
   await kubectlConfigMaps(bench, rows);
   for (const c of BARE_CONCURRENCY) await bareConfigMaps(bench, rows, c);
+  await bareWatchedConfigMaps(bench, rows, BARE_CONCURRENCY[0] ?? 16);
 }
 
 async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
@@ -525,6 +529,31 @@ async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise
     const resync = await operatorPhase(bench, op, () => resyncUntilEchoed(client, namespace, SYNC_NAME, value));
     resync.sample.changed = changedCount(before, await configMapVersions(client, namespace));
     record(rows, LABEL.opResync, resync.sample);
+  } finally {
+    await op.stop();
+  }
+  await deleteSyncNamespace(client, namespace);
+}
+
+/**
+ * The same Sync with the objects in a YAML file served over loopback (\`source.http\`): the Sync
+ * object stays small, where the inline form carries the 1,000 objects through each of its writes.
+ */
+async function operatorHttpConfigMaps(bench: Bench, server: ArchiveServer, rows: Rows | undefined): Promise<void> {
+  const { client } = bench;
+  const namespace = await createNamespace(client, `${NS_PREFIX}ophttp`);
+  const url = server.serve('configmaps.yaml', Buffer.from(configMaps().map((o) => stringify(o)).join('---\n')));
+  const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
+  try {
+    const sync: KubeObject = {
+      apiVersion: API_VERSION,
+      kind: 'Sync',
+      metadata: { name: SYNC_NAME, namespace },
+      spec: { source: { http: { url } }, defaultNamespace: namespace, wait: true },
+    };
+    const created = await operatorPhase(bench, op, () => createSyncUntilReady(client, namespace, sync));
+    created.sample.objects = statusOf(created.seen.object).inventory?.entries?.length;
+    record(rows, LABEL.opHttp, created.sample);
   } finally {
     await op.stop();
   }
@@ -594,8 +623,11 @@ async function kubectlConfigMaps(bench: Bench, rows: Rows | undefined): Promise<
 }
 
 /** Server-side apply PATCHes, `concurrency` in flight, from a new client (new connections). */
-async function bareApply(bench: Bench, objects: KubeObject[], concurrency: number): Promise<Sample> {
+async function bareApply(bench: Bench, objects: KubeObject[], concurrency: number, watch?: string): Promise<Sample> {
   const client = await KubeClient.create('bare', loadKubeConfigFile(KUBECONFIG), BARE_UA);
+  // The watch (of the namespace's ConfigMaps), started before the clock, its events read and parsed as they come.
+  const watched = watch ? await client.stream({ method: 'GET', path: `/api/v1/namespaces/${watch}/configmaps`, query: { watch: true }, idleTimeoutMs: 600_000 }) : undefined;
+  const draining = watched ? drain(watchEvents(watched)) : undefined;
   const requests: Record<string, number> = {};
   client.observe((r) => void (requests[r.method] = (requests[r.method] ?? 0) + 1));
   const cpu = process.cpuUsage();
@@ -614,6 +646,8 @@ async function bareApply(bench: Bench, objects: KubeObject[], concurrency: numbe
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   audit.close();
+  watched?.destroy();
+  await draining;
   client.close();
   return {
     ms,
@@ -622,6 +656,22 @@ async function bareApply(bench: Bench, objects: KubeObject[], concurrency: numbe
     apiserverCpuMs: processCpuMs(bench.apiserverPid) - apiCpu,
     writes: await audit.writes(BARE_UA),
   };
+}
+
+/** Reads a watch's events until it ends (or fails: the caller ends it). */
+async function drain(events: AsyncIterable<unknown>): Promise<void> {
+  try {
+    for await (const _ of events);
+  } catch {
+    // destroyed by the caller
+  }
+}
+
+/** The bare client with the watch an operator keeps of what it applies: what that watch costs the API server. */
+async function bareWatchedConfigMaps(bench: Bench, rows: Rows | undefined, concurrency: number): Promise<void> {
+  const namespace = await createNamespace(bench.client, `${NS_PREFIX}barew${concurrency}`);
+  record(rows, LABEL.bareWatched(concurrency), await bareApply(bench, configMaps({ namespace }), concurrency, namespace));
+  await deleteNamespace(bench.client, namespace);
 }
 
 async function bareConfigMaps(bench: Bench, rows: Rows | undefined, concurrency: number): Promise<void> {
@@ -722,15 +772,23 @@ async function tarGz(files: { name: string; content: Buffer }[]): Promise<Buffer
 interface ArchiveServer {
   corpora: Corpus[];
   url: (corpus: Corpus) => string;
+  /** Serves `content` at /<name> from now on; returns its URL. */
+  serve: (name: string, content: Buffer) => string;
   fetches: Map<string, number>;
   close: () => void;
 }
 
-/** A node:http server on 127.0.0.1 serving each corpus as <name>.tar.gz. */
+/** A node:http server on 127.0.0.1 serving each corpus as <name>.tar.gz, and files given to `serve`. */
 async function serveArchives(corpora: Corpus[]): Promise<ArchiveServer> {
   for (const corpus of corpora) corpus.archive = await tarGz(corpus.files);
   const fetches = new Map<string, number>();
+  const files = new Map<string, Buffer>();
   const server = http.createServer((req, res) => {
+    const file = files.get(req.url ?? '');
+    if (file) {
+      res.writeHead(200, { 'content-type': 'application/yaml', 'content-length': file.length }).end(file);
+      return;
+    }
     const corpus = corpora.find((c) => req.url === `/${c.name}.tar.gz`);
     if (!corpus) {
       res.writeHead(404).end();
@@ -741,7 +799,11 @@ async function serveArchives(corpora: Corpus[]): Promise<ArchiveServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  return { corpora, url: (c) => `http://127.0.0.1:${port}/${c.name}.tar.gz`, fetches, close: () => server.close() };
+  const serve = (name: string, content: Buffer): string => {
+    files.set(`/${name}`, content);
+    return `http://127.0.0.1:${port}/${name}`;
+  };
+  return { corpora, url: (c) => `http://127.0.0.1:${port}/${c.name}.tar.gz`, serve, fetches, close: () => server.close() };
 }
 
 const corpusLabel = (corpus: Corpus, how: 'operator' | 'kubectl'): string => `${corpus.name}|${how}`;
@@ -991,6 +1053,9 @@ function configMapNotes(rows: Rows): string {
   return [
     comparison('operator create', get(LABEL.opCreate), 'kubectl fresh', get(LABEL.kubectlFresh)),
     comparison('operator create', get(LABEL.opCreate), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
+    comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
+    comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh with a watch`, get(LABEL.bareWatched(bare))),
+    comparison(`bare ${bare} fresh with a watch`, get(LABEL.bareWatched(bare)), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
     comparison('operator no-op resync', get(LABEL.opResync), 'kubectl unchanged', get(LABEL.kubectlAgain)),
     comparison('kubectl fresh', get(LABEL.kubectlFresh), 'kubectl unchanged', get(LABEL.kubectlAgain)),
     resyncWritesNote(get(LABEL.opResync)),
@@ -1046,6 +1111,9 @@ fresh namespace:
   \`${RECONCILE_REQUESTED_AT_ANNOTATION}\` annotation, timed until the watch delivers
   \`status.lastHandledReconcileAt\` equal to it. Requests sent are the change of the operator's
   \`syncprims_cluster_requests_total\` over the phase (every request: GETs include its LISTs and WATCHes).
+  The same Sync with the objects in one YAML file instead (\`source.http\`, served by a \`node:http\` server on
+  127.0.0.1, no digest), timed the same way: inline, the Sync object itself carries the 1,000 objects (about
+  250 KB) through its POST and each of its writes and watch events.
 - **kubectl**: \`kubectl apply --server-side --force-conflicts -f <one file>\` (\`--force-conflicts\`
   because the operator and the bare client force too; \`--cache-dir\` in a temporary folder, warmed by
   the warm-up round), timed as a process from spawn to exit; then the same command again over the
@@ -1053,7 +1121,9 @@ fresh namespace:
 - **bare client**: \`KubeClient\` (\`src/kube/client.ts\`), one server-side apply PATCH per object
   (\`fieldManager=bench-bare\`, \`force=true\`), ${BARE_CONCURRENCY.join(' or ')} in flight, a new client (new
   connections) for each pass; then the same again over the unchanged objects.
-  The floor for an applier that writes every object once.
+  The floor for an applier that writes every object once. Once more (${BARE_CONCURRENCY[0] ?? 16} in flight, fresh) with a
+  watch of the namespace's ConfigMaps open, started before the clock and its events read and parsed as
+  they come: the watch the operator keeps of what it applies (drift, health, resync from the cache).
 
 kubectl and the bare client apply the objects as the operator renders them (with its three owner
 labels and the namespace), so every approach stores the same objects. One unrecorded warm-up
@@ -1077,6 +1147,7 @@ the operator's own log lines, and the bench's watch; for kubectl, from the proce
 ${timelineTable([
   ['operator, create', r.cmRows.get(LABEL.opCreate) ?? []],
   ['operator, no-op resync', r.cmRows.get(LABEL.opResync) ?? []],
+  ['operator, http source, create', r.cmRows.get(LABEL.opHttp) ?? []],
   ['kubectl, fresh', r.cmRows.get(LABEL.kubectlFresh) ?? []],
   ['kubectl, unchanged', r.cmRows.get(LABEL.kubectlAgain) ?? []],
 ])}
