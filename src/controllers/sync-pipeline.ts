@@ -41,7 +41,7 @@ export interface PipelineDeps {
   home: KubeClient;
   homeDiscovery: Discovery;
   /** Follows the objects sources reference (one metadata watch per kind). */
-  references: Pick<ReferencedObjects, 'ensureWatched'>;
+  references: Pick<ReferencedObjects, 'ensureWatched' | 'cached'>;
   writer: ObjectWriter;
   events: EventRecorder;
   concurrency: number;
@@ -227,6 +227,7 @@ export class SyncPipeline {
         namespace: owner.namespace,
         source: spec.source,
         paths: spec.paths,
+        cached: (ref) => this.deps.references.cached(ref),
       });
       onFetched?.(fetched.objects);
       const rendered = await render(fetched.objects, {

@@ -34,8 +34,23 @@ export interface ReferencedObjectsOptions {
   logger?: Logger;
 }
 
-/** Referenced objects are cached as metadata only, in the cache's namespace scope. */
-const SELECTOR: InformerSelector = { metadataOnly: true };
+/**
+ * Referenced objects are cached as metadata only, in the cache's namespace
+ * scope: a ConfigMap's or Secret's content is read when it is used, never
+ * kept. Flux source objects (group `source.toolkit.fluxcd.io`: GitRepository,
+ * OCIRepository, Bucket, HelmChart, ExternalArtifact) are cached whole: they
+ * are small and hold no secret, and their `status.artifact` is all a sync
+ * reads of them, from the very cache whose event woke it (no GET per sync:
+ * 1,000 Syncs of one artifact do not read it 1,000 times). Any other kind
+ * named as an artifact stays metadata only, read with a GET.
+ */
+const METADATA: InformerSelector = { metadataOnly: true };
+const WHOLE: InformerSelector = {};
+const FLUX_SOURCE_GROUP = 'source.toolkit.fluxcd.io/';
+
+function selectorOf(apiVersion: string): InformerSelector {
+  return apiVersion.startsWith(FLUX_SOURCE_GROUP) ? WHOLE : METADATA;
+}
 
 interface KindWatch {
   informer: Promise<Informer<KubeObject>>;
@@ -51,8 +66,9 @@ interface KindWatch {
  * referrers) lives in the referrers' informer stores, so it is derived from
  * the cached specs and needs no bookkeeping of its own. A kind is watched
  * from the first time a referrer needs it until no referrer references it;
- * an event wakes only the referrers of the object that changed. Contents are
- * not cached: a referrer reads them (GET) when it is woken.
+ * an event wakes only the referrers of the object that changed. ConfigMaps'
+ * and Secrets' contents are not cached: a referrer reads them (GET) when it
+ * is woken; Flux source objects are cached whole (see selectorOf).
  */
 export class ReferencedObjects {
   private readonly watches = new Map<string, KindWatch>();
@@ -97,7 +113,8 @@ export class ReferencedObjects {
 
   /**
    * The cached metadata of a referenced object (name, uid, resourceVersion,
-   * labels): undefined when it does not exist, or its kind is not watched yet.
+   * labels; the whole object for a Flux source kind): undefined when it does
+   * not exist, or its kind is not watched yet.
    */
   cached(ref: ReferencedObject): KubeObject | undefined {
     const store = this.watches.get(kindKey(ref))?.primed?.store;
@@ -113,7 +130,7 @@ export class ReferencedObjects {
     const existing = this.watches.get(key);
     if (existing) return existing.informer;
     const watch: KindWatch = {
-      informer: this.opts.cache.informer(ref.apiVersion, ref.kind, SELECTOR).then((informer) => {
+      informer: this.opts.cache.informer(ref.apiVersion, ref.kind, selectorOf(ref.apiVersion)).then((informer) => {
         if (this.watches.get(key) === watch) {
           watch.unsubscribe = informer.onEvent((e) => this.onReferencedEvent(key, e));
           watch.primed = informer;
@@ -158,7 +175,7 @@ export class ReferencedObjects {
     this.watches.delete(key);
     watch.unsubscribe?.();
     const [apiVersion = '', kind = ''] = key.split('|');
-    await this.opts.cache.release(apiVersion, kind, SELECTOR);
+    await this.opts.cache.release(apiVersion, kind, selectorOf(apiVersion));
     this.log.info({ kind: key }, 'no sync references this kind any more: its watch ended');
   }
 }

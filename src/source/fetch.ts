@@ -21,6 +21,12 @@ export interface FetchSourceOptions {
   /** The sync's namespace: every object a source names lives there. */
   namespace: string;
   source: SyncSource;
+  /**
+   * A referenced object as the caller's watch has it, whole (a Flux source
+   * object): read instead of a GET. Undefined, or an object without status
+   * (metadata only), means a GET.
+   */
+  cached?: (ref: ObjectRef) => KubeObject | undefined;
   /** Files or folders inside an archive; the whole archive when omitted. */
   paths?: string[];
   /** Missing fields take DEFAULT_SOURCE_LIMITS. */
@@ -243,6 +249,8 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
+  const cached = ctx.cached?.(ref);
+  if (cached?.status !== undefined) return cached as FluxSourceObject;
   const discovery = ctx.discovery ?? new Discovery(ctx.client);
   let path: string;
   try {

@@ -151,8 +151,9 @@ describe('600 Syncs, each with a source object of its own', () => {
     const reported = await op.metric('syncprims_connections', { protocol: 'h2' });
     expect(reported).toBeGreaterThan(0);
     expect(reported).toBeLessThanOrEqual(32);
-    // In play: the three sync kinds; ConfigMaps, Secrets and ExternalArtifacts as references
-    // (metadata only); ConfigMaps as owned objects. One watch each, whatever the number of syncs.
+    // In play: the three sync kinds; ConfigMaps and Secrets as references (metadata only), and
+    // ExternalArtifacts (Flux source objects, cached whole: their status.artifact is read from the
+    // cache); ConfigMaps as owned objects. One watch each, whatever the number of syncs.
     const watches = await watchesByResource();
     expect(Object.fromEntries(watches)).toEqual({
       'syncs.syncprims.dev': 1,
@@ -160,7 +161,7 @@ describe('600 Syncs, each with a source object of its own', () => {
       'proxysyncs.syncprims.dev': 1,
       'configmaps/metadata': 1,
       'secrets/metadata': 1,
-      'externalartifacts.source.toolkit.fluxcd.io/metadata': 1,
+      'externalartifacts.source.toolkit.fluxcd.io': 1,
       configmaps: 1,
     });
   }, 330_000);
@@ -240,10 +241,12 @@ describe('a watch ends when no sync needs its kind', () => {
     expect((await watchesByResource()).get(roles)).toBe(1);
 
     // The Syncs that read ExternalArtifacts go, and the one that owns the Role: nobody needs either kind now.
+    const artifactWatch = 'externalartifacts.source.toolkit.fluxcd.io';
+    expect((await watchesByResource()).get(artifactWatch)).toBe(1);
     await mapLimit([...names('art', ARTIFACTS), 'roles'], 32, (name) => client.request({ method: 'DELETE', path: syncPath(ns(), name) }));
     await eventually('no ExternalArtifact watch, no Role watch', async () => {
       const w = await watchesByResource();
-      return !w.get('externalartifacts.source.toolkit.fluxcd.io/metadata') && !w.get(roles) ? w : undefined;
+      return !w.get(artifactWatch) && !w.get(roles) ? w : undefined;
     }, 120_000, 500);
     // Kinds still needed keep their one watch each.
     const w = await watchesByResource();

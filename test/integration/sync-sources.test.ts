@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeClient } from '../../src/kube/client.js';
+import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
+import { requestsSince } from '../support/audit.js';
 import { clusterClient, closeClients } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
@@ -56,7 +58,8 @@ async function expectWarningEvent(name: string, reason: string): Promise<void> {
 }
 
 describe('Flux artifact source', () => {
-  test('a new revision of the artifact is applied at once', async () => {
+  test('a new revision of the artifact is applied at once, read from the watch that brought it (no GET of the GitRepository)', async () => {
+    const since = new Date();
     const v1 = await tarGz([{ name: 'app/cm.yaml', data: cmYaml('from-artifact', 'one') }]);
     files.set('/artifact-1.tar.gz', v1);
     await createGitRepository(CLUSTER, ns(), 'repo');
@@ -80,6 +83,10 @@ describe('Flux artifact source', () => {
     }, 20_000);
     expect(readyOf(next)?.status).toBe('True');
     expect(await find(client, cmPath('from-artifact'))).toMatchObject({ data: { value: 'two' } });
+    // The GitRepository is cached whole (a Flux source object): its watch, not a GET per reconcile.
+    const requests = await requestsSince(CLUSTER, since, OPERATOR_USER_AGENT);
+    expect(requests.filter((e) => e.objectRef?.resource === 'gitrepositories' && e.verb === 'get')).toEqual([]);
+    expect(requests.filter((e) => e.objectRef?.name === 'from-artifact' && e.verb === 'patch').length).toBeGreaterThanOrEqual(2);
     // Woken by the watch on the GitRepository: a few reconciles, no polling loop.
     expect((await op.metric('controller_runtime_reconcile_total', { controller: 'sync' })) - before).toBeLessThan(6);
   });
