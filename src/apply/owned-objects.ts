@@ -48,6 +48,16 @@ export class OwnedObjects implements LiveObjects {
   };
   /** Changes of our fields by others, per owner, until its reconcile corrects them. */
   readonly drifts = new DriftLedger();
+  /** Owned-object events so far (their order, for `InFlight.readAt`). */
+  private events = 0;
+  /** Owners being reconciled: their plain wakes are held until the reconcile ends (see `begin`). */
+  private readonly inFlight = new Map<string, InFlight>();
+  /**
+   * Objects whose health was read from an apply's answer before the watch
+   * brought it: object id -> that version. Its event wakes nobody (the owner
+   * has read it); the entry goes when the event comes.
+   */
+  private readonly echoes = new Map<string, string>();
   private counts: ((holder: KubeObject) => boolean) | undefined;
 
   private readonly selector: InformerSelector;
@@ -113,6 +123,30 @@ export class OwnedObjects implements LiveObjects {
     return () => this.listeners.delete(fn);
   }
 
+  /**
+   * A reconcile of `owner` begins. Until `end`, a change of one of its
+   * objects that is not drift (its own applies coming back from the watch,
+   * a status update) does not wake it at once: at `end` it wakes it only if
+   * the change came after the reconcile last read its objects' health from
+   * the cache (which, updated before the event, had the change otherwise).
+   * And whenever it comes, the watch's echo of an apply whose answer health
+   * was read from (the cache had not caught up) wakes nobody (`echoes`).
+   * Without this, a new sync's own creations queue a second reconcile that
+   * reads what the first already read. Drift and deletions wake it at once.
+   */
+  begin(owner: Owner): void {
+    this.inFlight.set(ownerKey(owner), { readAt: -1, held: [] });
+  }
+
+  /** The reconcile of `owner` ended: the wakes it held that it did not read are sent. */
+  end(owner: Owner): void {
+    const key = ownerKey(owner);
+    const flight = this.inFlight.get(key);
+    this.inFlight.delete(key);
+    const unread = flight?.held.find((h) => h.at > flight.readAt);
+    if (unread) for (const fn of this.listeners) fn(owner, unread.cause);
+  }
+
   /** Watches the kinds of `entries` (primed before this resolves). */
   async track(entries: InventoryEntry[]): Promise<void> {
     const wanted = new Map(entries.map((e) => [`${apiVersionKind(e)}|${parseObjectId(e.id).namespace}`, e]));
@@ -167,7 +201,10 @@ export class OwnedObjects implements LiveObjects {
   async health(
     entries: InventoryEntry[],
     fresher: Map<string, KubeObject> = new Map(),
+    owner?: Owner,
   ): Promise<{ id: string; status: HealthStatus; message: string }[]> {
+    const flight = owner && this.inFlight.get(ownerKey(owner));
+    if (flight) flight.readAt = this.events;
     return Promise.all(
       entries.map(async (e) => {
         const ref = parseObjectId(e.id);
@@ -177,6 +214,8 @@ export class OwnedObjects implements LiveObjects {
         const applied = fresher.get(e.id);
         const obj = newer(cached, applied);
         if (applied && obj === cached) fresher.delete(e.id);
+        if (applied && obj === applied && applied.metadata.resourceVersion) this.echoes.set(e.id, applied.metadata.resourceVersion);
+        else this.echoes.delete(e.id);
         return { id: e.id, ...computeHealth(obj) };
       }),
     );
@@ -251,11 +290,21 @@ export class OwnedObjects implements LiveObjects {
     return this.drifts.take(ownerKey(owner), intervalMs);
   }
 
+  /** The watch brought `obj` at the version health was read from (see `echoes`): the entry is taken. */
+  private isEcho(obj: KubeObject): boolean {
+    const id = objectId(obj);
+    const version = this.echoes.get(id);
+    if (version === undefined) return false;
+    this.echoes.delete(id);
+    return version === obj.metadata.resourceVersion;
+  }
+
   private changed(e: InformerEvent<KubeObject>): void {
     const obj = e.object;
     const owner = ownerLabelsOf(obj);
     if (e.type === 'deleted') {
       this.unchangedAt.delete(objectId(obj));
+      this.echoes.delete(objectId(obj));
       // An owned object deleted is drift too, unless its owner pruned it (then it has left the owner's
       // set, and the reconcile this wakes applies nothing). Its corrections are kept, so that a
       // controller that keeps deleting it is backed off as one that keeps changing a field is.
@@ -265,8 +314,18 @@ export class OwnedObjects implements LiveObjects {
     if (drift && owner) this.drifts.flag(ownerKey(owner), drift);
     if (!owner) return;
     const cause = drift ? `owned object ${drift.deleted ? 'deleted' : 'drifted'}: ${drift.id}` : 'owned object';
+    const at = ++this.events;
+    if (!drift && this.isEcho(obj)) return;
+    const flight = drift ? undefined : this.inFlight.get(ownerKey(owner));
+    if (flight) return void flight.held.push({ at, cause });
     for (const fn of this.listeners) fn(owner, cause);
   }
+}
+
+/** A reconcile in progress: when it last read health (an `events` count), and the wakes held meanwhile. */
+interface InFlight {
+  readAt: number;
+  held: { at: number; cause: string }[];
 }
 
 function driftOfEvent(e: InformerEvent<KubeObject>): Drift | undefined {

@@ -1,4 +1,4 @@
-import { API_VERSION, KIND_NAMES, SYNC_KINDS, type SyncKind } from '../api/index.js';
+import { API_VERSION, FINALIZER, KIND_NAMES, SYNC_KINDS, type SyncKind } from '../api/index.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import { DependencyGraph } from '../deps/graph.js';
 import { UnknownKindError } from '../kube/discovery.js';
@@ -192,6 +192,7 @@ function kindController(
     metrics: m.metrics,
     logger: m.log,
     reconciler,
+    finalizer: FINALIZER,
     afterReconcile: (key) => graph.reconciled(kind, key),
   });
 }

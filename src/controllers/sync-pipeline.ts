@@ -115,10 +115,13 @@ export class SyncPipeline {
   /** `finalizer`: settles once the sync's finalizer is on; nothing is applied before. */
   async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, target: ApplyTarget, log: Logger, finalizer: Promise<unknown> = Promise.resolve()): Promise<ReconcileResult> {
     const held: (() => void)[] = [];
+    const owner = ownerOf(obj);
+    target.owned.begin(owner);
     try {
       return await this.runHolding(held, { key, obj, spec, target }, base, log, finalizer);
     } finally {
       for (const release of held) release();
+      target.owned.end(owner);
     }
   }
 
@@ -325,7 +328,7 @@ export class SyncPipeline {
     const interval = parseDuration(spec.interval);
     const entries = state.inventory;
     await target.owned.track(entries);
-    const health = await target.owned.health(entries, state.fresh);
+    const health = await target.owned.health(entries, state.fresh, ownerOf(obj));
     const summary = summarize(health.map((h) => h.status));
     let status: SyncStatusDraft = { ...base, summary, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision };
     const notReady = health.filter((h) => h.status !== 'Current');

@@ -42,6 +42,13 @@ export interface ControllerOptions<T extends KubeObject> {
   metrics?: OperatorMetrics;
   logger?: Logger;
   queue?: WorkQueue;
+  /**
+   * The controller's own finalizer: a change of the finalizer list needs a
+   * reconcile only when it takes this one away (to put it back). Without it,
+   * any change of the list does. Its addition (by the reconcile itself, whose
+   * patch's echo lands while it runs) queues nothing.
+   */
+  finalizer?: string;
   /** Called after each reconcile of a key, whatever its outcome, once the queue has marked it done. */
   afterReconcile?: (key: string) => void;
 }
@@ -66,7 +73,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     // Once the key is done, so it counts as pending only if it was queued again meanwhile.
     if (opts.afterReconcile) this.queue.onDone(opts.afterReconcile);
     opts.informer.onEvent((e) => {
-      if (needsReconcile(e)) this.enqueue(objectKey(e.object), `${e.type} ${this.opts.kind}`);
+      if (needsReconcile(e, opts.finalizer)) this.enqueue(objectKey(e.object), `${e.type} ${this.opts.kind}`);
     });
   }
 
@@ -169,9 +176,10 @@ export class Controller<T extends KubeObject = KubeObject> {
 
 /**
  * Spec, metadata and deletion changes need a reconcile; a change of status
- * alone (our own write, usually) does not.
+ * alone (our own write, usually) does not, nor one of the finalizers that
+ * leaves `finalizer` in place (see ControllerOptions.finalizer).
  */
-function needsReconcile(e: InformerEvent<KubeObject>): boolean {
+export function needsReconcile(e: InformerEvent<KubeObject>, finalizer?: string): boolean {
   if (e.type !== 'updated' || !e.old) return true;
   const a = e.old.metadata;
   const b = e.object.metadata;
@@ -180,6 +188,11 @@ function needsReconcile(e: InformerEvent<KubeObject>): boolean {
     a.deletionTimestamp !== b.deletionTimestamp ||
     JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
     JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
-    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+    finalizersNeedReconcile(a.finalizers ?? [], b.finalizers ?? [], finalizer)
   );
+}
+
+function finalizersNeedReconcile(before: string[], after: string[], finalizer: string | undefined): boolean {
+  if (finalizer === undefined) return JSON.stringify(before) !== JSON.stringify(after);
+  return before.includes(finalizer) && !after.includes(finalizer);
 }

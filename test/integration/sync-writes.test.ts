@@ -7,7 +7,7 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { watchEvents } from '../../src/kube/watch-stream.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
 import { applySync, createSyncs, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
@@ -15,10 +15,13 @@ const OPERATOR = 'syncprims-operator';
 const SYNCS = 40;
 const OBJECTS = 10;
 let client: KubeClient;
+let op: OperatorProcess;
 const ns = useTestNamespace(CLUSTER, 'syncwrites');
-useSyncOperator(CLUSTER, ns, (c) => {
+useSyncOperator(CLUSTER, ns, (c, o) => {
   client = c;
+  op = o;
 });
+const reconciles = (): Promise<number> => op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
 
 const configMaps = (sync: string, value: string): KubeObject[] =>
   Array.from({ length: OBJECTS }, (_, k) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${sync}-${k}`, namespace: ns() }, data: { value } }));
@@ -57,8 +60,9 @@ const readyTrue = (s: SyncObject): boolean =>
   s.status?.observedGeneration === s.metadata.generation && (s.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 describe('writes per sync', () => {
-  test(`${SYNCS} new Syncs of ${OBJECTS} ConfigMaps created at once: each costs the finalizer, its objects, one Event and one status write`, async () => {
+  test(`${SYNCS} new Syncs of ${OBJECTS} ConfigMaps created at once: each costs the finalizer, its objects, one Event and one status write, in one reconcile`, async () => {
     const since = new Date(Date.now() - 1000);
+    const reconcilesBefore = await reconciles();
     const names = Array.from({ length: SYNCS }, (_, i) => `w${i}`);
     await createSyncs(client, ns(), names, (name) => ({ source: { inline: configMaps(name, 'one') } }));
     for (const name of names) await waitForReady(client, ns(), name, 'True', 'Succeeded');
@@ -67,6 +71,12 @@ describe('writes per sync', () => {
       // Progress folded into the result: no Ready=Unknown write before the apply of a Sync that applied nothing yet.
       expect({ name, ...writesOf(writes, name) }).toEqual({ name, sync: 1, objects: OBJECTS, events: 1, status: 1 });
     }
+    // One reconcile each: neither the echo of a Sync's own finalizer patch (it lands while the first
+    // reconcile runs) nor the watch's echoes of its own applies (their answers were read already)
+    // queue a second one. A Sync created after them and Ready: what was queued before it has run by then.
+    await applySync(client, ns(), 'barrier', { source: { inline: configMaps('barrier', 'one') } });
+    await waitForReady(client, ns(), 'barrier', 'True', 'Succeeded');
+    expect((await reconciles()) - reconcilesBefore).toBe(SYNCS + 1);
   });
 
   test('a Sync that has applied before writes lastAttemptedRevision before it applies a new revision, then its result', async () => {
