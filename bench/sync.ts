@@ -514,15 +514,7 @@ async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise
   const namespace = await createNamespace(client, `${NS_PREFIX}op`);
   const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
   try {
-    const sync: KubeObject = {
-      apiVersion: API_VERSION,
-      kind: 'Sync',
-      metadata: { name: SYNC_NAME, namespace },
-      spec: { source: { inline: configMaps() }, defaultNamespace: namespace, wait: true },
-    };
-    const created = await operatorPhase(bench, op, () => createSyncUntilReady(client, namespace, sync));
-    created.sample.objects = statusOf(created.seen.object).inventory?.entries?.length;
-    record(rows, LABEL.opCreate, created.sample);
+    record(rows, LABEL.opCreate, await createConfigMapSync(bench, op, namespace, { inline: configMaps() }));
     await sleep(1_000); // what follows Ready (an Event) stays out of the resync's window
     const before = await configMapVersions(client, namespace);
     const value = new Date().toISOString();
@@ -535,8 +527,20 @@ async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise
   await deleteSyncNamespace(client, namespace);
 }
 
+/** Creates the Sync of the ConfigMaps with `source` and times it until Ready (the objects applied counted). */
+async function createConfigMapSync(bench: Bench, op: OperatorProcess, namespace: string, source: Record<string, unknown>): Promise<Sample> {
+  const sync: KubeObject = {
+    apiVersion: API_VERSION,
+    kind: 'Sync',
+    metadata: { name: SYNC_NAME, namespace },
+    spec: { source, defaultNamespace: namespace, wait: true },
+  };
+  const created = await operatorPhase(bench, op, () => createSyncUntilReady(bench.client, namespace, sync));
+  return { ...created.sample, objects: statusOf(created.seen.object).inventory?.entries?.length };
+}
+
 /**
- * The same Sync with the objects in a YAML file served over loopback (\`source.http\`): the Sync
+ * The same Sync with the objects in a YAML file served over loopback (`source.http`): the Sync
  * object stays small, where the inline form carries the 1,000 objects through each of its writes.
  */
 async function operatorHttpConfigMaps(bench: Bench, server: ArchiveServer, rows: Rows | undefined): Promise<void> {
@@ -545,15 +549,7 @@ async function operatorHttpConfigMaps(bench: Bench, server: ArchiveServer, rows:
   const url = server.serve('configmaps.yaml', Buffer.from(configMaps().map((o) => stringify(o)).join('---\n')));
   const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
   try {
-    const sync: KubeObject = {
-      apiVersion: API_VERSION,
-      kind: 'Sync',
-      metadata: { name: SYNC_NAME, namespace },
-      spec: { source: { http: { url } }, defaultNamespace: namespace, wait: true },
-    };
-    const created = await operatorPhase(bench, op, () => createSyncUntilReady(client, namespace, sync));
-    created.sample.objects = statusOf(created.seen.object).inventory?.entries?.length;
-    record(rows, LABEL.opHttp, created.sample);
+    record(rows, LABEL.opHttp, await createConfigMapSync(bench, op, namespace, { http: { url } }));
   } finally {
     await op.stop();
   }
