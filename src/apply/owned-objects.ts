@@ -268,6 +268,7 @@ export class OwnedObjects implements LiveObjects {
   /** Stops every informer of a kind (cluster-wide, or one per namespace). */
   private async stop(kind: string): Promise<void> {
     const ids = [...this.informers.keys()].filter((id) => id === kind || id.startsWith(`${kind}|`));
+    this.forgetEchoes(kind);
     await Promise.all(
       ids.map(async (id) => {
         this.informers.delete(id);
@@ -278,6 +279,16 @@ export class OwnedObjects implements LiveObjects {
         await this.cache.release(apiVersion, k, this.selectorOf(namespace));
       }),
     );
+  }
+
+  /** A kind is no longer watched: echoes of it will not come. */
+  private forgetEchoes(apiVersionAndKind: string): void {
+    const [apiVersion = '', kind = ''] = apiVersionAndKind.split('|');
+    const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+    for (const id of this.echoes.keys()) {
+      const ref = parseObjectId(id);
+      if (ref.kind === kind && ref.group === group) this.echoes.delete(id);
+    }
   }
 
   /** `owner` is gone: what was pending for it is dropped. */

@@ -40,6 +40,7 @@ export class EventRecorder {
     if (this.recent.size > 10_000) this.prune(now);
     const time = new Date(now).toISOString();
     if (!(await this.turn())) {
+      this.recent.delete(id); // not sent: the same Event later is recorded
       this.log.warn({ reason, waiting: this.waiting.length }, 'an Event was dropped: too many waiting to be sent');
       return;
     }

@@ -51,4 +51,15 @@ describe('EventRecorder', () => {
     const recorded = (await eventsFor(client, ns(), 'subject')).filter((e) => e.reason === 'Burst');
     expect(recorded.map((e) => e.message).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `event ${i}`).sort());
   });
+
+  test('past 16 sent and 1,000 waiting an Event is dropped, and the same Event later is recorded (not taken for a duplicate)', async () => {
+    const recorder = new EventRecorder(client);
+    const burst = Array.from({ length: 1016 }, (_, i) => recorder.record(subject, 'Normal', 'Flood', `event ${i}`));
+    await recorder.record(subject, 'Normal', 'Flood', 'dropped');
+    await Promise.all(burst);
+    const messages = async (): Promise<string[]> => (await eventsFor(client, ns(), 'subject')).filter((e) => e.reason === 'Flood').map((e) => e.message);
+    expect(await messages()).not.toContain('dropped');
+    await recorder.record(subject, 'Normal', 'Flood', 'dropped');
+    expect(await messages()).toContain('dropped');
+  }, 120_000);
 });
