@@ -1201,7 +1201,7 @@ times (3 runs do not separate it from the noise).`;
 
 const CORPUS_NOTE = `The operator reads the whole set before it applies anything (a file that does not parse applies
 nothing), kubectl each \`-f\` before it applies it. Most of the time to the operator's first apply is parsing:
-the subset reader (docs/source.md) reads kube-prometheus's 5.6 MB of YAML in about 200 ms in a fresh process (100 ms once warm), where the
+the subset reader (docs/source.md) reads kube-prometheus's 5.6 MB of YAML in about 250-300 ms in a fresh process (100 ms once warm; bench/parse.ts), where the
 \`yaml\` library alone took 700-900 ms (the first apply then went out at 969 ms, against kubectl's 353).`;
 
 // Exits explicitly: after a failure, a watch may still be open.
