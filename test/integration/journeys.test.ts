@@ -163,13 +163,14 @@ describe('install and bootstrap', () => {
       expect(applied.stdout).toContain('deployment.apps/syncprims-operator serverside-applied');
       const client = await clusterClient(cluster);
       await client.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
-      // Left as it was found, so that the next run finds a fresh cluster again.
-      const deleted = await sh(`node dist/cli/main.js install | ${kubectl} delete --wait -f -`);
+      // Left as it was found, so that the next run finds a fresh cluster again. The namespace's deletion
+      // waits for the just-started controller manager, which took over 60 s twice in full test runs.
+      const deleted = await sh(`node dist/cli/main.js install | ${kubectl} delete --wait -f -`, { timeoutMs: 240_000 });
       expect(deleted.code).toBe(0);
     } finally {
       await controlplane(['stop', cluster]);
     }
-  });
+  }, 360_000);
 });
 
 describe('kubectl shows the three kinds', () => {
