@@ -72,3 +72,11 @@ export function withoutManagedFields<T extends KubeObject>(obj: T): T {
   const { managedFields: _dropped, ...metadata } = obj.metadata;
   return { ...obj, metadata };
 }
+
+/**
+ * The Accept header that asks for an object's metadata only (a
+ * PartialObjectMetadata), the whole object from a server that cannot: for
+ * reads and watches of metadata, and for writes whose answer is only read for
+ * its resourceVersion (the server then neither encodes nor sends the rest).
+ */
+export const METADATA_ONLY_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { KubeClient, Query } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
-import { collectionPath, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { collectionPath, METADATA_ONLY_ACCEPT, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import { watchEvents, type WatchEvent } from '../kube/watch-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -62,7 +62,6 @@ export interface InformerOptions<T extends KubeObject> {
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
-const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';
 const METADATA_LIST_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json';
 
 interface List<T> {
@@ -267,7 +266,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         timeoutSeconds: Math.round(base * (1 + Math.random() * 0.1)),
         ...extra,
       },
-      accept: this.opts.metadataOnly ? METADATA_ONLY : undefined,
+      accept: this.opts.metadataOnly ? METADATA_ONLY_ACCEPT : undefined,
       idleTimeoutMs: this.opts.idleTimeoutMs ?? 120_000,
       signal: this.abort.signal,
     });

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeClient } from '../kube/client.js';
-import { compareResourceVersions, objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { compareResourceVersions, METADATA_ONLY_ACCEPT, objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 
 /**
  * The writes a controller makes to its own objects: status (only when it
@@ -38,19 +38,19 @@ export class ObjectWriter {
     await this.finalizerPatches.get(uid)?.catch(() => undefined);
     const old = this.currentStatus(obj, uid);
     if (canonicalJson(old) === canonicalJson(status)) return false;
-    // A merge patch without resourceVersion: the status is ours alone, and a reconcile
-    // may write it twice (progress, then result) before the cache sees the first.
-    // Arrays (conditions, inventory entries) are replaced whole; fields we dropped are nulled.
-    const patch: Record<string, unknown> = { ...status };
-    for (const key of Object.keys(old)) if (!(key in status)) patch[key] = null;
+    // The whole status replaced, without resourceVersion: the status is ours alone, and a
+    // reconcile may write it twice (progress, then result) before the cache sees the first.
+    // A JSON patch, answered with metadata only: the server neither merges nor sends back
+    // the whole object, which for a sync with its objects inline is hundreds of KB.
     const written = await this.client.request<KubeObject>({
       method: 'PATCH',
       path: `${this.path(obj)}/status`,
-      contentType: 'application/merge-patch+json',
-      body: { status: patch },
+      contentType: 'application/json-patch+json',
+      accept: METADATA_ONLY_ACCEPT,
+      body: [{ op: 'add', path: '/status', value: status }],
     });
     if (written?.metadata?.resourceVersion) {
-      this.statusWrites.set(uid, { resourceVersion: written.metadata.resourceVersion, status: (written.status ?? status) as Record<string, unknown> });
+      this.statusWrites.set(uid, { resourceVersion: written.metadata.resourceVersion, status });
       this.onWritten?.(written);
     }
     return true;
@@ -121,9 +121,13 @@ export class ObjectWriter {
     const written = await this.client.request<KubeObject>({
       method: 'PATCH',
       path: this.path(obj),
-      contentType: 'application/merge-patch+json',
+      contentType: 'application/json-patch+json',
+      accept: METADATA_ONLY_ACCEPT,
       // The resourceVersion makes this conditional: 409 Conflict if the object moved on.
-      body: { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers } },
+      body: [
+        { op: 'replace', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
+        { op: 'add', path: '/metadata/finalizers', value: finalizers },
+      ],
     });
     if (written?.metadata) this.onWritten?.(written);
     return written;

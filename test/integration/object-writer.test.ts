@@ -44,6 +44,27 @@ describe('ObjectWriter', () => {
     expect(writes[0]!.metadata.resourceVersion).toBe(fresh.metadata.resourceVersion);
   });
 
+  test('its writes are answered with metadata only, and a status write replaces the whole status', async () => {
+    const writes: KubeObject[] = [];
+    const writer = new ObjectWriter(client, SYNCS, (w) => writes.push(w));
+    const obj = await createSync('small-answers');
+    expect(await writer.ensureFinalizer(obj, 'syncprims.dev/finalizer')).toBe(true);
+    const withHandled = { ...status('a'), lastHandledReconcileAt: '2026-01-01T00:00:00Z' };
+    expect(await writer.updateStatus(obj, withHandled)).toBe(true);
+    // Neither answer carries the spec: for a sync with its objects inline, that is most of it.
+    expect(writes.map((w) => [w.kind, w.spec, w.status])).toEqual([
+      ['PartialObjectMetadata', undefined, undefined],
+      ['PartialObjectMetadata', undefined, undefined],
+    ]);
+    const cached = await client.request<KubeObject>({ path: syncPath(ns(), 'small-answers') });
+    expect(cached.status).toEqual(withHandled);
+    expect(await writer.updateStatus(cached, status('b'))).toBe(true);
+    const live = await client.request<KubeObject>({ path: syncPath(ns(), 'small-answers') });
+    expect(live.status).toEqual(status('b'));
+    expect(live.metadata.finalizers).toEqual(['syncprims.dev/finalizer']);
+    expect(await writer.removeFinalizer(live, 'syncprims.dev/finalizer')).toBe(true);
+  });
+
   test('while the cache lags behind its own writes, it compares with what it wrote last', async () => {
     const writer = new ObjectWriter(client, SYNCS);
     await writer.updateStatus(await createSync('lag'), status('result'));
