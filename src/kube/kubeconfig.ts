@@ -30,6 +30,7 @@ import {
 import { parse } from 'yaml';
 import { applyCredentials, applyHeaders, Authenticators } from './kubeconfig-credentials.js';
 import { KUBECTL_YAML } from './kubectl-yaml.js';
+import { nonStringField } from './kubeconfig-strings.js';
 
 export type { Cluster, ConfigOptions, Context, User } from '@kubernetes/client-node/dist/config_types.js';
 
@@ -97,6 +98,8 @@ export class KubeConfig {
       throw new Error('not a kubeconfig: want a YAML mapping with clusters, users and contexts');
     }
     const raw = doc as Record<string, unknown>;
+    const notString = nonStringField(raw);
+    if (notString) throw new Error(notString);
     this.clusters = newClusters(raw.clusters, opts);
     this.contexts = newContexts(raw.contexts, opts);
     this.users = newUsers(raw.users, opts);

@@ -217,6 +217,19 @@ describe("syncprims' KubeConfig does what client-node's does", () => {
     expect(() => new KubeConfig().loadFromString('')).toThrow('not a kubeconfig');
   });
 
+  test('a boolean or a number where kubectl wants a string is refused, naming the field (as kubectl refuses it)', () => {
+    const text = kubeconfig({}, { token: 'abc' }).replace('namespace: team', 'namespace: no');
+    expect(() => new KubeConfig().loadFromString(text)).toThrow(
+      'contexts[0].context.namespace is the boolean false, not a string (YAML reads an unquoted yes, no, on, off, y or n as a boolean; kubectl refuses it too): quote the value',
+    );
+    expect(() => new KubeConfig().loadFromString(kubeconfig({}, { token: 'abc' }).replace('namespace: team', 'namespace: "no"'))).not.toThrow();
+    expect(() => new KubeConfig().loadFromString(kubeconfig({}, { token: 1234 }))).toThrow('users[0].user.token is the number 1234, not a string');
+    expect(() => new KubeConfig().loadFromString(kubeconfig({ 'tls-server-name': true }, {}))).toThrow('clusters[0].cluster.tls-server-name is the boolean true');
+    expect(() => new KubeConfig().loadFromString(kubeconfig({}, {}, { 'current-context': 1 }))).toThrow('current-context is the number 1');
+    // A boolean where kubectl wants one is fine.
+    expect(() => new KubeConfig().loadFromString(kubeconfig({ 'insecure-skip-tls-verify': true }, {}))).not.toThrow();
+  });
+
   test('loadFromOptions', async () => {
     const options = {
       clusters: [{ name: 'c', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
