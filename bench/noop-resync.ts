@@ -18,7 +18,7 @@
 // Run it with `bench/run.sh noop-resync`. N (default 1000) and RUNS (default 2)
 // can be changed through the environment. It prints figures and writes
 // docs/benchmarks/noop-resync.md; it asserts nothing about them.
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -28,6 +28,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { Informer } from '../src/runtime/informer.js';
+import { auditLogText } from '../test/support/audit-files.js';
 import {
   buildOperator,
   controlplane,
@@ -114,7 +115,7 @@ interface AuditEvent {
 
 /** The operator's requests since `since`, from the cluster's audit log. */
 function auditSince(since: Date): AuditEvent[] {
-  const text = readFileSync(path.join(LOCAL, `${CLUSTER}.audit.log`), 'utf8');
+  const text = auditLogText(path.join(LOCAL, `${CLUSTER}.audit.log`), since.getTime());
   return text
     .split('\n')
     .filter((l) => l.includes(`"userAgent":"${OPERATOR_UA}`))

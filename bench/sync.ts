@@ -21,7 +21,7 @@
 // flags (`--cpu-prof --cpu-prof-dir=DIR`). It prints figures and writes docs/benchmarks/sync.md;
 // it asserts nothing about them.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +36,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { watchEvents } from '../src/kube/watch-stream.js';
+import { auditLogTail } from '../test/support/audit-files.js';
 import {
   buildOperator,
   controlplane,
@@ -362,18 +363,9 @@ class AuditWindow {
   }
 
   private events(): AuditEvent[] {
-    const size = statSync(AUDIT_LOG).size;
-    // The log was rotated (200 MB): what went to the backup is not read.
-    const start = size >= this.offset ? this.offset : 0;
-    const buffer = Buffer.alloc(size - start);
-    const fd = openSync(AUDIT_LOG, 'r');
-    try {
-      readSync(fd, buffer, 0, buffer.length, start);
-    } finally {
-      closeSync(fd);
-    }
+    const text = auditLogTail(AUDIT_LOG, this.offset);
     const events: AuditEvent[] = [];
-    for (const line of buffer.toString('utf8').split('\n')) {
+    for (const line of text.split('\n')) {
       if (!line.trim()) continue;
       const e = JSON.parse(line) as AuditEvent;
       const t = Date.parse(e.requestReceivedTimestamp);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { auditLogText } from './audit-files.js';
 import { LOCAL } from './controlplane.js';
 
 export interface AuditEvent {
@@ -28,7 +28,7 @@ export async function writesSince(cluster: string, since: Date, userAgentPrefix:
 
 /** Every request in a cluster's audit log since `since` from clients whose User-Agent starts with `userAgentPrefix`. */
 export async function requestsSince(cluster: string, since: Date, userAgentPrefix: string): Promise<AuditEvent[]> {
-  const text = await readFile(`${LOCAL}/${cluster}.audit.log`, 'utf8');
+  const text = auditLogText(`${LOCAL}/${cluster}.audit.log`, since.getTime());
   return text
     .split('\n')
     .filter((l) => l !== '' && !olderThan(l, since))

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { controlplane, installCrds, LOCAL, ROOT, type ControlPlaneDir, type OperatorTarget } from '../../bench/support.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
+import { auditLogText } from './audit-files.js';
 
 export const SOAK_DIR = path.join(LOCAL, 'soak');
 /** SOAK_SCALE shortens (or lengthens) every stage: sizes and durations are multiplied by it. */
@@ -125,8 +126,7 @@ const counted = (e: AuditEvent, from: number, to: number, userAgent: string): bo
 /** The operator's write requests in the audit log of a cluster (dry runs and Lease renewals apart), received in [from, to] (epoch ms), by `verb resource`. */
 export function auditWrites(auditLog: string, from: number, to: number, userAgent = 'syncprims-operator'): { total: number; byKind: Record<string, number> } {
   const out = { total: 0, byKind: {} as Record<string, number> };
-  if (!existsSync(auditLog)) return out;
-  for (const line of readFileSync(auditLog, 'utf8').split('\n')) {
+  for (const line of auditLogText(auditLog, from).split('\n')) {
     if (!line.includes(userAgent)) continue;
     const e = JSON.parse(line) as AuditEvent;
     if (!counted(e, from, to, userAgent)) continue;

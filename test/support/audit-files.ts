@@ -1,0 +1,52 @@
+// An API server's audit log, read across its rotation. The local control
+// plane starts each kube-apiserver with --audit-log-maxsize=200 (MB) and
+// --audit-log-maxbackup=1: a long-lived cluster's log (mgmt's, a benchmark's)
+// is renamed to `<name>-<time>.log` when it reaches 200 MB and a new one is
+// begun. A reader of the current file alone then misses what was written
+// before the rotation: a count of writes comes out short, and a test that
+// expects none passes whatever happened.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** The rotated copies of an audit log, oldest first (their names carry the time of the rotation). */
+export function rotatedAuditLogs(file: string): string[] {
+  const dir = path.dirname(file);
+  const ext = path.extname(file);
+  const prefix = `${path.basename(file, ext)}-`;
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith(ext))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+/**
+ * The text of an audit log written since `sinceMs` (epoch ms): the rotated
+ * copies last written since then, oldest first, then the current file. Lines
+ * older than `sinceMs` are still in it; callers filter by their timestamps.
+ */
+export function auditLogText(file: string, sinceMs: number): string {
+  const parts = rotatedAuditLogs(file)
+    .filter((f) => statSync(f).mtimeMs >= sinceMs)
+    .map((f) => readFileSync(f, 'utf8'));
+  if (existsSync(file)) parts.push(readFileSync(file, 'utf8'));
+  return parts.join('');
+}
+
+/**
+ * The text an audit log gained since it was `offset` bytes long. If it has
+ * been rotated since (it is shorter now), that is the newest rotated copy
+ * from `offset` on, then the whole current file.
+ */
+export function auditLogTail(file: string, offset: number): string {
+  const size = existsSync(file) ? statSync(file).size : 0;
+  if (size >= offset) return readFrom(file, offset);
+  const backup = rotatedAuditLogs(file).pop();
+  return (backup ? readFrom(backup, offset) : '') + readFrom(file, 0);
+}
+
+function readFrom(file: string, offset: number): string {
+  if (!existsSync(file)) return '';
+  const buffer = readFileSync(file);
+  return buffer.subarray(Math.min(offset, buffer.length)).toString('utf8');
+}
