@@ -1216,10 +1216,11 @@ function cpuNote(rows: Rows): string {
   ].filter((l): l is string => l !== undefined);
   return `CPU, and why the operator is behind the bare client at the same concurrency: the API server, etcd (in
 the control plane's supervisor, not counted here) and the client share the machine's ${os.availableParallelism()} cores. The operator
-spends about twice the bare client's CPU on the same 1,000 requests (its watch of the ConfigMaps, health,
-inventory and metrics on top of them), and the API server more than for the bare client (the watch's 1,000
-events, the Sync's own writes). Client and API server together keep most of the cores busy, etcd the rest, so
-what either spends comes out of the other's time: the gap is CPU, not waiting. On a cluster, where the
+spends more CPU than the bare client on the same 1,000 requests (reading and rendering the set, its watch of
+the ConfigMaps, health, inventory and metrics on top of them), and makes the API server spend more (the
+Sync's own writes and their watch events, the LIST that primes the watch, the Event). Client and API server
+together keep most of the cores busy in every row, etcd the rest, so what either spends comes out of the
+other's time: the gap is CPU, not waiting. On a cluster, where the
 operator does not run on the API server's machine, its own CPU would not slow the API server.
 ${lines.join('\n')}`;
 }
