@@ -36,6 +36,8 @@ import { compareIds, displayNameOf, objectId } from './inventory.js';
  *   which always win: the three owner labels, and `syncprims.dev/origin` when
  *   `origin` is given. Without `origin`, an origin label in the manifests is
  *   removed: a manifest cannot claim to come from another cluster.
+ * - A core Secret's `stringData` is merged into `data`, base64-encoded, as
+ *   the API server stores it (so our field manager owns what is stored).
  * - Two objects with one id (namespace, name, group, kind; the version does
  *   not count) are an error naming the id; the first is kept.
  */
@@ -99,6 +101,7 @@ export async function render(objects: readonly unknown[], opts: RenderOptions): 
       continue;
     }
     applyMetadata(obj, opts);
+    stringDataToData(obj);
     const id = objectId(obj);
     if (seen.has(id)) {
       errors.push(`${displayNameOf(obj)} appears more than once in the set (id ${id})`);
@@ -168,6 +171,25 @@ function stripServerFields(obj: KubeObject): KubeObject {
   if (obj.metadata.annotations === null) delete obj.metadata.annotations;
   delete obj.status;
   return obj;
+}
+
+/**
+ * A core Secret's `stringData` merged into `data` (base64), as the API server
+ * stores it (a `stringData` key wins over the same `data` key). Applied as
+ * `stringData`, a value is tracked by nobody: the stored object has no
+ * `stringData`, so our managedFields entry named fields the object lacks, and
+ * a hand edit of the value was not seen as drift. Flux's ssa does the same.
+ * A value that is not a string is left for the API server to refuse.
+ */
+function stringDataToData(obj: KubeObject): void {
+  if (obj.apiVersion !== 'v1' || obj.kind !== 'Secret') return;
+  const secret = obj as KubeObject & { data?: unknown; stringData?: unknown };
+  const { stringData, data } = secret;
+  if (!isRecord(stringData) || !Object.values(stringData).every((v) => typeof v === 'string')) return;
+  if (data !== undefined && data !== null && !isRecord(data)) return;
+  const encoded = Object.fromEntries(Object.entries(stringData as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+  secret.data = { ...(data ?? {}), ...encoded };
+  delete secret.stringData;
 }
 
 function kindKey(obj: KindKey): string {

@@ -71,6 +71,19 @@ describe('drift', () => {
     expect(sent.all).toHaveLength(2);
   });
 
+  test("a hand edit of a Secret's value applied through stringData is corrected (stringData is applied as the data it is stored as)", async () => {
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hand-s', namespace: ns() }, stringData: { token: 'one' } };
+    await applySync(client, ns(), 'hand-s', { interval: '1h', source: { inline: [secret] } });
+    await waitForReady(client, ns(), 'hand-s', 'True');
+    await settled('hand-s');
+    const path = `/api/v1/namespaces/${ns()}/secrets/hand-s`;
+    const b64 = (v: string): string => Buffer.from(v).toString('base64');
+    await client.request({ method: 'PATCH', path, query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { data: { token: b64('two') } } });
+    await eventually('the edit to be corrected', async () => ((await find<{ data: Record<string, string> }>(client, path))?.data.token === b64('one') ? true : undefined), 30_000);
+    const event = await eventually('a Drifted Event', async () => (await eventsFor(client, ns(), 'hand-s')).find((e) => e.reason === 'Drifted'));
+    expect(event.message).toBe(`Secret/${ns()}/hand-s: .data.token changed by kubectl-patch; corrected`);
+  });
+
   test('a fighter that keeps re-setting a field under its own manager is backed off, not fought in a hot loop', async () => {
     await applySync(client, ns(), 'fought', { interval: '1m', source: { inline: [cm('fought', { replicas: '1' })] } });
     await waitForReady(client, ns(), 'fought', 'True');

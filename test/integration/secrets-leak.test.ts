@@ -227,7 +227,7 @@ async function createScenario(): Promise<void> {
   const appliedSecret =
     `apiVersion: v1\nkind: Secret\nmetadata:\n  name: applied\n  namespace: ${ns()}\n` +
     `stringData:\n  ${values.appliedKey}: ${values.appliedValue}\n` +
-    // In `data`: a hand edit of a value applied through stringData is not seen as drift (stringData is not stored).
+    // Both forms: stringData is applied as data (render), and the drift below edits this `data` value.
     `data:\n  password: ${Buffer.from(values.password).toString('base64')}\n`;
   const comment = `# ${mark('a comment in a Secret source')}\n`;
   await createSecret(mgmt, 'src', { 'app.yaml': `${comment}${appliedSecret}---\n${cm('from-secret')}` });

@@ -282,6 +282,24 @@ describe('render: metadata', () => {
     expect(revisionOf(result.objects)).toBe(revisionOf((await render([clean], options())).objects));
   });
 
+  test("a Secret's stringData is merged into data, base64-encoded, as the API server stores it; a non-string value is left alone", async () => {
+    const secret = (fields: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'shop' }, ...fields });
+    const b64 = (v: string): string => Buffer.from(v, 'utf8').toString('base64');
+    const input = [secret({ data: { a: b64('old'), b: b64('kept') }, stringData: { a: 'new ünïcode', c: '' } })];
+    const [out] = (await render(input, options())).objects;
+    expect(out).toMatchObject({ data: { a: b64('new ünïcode'), b: b64('kept'), c: '' } });
+    expect('stringData' in out!).toBe(false);
+    expect(input[0]!.stringData).toEqual({ a: 'new ünïcode', c: '' });
+    const [only] = (await render([secret({ stringData: { k: 'v' } })], options())).objects;
+    expect(only).toMatchObject({ data: { k: b64('v') } });
+    const [odd] = (await render([secret({ stringData: { n: 5 } })], options())).objects;
+    expect(odd).toMatchObject({ stringData: { n: 5 } });
+    expect('data' in odd!).toBe(false);
+    // Only the core Secret.
+    const [other] = (await render([{ apiVersion: 'example.com/v1', kind: 'Secret', metadata: { name: 'x', namespace: 'shop' }, stringData: { k: 'v' } }], options({ scopeOf: async () => 'Namespaced' }))).objects;
+    expect(other).toMatchObject({ stringData: { k: 'v' } });
+  });
+
   test('never changes its input, and returns copies', async () => {
     const input = [structuredClone(deployment), structuredClone(configMap), structuredClone(widgetCrd('Namespaced')), widget('w1')];
     const before = structuredClone(input);
