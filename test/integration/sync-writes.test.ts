@@ -17,10 +17,15 @@ const OBJECTS = 10;
 let client: KubeClient;
 let op: OperatorProcess;
 const ns = useTestNamespace(CLUSTER, 'syncwrites');
-useSyncOperator(CLUSTER, ns, (c, o) => {
-  client = c;
-  op = o;
-});
+useSyncOperator(
+  CLUSTER,
+  ns,
+  (c, o) => {
+    client = c;
+    op = o;
+  },
+  ['--log-level', 'debug'], // the `reconciled` lines name each reconcile's causes
+);
 const reconciles = (): Promise<number> => op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
 
 const configMaps = (sync: string, value: string): KubeObject[] =>
@@ -76,6 +81,11 @@ describe('writes per sync', () => {
     // queue a second one. A Sync created after them and Ready: what was queued before it has run by then.
     await applySync(client, ns(), 'barrier', { source: { inline: configMaps('barrier', 'one') } });
     await waitForReady(client, ns(), 'barrier', 'True', 'Succeeded');
+    // A Sync reconciled more than once is named, with the causes of each of its reconciles.
+    const extra = [...names, 'barrier']
+      .map((name) => ({ name, causes: op.logs.filter((l) => l.msg === 'reconciled' && l.kind === 'Sync' && l.namespace === ns() && l.name === name).map((l) => l.causes) }))
+      .filter((r) => r.causes.length !== 1);
+    expect(extra).toEqual([]);
     expect((await reconciles()) - reconcilesBefore).toBe(SYNCS + 1);
   });
 
