@@ -1,7 +1,7 @@
 import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
 import { ApiError } from '../kube/errors.js';
-import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
+import { compareResourceVersions, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
 import { DriftLedger, driftOf, type Drift } from './drift.js';
@@ -284,7 +284,7 @@ export class OwnedObjects implements LiveObjects {
   /** A kind is no longer watched: echoes of it will not come. */
   private forgetEchoes(apiVersionAndKind: string): void {
     const [apiVersion = '', kind = ''] = apiVersionAndKind.split('|');
-    const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+    const { group } = splitApiVersion(apiVersion);
     for (const id of this.echoes.keys()) {
       const ref = parseObjectId(id);
       if (ref.kind === kind && ref.group === group) this.echoes.delete(id);

@@ -80,3 +80,5 @@ export function withoutManagedFields<T extends KubeObject>(obj: T): T {
  * its resourceVersion (the server then neither encodes nor sends the rest).
  */
 export const METADATA_ONLY_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';
+/** The same for a list (a PartialObjectMetadataList). */
+export const METADATA_LIST_ONLY_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json';

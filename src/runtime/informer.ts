@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { KubeClient, Query } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
-import { collectionPath, METADATA_ONLY_ACCEPT, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { collectionPath, METADATA_LIST_ONLY_ACCEPT, METADATA_ONLY_ACCEPT, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import { watchEvents, type WatchEvent } from '../kube/watch-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -62,7 +62,6 @@ export interface InformerOptions<T extends KubeObject> {
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
-const METADATA_LIST_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json';
 
 interface List<T> {
   metadata: { resourceVersion: string; continue?: string };
@@ -234,7 +233,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const page = await this.opts.client.request<List<T>>({
         path: this.path(),
         query: { ...this.selectors(), limit: this.opts.listPageSize ?? 500, continue: token },
-        accept: this.opts.metadataOnly ? METADATA_LIST_ONLY : undefined,
+        accept: this.opts.metadataOnly ? METADATA_LIST_ONLY_ACCEPT : undefined,
         timeoutMs: 60_000,
         signal: this.abort.signal,
       });

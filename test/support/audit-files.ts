@@ -5,7 +5,7 @@
 // begun. A reader of the current file alone then misses what was written
 // before the rotation: a count of writes comes out short, and a test that
 // expects none passes whatever happened.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The rotated copies of an audit log, oldest first (their names carry the time of the rotation). */
@@ -45,8 +45,17 @@ export function auditLogTail(file: string, offset: number): string {
   return (backup ? readFrom(backup, offset) : '') + readFrom(file, 0);
 }
 
+/** A file from `offset` on, read from there (a long-lived log is hundreds of MB). */
 function readFrom(file: string, offset: number): string {
   if (!existsSync(file)) return '';
-  const buffer = readFileSync(file);
-  return buffer.subarray(Math.min(offset, buffer.length)).toString('utf8');
+  const size = statSync(file).size;
+  if (offset >= size) return '';
+  const buffer = Buffer.alloc(size - offset);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, buffer, 0, buffer.length, offset);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8');
 }
