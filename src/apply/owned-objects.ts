@@ -68,11 +68,14 @@ export class OwnedObjects implements LiveObjects {
    * `labelSelector`: more than the owner labels (in a remote cluster:
    * `syncprims.dev/origin=<id>`). `namespacedFallback`: where listing a kind
    * cluster-wide is forbidden (an identity with namespaced RBAC), watch it
-   * in each namespace the syncs use instead.
+   * in each namespace the syncs use instead. `ownerNamespace`: the one
+   * namespace whose syncs this operator reconciles (`--namespace`); objects
+   * of syncs elsewhere stay cached (an apply must see that another sync owns
+   * an object) but wake nobody and record no drift here.
    */
   constructor(
     private readonly cache: ClusterCache,
-    private readonly opts: { labelSelector?: string; namespacedFallback?: boolean } = {},
+    private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownerNamespace?: string } = {},
   ) {
     this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED_OBJECTS;
   }
@@ -310,9 +313,15 @@ export class OwnedObjects implements LiveObjects {
     return version === obj.metadata.resourceVersion;
   }
 
+  /** `owner` if this operator reconciles it (see `ownerNamespace`). */
+  private ours(owner: Owner | undefined): Owner | undefined {
+    const only = this.opts.ownerNamespace;
+    return owner && (only === undefined || owner.namespace === only) ? owner : undefined;
+  }
+
   private changed(e: InformerEvent<KubeObject>): void {
     const obj = e.object;
-    const owner = ownerLabelsOf(obj);
+    const owner = this.ours(ownerLabelsOf(obj));
     if (e.type === 'deleted') {
       this.unchangedAt.delete(objectId(obj));
       this.echoes.delete(objectId(obj));

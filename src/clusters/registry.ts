@@ -29,6 +29,8 @@ export interface ClusterRegistryOptions {
   references: Pick<ReferencedObjects, 'ensureWatched' | 'cached'>;
   policy: KubeconfigPolicy;
   origin: string;
+  /** `--namespace`: only RemoteSyncs and ProxySyncs there are reconciled here (see OwnedObjects). */
+  ownerNamespace?: string;
   userAgent: string;
   maxReconcilesPerCluster: number;
   /** `--qps` / `--burst` of each remote cluster. */
@@ -188,6 +190,7 @@ export class ClusterRegistry {
       // Read at each write: the fence is set once the manager runs for leadership.
       writeFence: () => this.opts.home.writeFence?.() ?? true,
       origin: this.opts.origin,
+      ownerNamespace: this.opts.ownerNamespace,
       maxReconciles: this.opts.maxReconcilesPerCluster,
       rateLimit: this.opts.rateLimit,
       transports: this.transports,

@@ -25,6 +25,8 @@ export interface RemoteClusterOptions {
   writeFence?: () => boolean;
   /** `--cluster-id`: the origin label every object we apply there carries. */
   origin: string;
+  /** `--namespace`: only the owners there are woken by their objects' changes (see OwnedObjects). */
+  ownerNamespace?: string;
   /** At most this many reconciles work on the cluster at once (the rest wait in the queue, holding no worker). */
   maxReconciles: number;
   /** Client-side rate limit of its requests (`--qps`, `--burst`). */
@@ -64,7 +66,7 @@ export class RemoteCluster {
     this.discovery = new Discovery(client);
     this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
     // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
-    this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}`, namespacedFallback: true });
+    this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}`, namespacedFallback: true, ownerNamespace: opts.ownerNamespace });
     this.untrack = opts.metrics?.trackClient(client, opts.logger) ?? (() => undefined);
     client.observe((r) => {
       opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });

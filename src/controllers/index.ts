@@ -105,7 +105,8 @@ async function share(
     resources[kind] = await resolveKind(m, kind);
     informers[kind] = await m.cache.informer(API_VERSION, kind);
   }
-  const owned = new OwnedObjects(m.cache);
+  // Cluster-wide even with --namespace: a sync may apply to any namespace, and must see what other syncs own.
+  const owned = new OwnedObjects(m.cache, { ownerNamespace: m.opts.namespace });
   owned.onOwnerChange((o, cause) => enqueue(o.kind as SyncKind, `${o.namespace}/${o.name}`, cause));
   // Only Syncs apply to this cluster (RemoteSyncs apply to theirs).
   owned.followInventories([informers.Sync]);
@@ -209,6 +210,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     references: shared.references,
     policy: settings.kubeconfigPolicy ?? {},
     origin: settings.clusterId,
+    ownerNamespace: m.opts.namespace,
     userAgent: settings.userAgent ?? 'syncprims-operator',
     maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
     rateLimit: settings.remoteRateLimit,

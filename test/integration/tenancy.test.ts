@@ -1,31 +1,37 @@
 // Tenancy: with --default-service-account, syncs that name no account apply as
-// that account of their namespace, so a tenant cannot escape it; and the
-// tenant example (examples/tenant/) as it is written.
+// that account of their namespace, so a tenant cannot escape it; the tenant
+// example (examples/tenant/) as it is written; and an operator of one namespace
+// (--namespace) is not woken by what the syncs of other namespaces own.
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../../src/api/marks.js';
 import { serverSideApply } from '../../src/kube/apply.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterApi, clusterClient, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, putKubeconfigSecret, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
 import { applySync, eventsFor, find, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const ACCOUNT = 'deployer';
 let client: KubeClient;
+let op: OperatorProcess;
 const ns = useTestNamespace(CLUSTER, 'tenancy');
+/** Another tenant's namespace, whose syncs this file's operator does not reconcile. */
+const other = useTestNamespace(CLUSTER, 'tenancy-other');
 useSyncOperator(
   CLUSTER,
   ns,
-  (c) => {
+  (c, o) => {
     client = c;
+    op = o;
   },
-  ['--default-service-account', ACCOUNT],
+  ['--default-service-account', ACCOUNT, '--log-level', 'debug'],
 );
 
 const clusterRole = (name: string) => ({
@@ -42,6 +48,14 @@ function tenantExample(namespace: string): KubeObject[] {
   return parseAllDocuments(text, { version: '1.1' }).map((d) => d.toJS() as KubeObject);
 }
 
+/** The account, its Role and RoleBinding, as the tenant example writes them. */
+async function applyAccount(): Promise<void> {
+  const { discovery } = await clusterApi(CLUSTER);
+  for (const obj of tenantExample(ns()).filter((o) => ['ServiceAccount', 'Role', 'RoleBinding'].includes(o.kind))) {
+    await serverSideApply(client, discovery, obj, { fieldManager: 'test', force: true });
+  }
+}
+
 const forbidden = new RegExp(`system:serviceaccount:.*:${ACCOUNT}" cannot patch resource "clusterroles"`);
 
 describe('--default-service-account', () => {
@@ -54,11 +68,7 @@ describe('--default-service-account', () => {
   test('a Sync naming no account applies as that account of its namespace: inside it yes, a ClusterRole no', async () => {
     const escape = `${ns()}-by-default`;
     escapes.push(escape);
-    // The account, its Role and RoleBinding, as the tenant example writes them.
-    const { discovery } = await clusterApi(CLUSTER);
-    for (const obj of tenantExample(ns()).filter((o) => ['ServiceAccount', 'Role', 'RoleBinding'].includes(o.kind))) {
-      await serverSideApply(client, discovery, obj, { fieldManager: 'test', force: true });
-    }
+    await applyAccount();
     await applySync(client, ns(), 'inside', { source: { inline: [configMap('inside', ns())] } });
     await applySync(client, ns(), 'escape-by-default', { source: { inline: [clusterRole(escape)] } });
     await waitForReady(client, ns(), 'inside', 'True', 'Succeeded');
@@ -116,5 +126,37 @@ describe('--default-service-account', () => {
       });
       await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
     }
+  });
+});
+
+describe('--namespace', () => {
+  test('changes of objects that syncs of another namespace own (hand edits too) wake nothing here; a change of our own is corrected', async () => {
+    await applyAccount();
+    await applySync(client, ns(), 'mine', { source: { inline: [configMap('mine', ns())] } });
+    await waitForReady(client, ns(), 'mine', 'True', 'Succeeded');
+    // Another tenant's objects, applied as our field manager with its Sync's labels, then changed by hand:
+    // the operator's cluster-wide watch of ConfigMaps (it must see every owned object) brings every change.
+    const { discovery } = await clusterApi(CLUSTER);
+    const labels = { [OWNER_KIND_LABEL]: 'Sync', [OWNER_NAMESPACE_LABEL]: other(), [OWNER_NAME_LABEL]: 'theirs' };
+    const theirs = Array.from({ length: 5 }, (_, i) => ({ ...configMap(`theirs-${i}`, other()), metadata: { name: `theirs-${i}`, namespace: other(), labels } }));
+    for (const obj of theirs) await serverSideApply(client, discovery, obj, { fieldManager: FIELD_MANAGER, force: true });
+    for (const obj of theirs) {
+      await client.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${other()}/configmaps/${obj.metadata.name}`,
+        query: { fieldManager: 'kubectl-patch' },
+        contentType: 'application/merge-patch+json',
+        body: { data: { a: 'changed by hand' } },
+      });
+    }
+    // Then one of ours: the same watch brings it after theirs, and its correction shows they were all heard.
+    const mine = `/api/v1/namespaces/${ns()}/configmaps/mine`;
+    await client.request({ method: 'PATCH', path: mine, query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { data: { a: 'changed by hand' } } });
+    await eventually('our ConfigMap to be corrected', async () => ((await find<{ data: { a: string } }>(client, mine))?.data.a === '1' ? true : undefined));
+    await op.settledReconciles('Sync', ns(), 'mine');
+    expect(op.logs.filter((l) => l.msg === 'reconciled' && l.namespace === other())).toEqual([]);
+    expect(op.logs.filter((l) => l.namespace === other())).toEqual([]);
+    // Theirs are left as they are: not ours to correct.
+    expect(await find(client, `/api/v1/namespaces/${other()}/configmaps/theirs-0`)).toMatchObject({ data: { a: 'changed by hand' } });
   });
 });
