@@ -12,7 +12,7 @@ import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.j
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
 import { ApplyEngine } from '../apply/engine.js';
-import { inventoryOf, parseObjectId } from '../apply/inventory.js';
+import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
@@ -39,6 +39,7 @@ import {
   remoteSyncMatches,
   type RelatedObject,
 } from './proxysync-remote.js';
+import { ownerOfKey } from './sync-pipeline.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 
 /** How soon a cluster without our CRDs is looked at again (nothing there to watch for them). */
@@ -85,6 +86,7 @@ export class ProxySyncReconciler implements Reconciler {
     if ('done' in begun) {
       if (!this.deps.informer.store.get(key)) {
         this.copiesKnown.delete(key);
+        this.settings.registry.lastClusterOf(`ProxySync/${key}`)?.owned.forgetOwner(ownerOfKey('ProxySync', key));
         await this.settings.registry.release(`ProxySync/${key}`);
       }
       return begun.done;
@@ -133,9 +135,13 @@ export class ProxySyncReconciler implements Reconciler {
     const related = await this.related(key, obj, spec, location.namespace, owner, cluster);
     const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
     const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
+    // What others changed of the remote Sync and the copies (from the watch; the comparison below corrects
+    // it): taken, so the ledger keeps nothing for ProxySyncs, and named when the remote Sync is applied.
+    const drifted = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), 0).due.filter((d) => !d.deleted);
     if (!remoteSyncMatches(live, desired)) {
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
-      log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');
+      const changedBy = [...new Set(drifted.filter((d) => d.id === objectId(desired)).flatMap((d) => d.managers))].sort();
+      log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation, ...(changedBy.length > 0 && { changedBy }) }, 'remote Sync applied');
     }
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
     const inventory = inventoryOf([desired, ...related.shells]);

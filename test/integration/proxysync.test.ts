@@ -73,6 +73,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await edge.request({
       method: 'PATCH',
       path: syncPath(ns(), 'app'),
+      query: { fieldManager: 'kubectl-patch' },
       contentType: 'application/merge-patch+json',
       body: { spec: { source: { inline: [configMap('hand-edit')] } } },
     });
@@ -82,6 +83,8 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
       return inline.length === 1 && inline[0]?.metadata.name === 'app-cm' ? true : undefined;
     });
     expect((await getSync(mgmt, ns(), 'app', PROXYSYNCS)).metadata.annotations?.['syncprims.dev/reconcile-requested-at']).toBeUndefined();
+    // The log names who changed it (from the managedFields the watch brought).
+    await hub.waitForLog('the correction logged with its author', (l) => l.msg === 'remote Sync applied' && l.name === 'app' && JSON.stringify(l.changedBy) === '["kubectl-patch"]');
     // Settled: edge-1's operator has handled the reverted spec (a Ready seen before the revert reached mgmt would be stale).
     await eventually('the remote Sync to observe the revert', async () => {
       const s = await edgeSync('app');
