@@ -1,5 +1,6 @@
 import { parse } from 'yaml';
 import { KubeConfig, type Cluster, type Context, type User } from '../kube/kubeconfig.js';
+import { nonStringField } from '../kube/kubeconfig-strings.js';
 
 /**
  * Kubeconfigs that come from Secrets (RemoteSync, ProxySync, and the CLI
@@ -48,6 +49,8 @@ const FILE_FIELDS: Record<string, string> = {
  */
 export function checkedKubeconfig(text: string, origin: string, policy: KubeconfigPolicy = {}): KubeConfig {
   const raw = parseDocument(text, origin);
+  const notString = nonStringField(raw);
+  if (notString) throw new KubeconfigError(`${origin}: ${notString}`);
   const clusters = namedList(raw.clusters, 'cluster', origin);
   const users = namedList(raw.users, 'user', origin);
   const contexts = namedList(raw.contexts, 'context', origin);

@@ -240,6 +240,8 @@ describe('hostile kubeconfigs are refused before any use', () => {
     ['auth-provider', (kc) => setUser(kc, { 'auth-provider': { name: 'oidc', config: {} } }), 'uses an auth-provider plugin (auth-provider): refused'],
     ['token-file', (kc) => setUser(kc, { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }), 'names a file (tokenFile): refused'],
     ['insecure', (kc) => setCluster(kc, { 'insecure-skip-tls-verify': true }), 'sets insecure-skip-tls-verify'],
+    // Not hostile, only wrong, and as kubectl refuses it: YAML 1.1 reads `namespace: no` as false.
+    ['not-a-string', (kc) => setContext(kc, { namespace: false }), 'contexts[0].context.namespace is the boolean false, not a string'],
   ];
 
   test.each(cases)('%s', async (name, change, message) => {
@@ -365,6 +367,11 @@ describe('isolation', () => {
 function setUser(kc: Record<string, unknown>, user: Record<string, unknown>): void {
   const users = kc.users as { user: Record<string, unknown> }[];
   users[0]!.user = { ...users[0]!.user, ...user };
+}
+
+function setContext(kc: Record<string, unknown>, context: Record<string, unknown>): void {
+  const contexts = kc.contexts as { context: Record<string, unknown> }[];
+  contexts[0]!.context = { ...contexts[0]!.context, ...context };
 }
 
 function setCluster(kc: Record<string, unknown>, cluster: Record<string, unknown>): void {

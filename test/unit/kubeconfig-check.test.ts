@@ -86,4 +86,16 @@ describe('checkedKubeconfig', () => {
     );
     expect(refusal(kubeconfig({}, {}, { users: 'x' }))).toBe(`${ORIGIN}: users must be a list`);
   });
+
+  test('a boolean or a number where kubectl wants a string is refused as kubectl refuses it; a credential is not quoted', () => {
+    const unquoted = kubeconfig().replace('context:\n      cluster: edge', 'context:\n      namespace: no\n      cluster: edge');
+    expect(unquoted).toContain('namespace: no');
+    expect(refusal(unquoted)).toBe(
+      `${ORIGIN}: contexts[0].context.namespace is the boolean false, not a string (YAML reads an unquoted yes, no, on, off, y or n as a boolean; kubectl refuses it too): quote the value`,
+    );
+    const numeric = refusal(kubeconfig({}, { token: 987654321 }));
+    expect(numeric).toContain('users[0].user.token is a number, not a string');
+    expect(numeric).not.toContain('987654321');
+    expect(checkedKubeconfig(unquoted.replace('namespace: no', 'namespace: "no"'), ORIGIN).getContextObject('edge')?.namespace).toBe('no');
+  });
 });

@@ -223,7 +223,9 @@ describe("syncprims' KubeConfig does what client-node's does", () => {
       'contexts[0].context.namespace is the boolean false, not a string (YAML reads an unquoted yes, no, on, off, y or n as a boolean; kubectl refuses it too): quote the value',
     );
     expect(() => new KubeConfig().loadFromString(kubeconfig({}, { token: 'abc' }).replace('namespace: team', 'namespace: "no"'))).not.toThrow();
-    expect(() => new KubeConfig().loadFromString(kubeconfig({}, { token: 1234 }))).toThrow('users[0].user.token is the number 1234, not a string');
+    // A credential's value is not quoted.
+    expect(() => new KubeConfig().loadFromString(kubeconfig({}, { token: 1234 }))).toThrow('users[0].user.token is a number, not a string');
+    expect(() => new KubeConfig().loadFromString(kubeconfig({}, { token: 1234 }))).not.toThrow(/1234/);
     expect(() => new KubeConfig().loadFromString(kubeconfig({ 'tls-server-name': true }, {}))).toThrow('clusters[0].cluster.tls-server-name is the boolean true');
     expect(() => new KubeConfig().loadFromString(kubeconfig({}, {}, { 'current-context': 1 }))).toThrow('current-context is the number 1');
     // A boolean where kubectl wants one is fine.
