@@ -564,9 +564,10 @@ async function operatorHttpConfigMaps(bench: Bench, server: ArchiveServer, rows:
 async function warmUp(client: KubeClient, namespace: string, target: string, url: string): Promise<void> {
   const name = 'warm-up';
   const sync: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace }, spec: { source: { http: { url } }, defaultNamespace: target, wait: true } };
+  const syncPath = `${collectionPath(SYNCS, namespace)}/${name}`;
   await createSyncUntilReady(client, namespace, sync);
-  await client.request({ method: 'DELETE', path: `${collectionPath(SYNCS, namespace)}/${name}` });
-  await until('the warm-up Sync to be gone (its objects pruned)', async () => !(await exists(client, `${collectionPath(SYNCS, namespace)}/${name}`)));
+  await client.request({ method: 'DELETE', path: syncPath });
+  await until('the warm-up Sync to be gone (its objects pruned)', async () => !(await exists(client, syncPath)));
   await sleep(1_000); // its Events and the watch's deletions stay out of the measured span
 }
 

@@ -135,12 +135,14 @@ export class ProxySyncReconciler implements Reconciler {
     const related = await this.related(key, obj, spec, location.namespace, owner, cluster);
     const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
     const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
-    // What others changed of the remote Sync and the copies (from the watch; the comparison below corrects
-    // it): taken, so the ledger keeps nothing for ProxySyncs, and named when the remote Sync is applied.
-    const drifted = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), 0).due.filter((d) => !d.deleted);
+    // What others changed of the remote Sync and the copies (from the watch; the comparison below and
+    // `related` correct it): all taken (interval 0: a ProxySync's corrections are not backed off), so the
+    // ledger keeps nothing for ProxySyncs; the remote Sync's authors are named when it is applied.
+    const drifted = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), 0).due;
     if (!remoteSyncMatches(live, desired)) {
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
-      const changedBy = [...new Set(drifted.filter((d) => d.id === objectId(desired)).flatMap((d) => d.managers))].sort();
+      const id = objectId(desired);
+      const changedBy = [...new Set(drifted.filter((d) => d.id === id && !d.deleted).flatMap((d) => d.managers))].sort();
       log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation, ...(changedBy.length > 0 && { changedBy }) }, 'remote Sync applied');
     }
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
