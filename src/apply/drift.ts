@@ -74,6 +74,11 @@ export class DriftLedger {
     return { due, waitMs };
   }
 
+  /** Whether a drift of object `id` of `owner` is waiting, backed off, for its correction. */
+  waiting(owner: string, id: string): boolean {
+    return this.pending.get(owner)?.has(id) ?? false;
+  }
+
   /** An object was corrected: how many times lately, and how long the next correction waits. */
   corrected(id: string, intervalMs: number, now = Date.now()): { count: number; nextMs: number } {
     const prev = this.corrections.get(id);

@@ -304,6 +304,11 @@ export class OwnedObjects implements LiveObjects {
     return this.drifts.take(ownerKey(owner), intervalMs);
   }
 
+  /** Whether a drift of object `id` of `owner` is waiting, backed off, for its correction (see `takeDrifts`). */
+  driftWaiting(owner: Owner, id: string): boolean {
+    return this.drifts.waiting(ownerKey(owner), id);
+  }
+
   /** The watch brought `obj` at the version health was read from (see `echoes`): the entry is taken. */
   private isEcho(obj: KubeObject): boolean {
     const id = objectId(obj);

@@ -7,11 +7,13 @@
 // the related objects copied beside it), and bring its status back. See
 // docs/proxysync.md.
 import { ConditionType, Reason } from '../api/conditions.js';
+import { parseDuration } from '../api/duration.js';
 import { API_VERSION } from '../api/kinds.js';
 import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
-import { ApplyEngine } from '../apply/engine.js';
+import type { Drift } from '../apply/drift.js';
+import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
@@ -39,6 +41,7 @@ import {
   remoteSyncMatches,
   type RelatedObject,
 } from './proxysync-remote.js';
+import { announceDrift, dueBy } from './sync-drift.js';
 import { ownerOfKey } from './sync-pipeline.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 
@@ -46,6 +49,12 @@ import { failed, progressing, suspended, type SyncStatusDraft } from './sync-sta
 const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
+
+/** Drifts of a ProxySync's objects in its cluster: those due for correction now, and when the others are due. */
+interface Drifts {
+  due: Drift[];
+  waitMs?: number;
+}
 
 /** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
 interface KnownCopies {
@@ -73,6 +82,8 @@ class Halt extends Error {
 export class ProxySyncReconciler implements Reconciler {
   /** Per ProxySync, the related objects this process last made sure of in the remote cluster. */
   private readonly copiesKnown = new Map<string, KnownCopies>();
+  /** Per ProxySync, the remote Sync it last applied (JSON): a backed-off drift holds back only the same apply again. */
+  private readonly lastApplied = new Map<string, string>();
 
   constructor(
     private readonly deps: LifecycleDeps & { kind: 'ProxySync' },
@@ -86,6 +97,7 @@ export class ProxySyncReconciler implements Reconciler {
     if ('done' in begun) {
       if (!this.deps.informer.store.get(key)) {
         this.copiesKnown.delete(key);
+        this.lastApplied.delete(key);
         this.settings.registry.lastClusterOf(`ProxySync/${key}`)?.owned.forgetOwner(ownerOfKey('ProxySync', key));
         await this.settings.registry.release(`ProxySync/${key}`);
       }
@@ -132,25 +144,34 @@ export class ProxySyncReconciler implements Reconciler {
     const location = remoteLocation(obj, spec);
     const owner = clusterUser(obj);
     await this.claim(live, location, owner, cluster);
-    const related = await this.related(key, obj, spec, location.namespace, owner, cluster);
+    // What others changed of the remote Sync and the copies (from the watch) is corrected at once, then,
+    // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
+    const interval = parseDuration(spec.template.spec.interval);
+    const drift: Drifts = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
+    const corrected: ObjectResult[] = [];
+    const related = await this.related(key, obj, spec, location.namespace, owner, cluster, drift, corrected);
     const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
     const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
-    // What others changed of the remote Sync and the copies (from the watch; the comparison below and
-    // `related` correct it): all taken (interval 0: a ProxySync's corrections are not backed off), so the
-    // ledger keeps nothing for ProxySyncs; the remote Sync's authors are named when it is applied.
-    const drifted = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), 0).due;
-    if (!remoteSyncMatches(live, desired)) {
+    const id = objectId(desired);
+    const applying = JSON.stringify(desired);
+    // Changed by someone else while its correction is backed off: left as it is until due, unless we have
+    // something new to give it (a deleted remote Sync is recreated at once: there is nothing to mirror).
+    const heldBack = live !== undefined && this.lastApplied.get(key) === applying && cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id);
+    if (!remoteSyncMatches(live, desired) && !heldBack) {
+      const existed = live !== undefined;
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
-      const id = objectId(desired);
-      const changedBy = [...new Set(drifted.filter((d) => d.id === id && !d.deleted).flatMap((d) => d.managers))].sort();
+      this.lastApplied.set(key, applying);
+      corrected.push({ id, action: existed ? 'configured' : 'created' });
+      const changedBy = [...new Set(drift.due.filter((d) => d.id === id && !d.deleted).flatMap((d) => d.managers))].sort();
       log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation, ...(changedBy.length > 0 && { changedBy }) }, 'remote Sync applied');
     }
+    await announceDrift({ events: this.deps.events, owned: cluster.owned, intervalMs: interval }, obj, drift.due, corrected, log);
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
     const inventory = inventoryOf([desired, ...related.shells]);
     await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
     const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory }, generation, new Date());
     await this.writeStatus(obj, next, log);
-    return undefined;
+    return drift.waitMs === undefined ? undefined : dueBy({}, drift.waitMs);
   }
 
   /** Suspended: nothing is written in the remote cluster; its status is still mirrored. */
@@ -195,16 +216,30 @@ export class ProxySyncReconciler implements Reconciler {
    * kept in step in the remote namespace. They are read (GET in the managing
    * cluster) and checked there only when one of them has changed since this
    * process last did, as the metadata watch of the referenced-object index
-   * tells; their content is kept no longer than this reconcile.
+   * tells, or when one of the copies was changed by someone else there (a
+   * drift due for correction); their content is kept no longer than this
+   * reconcile. The copies it applies over what someone else changed go to
+   * `corrected`.
    */
-  private async related(key: string, obj: KubeObject, spec: ProxySyncSpec, namespace: string, owner: string, cluster: RemoteCluster): Promise<KnownCopies> {
+  private async related(
+    key: string,
+    obj: KubeObject,
+    spec: ProxySyncSpec,
+    namespace: string,
+    owner: string,
+    cluster: RemoteCluster,
+    drift: Drifts,
+    corrected: ObjectResult[],
+  ): Promise<KnownCopies> {
     const home = obj.metadata.namespace ?? '';
     const named = relatedRefs(spec);
     const refs = named.map((n) => ({ apiVersion: 'v1', kind: n.kind, namespace: home, name: n.name }));
     await this.references.ensureWatched(refs);
     const versions = JSON.stringify([cluster.name, namespace, ...refs.map((r) => [r.kind, r.name, this.references.cached(r)?.metadata.resourceVersion ?? 'missing'])]);
     const known = this.copiesKnown.get(key);
-    if (known?.versions === versions) return known;
+    const copyDrifted = (k: KnownCopies): boolean => k.shells.some((c) => drift.due.some((d) => d.id === objectId(c)));
+    if (known?.versions === versions && !copyDrifted(known)) return known;
+    this.copiesKnown.delete(key); // until made sure of again: a failure below leaves them to be checked next time
     const marks = ownerMarks(obj, this.settings.origin);
     const copies: KubeObject[] = [];
     for (const { kind, name, field } of named) {
@@ -212,20 +247,27 @@ export class ProxySyncReconciler implements Reconciler {
       if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${home}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
       copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }
-    for (const copy of copies) await this.ensureCopy(copy, owner, cluster);
+    for (const copy of copies) {
+      const action = await this.ensureCopy(copy, owner, cluster);
+      if (action) corrected.push({ id: objectId(copy), action });
+    }
     const entry = { versions, digest: copiesDigest(copies), shells: copies.map((c) => ({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: c.metadata.name, namespace } })) };
+    // Watched (as owned objects) so that someone else's change of a copy wakes the ProxySync as drift.
+    await cluster.owned.track(inventoryOf(entry.shells));
     this.copiesKnown.set(key, entry);
     return entry;
   }
 
-  /** One copy in the remote namespace, applied where it differs (and not someone else's). */
-  private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<void> {
+  /** One copy in the remote namespace, applied where it differs (and not someone else's): what the apply did, if it was sent. */
+  private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
     const existing = await getIfExists<KubeObject>(cluster.client, `/api/v1/namespaces/${copy.metadata.namespace}/${plural(copy.kind)}/${copy.metadata.name}`);
     const other = existing && ownerOfLive(existing);
     if (other && other !== owner) {
       throw new Halt(Reason.OwnershipConflict, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`);
     }
-    if (!copyMatches(existing, copy)) await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
+    if (copyMatches(existing, copy)) return undefined;
+    await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
+    return existing ? 'configured' : 'created';
   }
 
   /** What the last inventory lists and this one does not (a moved remote Sync, a copy no longer named) is deleted there. */

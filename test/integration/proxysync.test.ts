@@ -93,6 +93,33 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await proxyReady('app', 'True', 'Succeeded');
   });
 
+  test('a fighter that keeps re-setting a field of the remote Sync is backed off, not fought in a hot loop', async () => {
+    await applyProxySync(mgmt, ns(), 'fought', { clusterRef: { name: 'edge-1' }, template: { spec: { interval: '1m', source: { inline: [configMap('fought-cm')] } } } });
+    await proxyReady('fought', 'True', 'Succeeded');
+    const since = Date.now();
+    // 10 s of a fighter re-setting the interval every 100 ms (about 100 times when we put it back each time).
+    let fights = 0;
+    for (const end = Date.now() + 10_000; Date.now() < end; ) {
+      if ((await edgeSync('fought'))?.spec.interval !== '2m') {
+        await edge.request({ method: 'PATCH', path: syncPath(ns(), 'fought'), query: { fieldManager: 'fighter' }, contentType: 'application/merge-patch+json', body: { spec: { interval: '2m' } } });
+        fights += 1;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Every write the managing operator sent to the remote Sync in the window: corrections back off
+    // 1 s, 2 s, 4 s, 8 s..., so in 10 s 3 to 5, not one per fight.
+    const writes = hub.logs.filter((l) => l.msg === 'request' && l.cluster === edgeCluster() && l.method === 'PATCH' && l.path === syncPath(ns(), 'fought') && at(l) >= since && at(l) < since + 10_000);
+    expect(writes.length).toBeGreaterThanOrEqual(3);
+    expect(writes.length).toBeLessThanOrEqual(5);
+    expect(fights).toBeGreaterThanOrEqual(writes.length);
+    const fighting = await eventually('an Event naming the fight', async () => (await eventsFor(mgmt, ns(), 'fought')).find((e) => e.reason === 'Drifted' && e.message.includes('fighting')));
+    expect(fighting.message).toMatch(/: \.spec\.interval changed by fighter; corrected \(\d+ times in a row: fighting fighter; the next correction waits \d+s\)$/);
+
+    // Gone, so that its backed-off correction does not land in the next tests' windows.
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'fought', PROXYSYNCS) });
+    await eventually('the fought ProxySync gone', async () => ((await find(mgmt, syncPath(ns(), 'fought', PROXYSYNCS))) === undefined ? true : undefined));
+  });
+
   test('a status change of the remote Sync reaches the ProxySync through its watch, with no polling of Syncs', async () => {
     await spoke.stop('SIGTERM');
     try {
@@ -217,6 +244,31 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     const mirrored = (): unknown[] => hub.logs.filter((l) => l.msg === 'remote status mirrored' && l.name === 'copy' && at(l) >= since).map((l) => l.reason);
     const between = await eventually('the mirrored transitions', async () => (mirrored().at(-1) === 'Succeeded' ? mirrored() : undefined));
     expect(between[0]).toBe('RemoteNotReady');
+
+    // A hand edit of the copy in edge-1 is drift: put back at once, woken by the watch with no reconcile
+    // request, and the Event names its author and the field (the remote Sync then applies v2 again).
+    const edited = Date.now();
+    const copied = JSON.stringify(configMap('from-source', 'v2'));
+    await edge.request({
+      method: 'PATCH',
+      path: cmPath('manifests'),
+      query: { fieldManager: 'kubectl-patch' },
+      contentType: 'application/merge-patch+json',
+      body: { data: { 'all.yaml': JSON.stringify(configMap('from-source', 'hand-edit')) } },
+    });
+    const drifted = await eventually('a Drifted Event on the ProxySync', async () => (await eventsFor(mgmt, ns(), 'copy')).find((e) => e.reason === 'Drifted'));
+    expect(drifted.message).toBe(`ConfigMap/${ns()}/manifests: .data["all.yaml"] changed by kubectl-patch; corrected`);
+    expect((await find<CM>(edge, cmPath('manifests')))?.data?.['all.yaml']).toBe(copied);
+    const causes = reconciledSince(hub, 'ProxySync', 'copy', edited).flatMap((l) => l.causes as string[]);
+    expect(causes.some((c) => c.startsWith('owned object drifted: ') && c.endsWith(` in ${edgeCluster()}`))).toBe(true);
+    expect((await getSync(mgmt, ns(), 'copy', PROXYSYNCS)).metadata.annotations?.['syncprims.dev/reconcile-requested-at']).toBeUndefined();
+    await eventually('v2 in edge-1 again', async () => ((await find<CM>(edge, cmPath('from-source')))?.data?.value === 'v2' ? true : undefined));
+    // Deleted by hand: recreated, and said so.
+    await edge.request({ method: 'DELETE', path: cmPath('manifests') });
+    await eventually('an Event of the copy recreated', async () =>
+      (await eventsFor(mgmt, ns(), 'copy')).find((e) => e.reason === 'Drifted' && e.message.startsWith(`ConfigMap/${ns()}/manifests: deleted, not by this sync; recreated`)),
+    );
+    expect((await find<CM>(edge, cmPath('manifests')))?.data?.['all.yaml']).toBe(copied);
 
     await putSource('manifests-2', 'v2');
     await applyProxySync(mgmt, ns(), 'copy', spec('manifests-2'));

@@ -81,6 +81,8 @@ describe('writes per sync', () => {
     // queue a second one. A Sync created after them and Ready: what was queued before it has run by then.
     await applySync(client, ns(), 'barrier', { source: { inline: configMaps('barrier', 'one') } });
     await waitForReady(client, ns(), 'barrier', 'True', 'Succeeded');
+    // Its `reconciled` line (and the count beside it) comes after its status write, which the wait saw.
+    await op.waitForLog('the barrier reconciled', (l) => l.msg === 'reconciled' && l.kind === 'Sync' && l.namespace === ns() && l.name === 'barrier');
     // A Sync reconciled more than once is named, with the causes of each of its reconciles.
     const extra = [...names, 'barrier']
       .map((name) => ({ name, causes: op.logs.filter((l) => l.msg === 'reconciled' && l.kind === 'Sync' && l.namespace === ns() && l.name === name).map((l) => l.causes) }))
