@@ -10,6 +10,7 @@ import type { InventoryEntry } from '../api/status.js';
 import { objectId, parseObjectId } from './inventory.js';
 import { applyStages, pruneOrder } from './order.js';
 import { mapLimit } from './map-limit.js';
+import { ourEntry } from './managed-fields.js';
 import { decideNoop } from './noop.js';
 
 /** The sync that owns what the engine applies, as its labels say. */
@@ -293,9 +294,15 @@ function ownedByOther(obj: KubeObject, owner: Owner): boolean {
   return current !== '' && !ownedBy(obj, owner);
 }
 
-/** Equal once what the server bumps on every write is set aside. */
+/**
+ * Equal once what the server bumps on every write is set aside, and our
+ * field manager owning the same fields: an apply that only moves our
+ * ownership (an object adopted, a Secret an earlier version applied through
+ * `stringData`) is sent, or a later change of those fields by someone else
+ * would not be seen as drift.
+ */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
-  return canonicalJson(comparable(a)) === canonicalJson(comparable(b));
+  return canonicalJson(comparable(a)) === canonicalJson(comparable(b)) && canonicalJson(ourEntry(a)?.fieldsV1 ?? null) === canonicalJson(ourEntry(b)?.fieldsV1 ?? null);
 }
 
 function comparable(obj: KubeObject): KubeObject {

@@ -84,6 +84,30 @@ describe('drift', () => {
     expect(event.message).toBe(`Secret/${ns()}/hand-s: .data.token changed by kubectl-patch; corrected`);
   });
 
+  test("a Secret an earlier version applied through stringData: the first reconcile takes the data's ownership (one write), then a hand edit of the value is corrected", async () => {
+    const path = `/api/v1/namespaces/${ns()}/secrets/legacy-s`;
+    const labels = { 'syncprims.dev/owner-kind': 'Sync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'legacy-s' };
+    // As an earlier version applied it: stringData under our field manager, which owns `.stringData.token` then, not `.data.token`.
+    const old = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'legacy-s', namespace: ns(), labels }, stringData: { token: 'one' } };
+    await client.request({ method: 'PATCH', path, query: { fieldManager: 'syncprims', force: true }, contentType: 'application/apply-patch+yaml', body: old });
+    const since = Date.now();
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'legacy-s', namespace: ns() }, stringData: { token: 'one' } };
+    await applySync(client, ns(), 'legacy-s', { interval: '1h', source: { inline: [secret] } });
+    await waitForReady(client, ns(), 'legacy-s', 'True');
+    await settled('legacy-s');
+    // The value is the same, but our ownership moves from stringData to data: that is sent.
+    expect(requestsTo(path, since).writes).toHaveLength(1);
+    type Managed = { data: Record<string, string>; metadata: { managedFields?: { manager: string; operation: string; fieldsV1?: { 'f:data'?: Record<string, unknown> } }[] } };
+    const ours = (await find<Managed>(client, path))?.metadata.managedFields?.find((m) => m.manager === 'syncprims' && m.operation === 'Apply');
+    expect(Object.keys(ours?.fieldsV1?.['f:data'] ?? {})).toEqual(['f:token']);
+
+    const b64 = (v: string): string => Buffer.from(v).toString('base64');
+    await client.request({ method: 'PATCH', path, query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { data: { token: b64('two') } } });
+    await eventually('the edit to be corrected', async () => ((await find<Managed>(client, path))?.data.token === b64('one') ? true : undefined), 30_000);
+    const event = await eventually('a Drifted Event', async () => (await eventsFor(client, ns(), 'legacy-s')).find((e) => e.reason === 'Drifted'));
+    expect(event.message).toBe(`Secret/${ns()}/legacy-s: .data.token changed by kubectl-patch; corrected`);
+  });
+
   test('a fighter that keeps re-setting a field under its own manager is backed off, not fought in a hot loop', async () => {
     await applySync(client, ns(), 'fought', { interval: '1m', source: { inline: [cm('fought', { replicas: '1' })] } });
     await waitForReady(client, ns(), 'fought', 'True');
