@@ -298,8 +298,8 @@ function ownedByOther(obj: KubeObject, owner: Owner): boolean {
  * Equal once what the server bumps on every write is set aside, and our
  * field manager owning the same fields: an apply that only moves our
  * ownership (a Secret an earlier version applied through `stringData`, a
- * field we no longer set that another manager keeps) is sent, or a later change of those fields by someone else
- * would not be seen as drift.
+ * field we no longer set that another manager keeps) is sent, or a later
+ * change of those fields by someone else would not be seen as drift.
  */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
   return canonicalJson(comparable(a)) === canonicalJson(comparable(b)) && canonicalJson(ourEntry(a)?.fieldsV1 ?? null) === canonicalJson(ourEntry(b)?.fieldsV1 ?? null);
