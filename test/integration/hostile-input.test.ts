@@ -294,3 +294,32 @@ if (process.env.SOAK === '1') {
     }, 300_000);
   });
 }
+
+describe('a smaller --source-memory-budget', () => {
+  const ns = useTestNamespace(CLUSTER, 'budget');
+  let op: OperatorProcess;
+  beforeAll(async () => {
+    op = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--source-memory-budget', '8']);
+  });
+  afterAll(async () => {
+    await op?.stop('SIGTERM');
+  });
+
+  // A ConfigMap and a YAML comment that makes the file `mib` MiB: the budget holds the fetched bytes.
+  const padded = (name: string, mib: number): Buffer => Buffer.from(`# ${'x'.repeat(mib * MiB)}\n${cmYaml(name)}`);
+
+  test('a source that fits is applied; one larger than the whole budget is refused at once, naming it', async () => {
+    server.files.set('/fits.yaml', padded('budget-fits', 3));
+    server.files.set('/too-large.yaml', padded('budget-too-large', 10));
+    await applySync(client, ns(), 'fits', { defaultNamespace: ns(), source: { http: { url: `${server.base}/fits.yaml` } } });
+    await applySync(client, ns(), 'too-large', { defaultNamespace: ns(), source: { http: { url: `${server.base}/too-large.yaml` } } });
+    await waitForReady(client, ns(), 'fits', 'True', 'Succeeded');
+    const refused = await waitForReady(client, ns(), 'too-large', 'False', 'SourceError');
+    expect(readyOf(refused)?.message).toBe(
+      `${server.base}/too-large.yaml: more than 8 MiB to hold in memory at once (fetched bytes and the manifest files to parse; the operator's memory budget for sources); refused: split the source, or keep other files out of its manifests`,
+    );
+    await expectWarningEvent(ns(), 'too-large', 'SourceError');
+    expect(await find(client, cmPath(ns(), 'budget-fits'))).toBeDefined();
+    expect(await find(client, cmPath(ns(), 'budget-too-large'))).toBeUndefined();
+  });
+});
