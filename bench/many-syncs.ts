@@ -166,7 +166,9 @@ interface CaseResult {
   peakHeap: { usedBytes: number; totalBytes: number };
   queue: QueueFigures;
   causes: Record<string, number>;
-  restart?: { ms: number; requests: Record<string, number>; writes: Writes };
+  /** Files the artifact server served from the first POST until the counts were read. */
+  fetched?: number;
+  restart?: { ms: number; requests: Record<string, number>; writes: Writes; fetched?: number };
   profile?: ProfileSummary;
   /** The live heap once all were Ready (a snapshot). */
   heap?: HeapSummary;
@@ -453,7 +455,7 @@ function summarizeProfile(file: string): ProfileSummary {
 
 // ---------------------------------------------------------------- one case
 
-async function runCase(build: Build, c: Case, base: string): Promise<CaseResult> {
+async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: string): Promise<CaseResult> {
   console.log(`-- ${build}: ${caseName(c)}: a fresh cluster...`);
   const { client, apiserverPid } = await freshCluster();
   kubernetes = await serverVersion(client);
@@ -491,6 +493,7 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
       const heapSampler = new HeapSampler(op);
       const [cpu, apiCpu] = [processCpuMs(op.pid), processCpuMs(apiserverPid)];
       const epoch = Date.now();
+      const servedBefore = artifacts.served;
       const sentAt = performance.now();
       await mapLimit(Array.from({ length: c.syncs }, (_, i) => i), CREATE_CONCURRENCY, (i) =>
         client.request({ method: 'POST', path: syncsPath(), body: syncObject(i, c) }),
@@ -515,6 +518,7 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
         peakHeap,
         queue: await queueFigures(op),
         causes: causesSince(op, epoch),
+        fetched: artifacts.served - servedBefore,
       };
       // After the figures above: writing a snapshot takes memory of its own.
       if (snapshotted) result.heap = await snapshotHeap(op);
@@ -524,7 +528,7 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
         const file = readdirSync(PROFILES).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(PROFILES, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
         if (file) result.profile = summarizeProfile(file);
       }
-      if (c.syncs > 1) result.restart = await restart(build);
+      if (c.syncs > 1) result.restart = await restart(build, artifacts);
       printCase(result);
       return result;
     } finally {
@@ -538,16 +542,17 @@ async function runCase(build: Build, c: Case, base: string): Promise<CaseResult>
 }
 
 /** A new operator over the reconciled Syncs: what it sends in the RESTART_MS after it started. */
-async function restart(build: Build): Promise<CaseResult['restart']> {
+async function restart(build: Build, artifacts: ArtifactServer): Promise<CaseResult['restart']> {
   console.log(`   restart: counting the new operator's requests for ${RESTART_MS / 1000} s...`);
   const epoch = Date.now();
+  const servedBefore = artifacts.served;
   const started = performance.now();
   const op = await OperatorProcess.start(target(build), SYNC_NS, OPERATOR_ARGS, OPERATOR_NODE_ARGS);
   await sleep(Math.max(0, RESTART_MS - (performance.now() - started)));
   const requests = await op.requests();
   const writes = auditWrites(epoch, Date.now());
   await op.stop();
-  return { ms: RESTART_MS, requests, writes };
+  return { ms: RESTART_MS, requests, writes, fetched: artifacts.served - servedBefore };
 }
 
 // ---------------------------------------------------------------- operators
@@ -586,7 +591,7 @@ async function main(): Promise<void> {
   try {
     console.log(`a control plane of its own in ${path.relative(ROOT, PLANE.dir)} (ports: ${PORT ? `API server ${PORT}` : 'free ones'})`);
     for (const c of cases()) {
-      for (const b of results.length % 2 ? [...BUILDS].reverse() : BUILDS) results.push(await runCase(b, c, base));
+      for (const b of results.length % 2 ? [...BUILDS].reverse() : BUILDS) results.push(await runCase(b, c, artifacts, base));
     }
   } finally {
     load.stop();
@@ -615,9 +620,9 @@ function printCase(r: CaseResult): void {
     `   ${r.build}: ${caseName(r.c)}: all Ready in ${s2(r.readyMs)} (${int((objects / r.readyMs) * 1000)} objects/s; first object ${int(r.firstObjectMs)} ms); ` +
       `writes/sync ${per(r.writes.total, n)} (${JSON.stringify(r.writes.byKind)}), requests/sync ${per(total(r.requests), n)}; ` +
       `operator CPU ${s2(r.operatorCpuMs)}, API server CPU ${s2(r.apiserverCpuMs)}, peak RSS ${mib(r.peakRssKiB)}, peak heap ${heapFigure(r)}; ` +
-      `reconciles/sync ${per(r.queue.reconciles, n)}, queue wait ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, work ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, retries ${r.queue.retries}`,
+      `artifact files fetched ${r.fetched ?? '?'} (${r.c.artifacts} artifacts); reconciles/sync ${per(r.queue.reconciles, n)}, queue wait ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, work ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, retries ${r.queue.retries}`,
   );
-  if (r.restart) console.log(`   restart: ${total(r.restart.requests)} requests (${JSON.stringify(r.restart.requests)}), ${r.restart.writes.total} writes, ${r.restart.writes.dryRuns} dry runs in ${r.restart.ms / 1000} s`);
+  if (r.restart) console.log(`   restart: ${total(r.restart.requests)} requests (${JSON.stringify(r.restart.requests)}), ${r.restart.writes.total} writes, ${r.restart.writes.dryRuns} dry runs, ${r.restart.fetched ?? '?'} artifact files fetched in ${r.restart.ms / 1000} s`);
   if (r.profile) for (const [f, ms] of r.profile.top.slice(0, 8)) console.log(`   cpu: ${int(ms)} ms ${f}`);
   if (r.heap) console.log(`   live heap once Ready: ${mib(r.heap.totalBytes / 1024)} (${r.heap.groups.slice(0, 4).map((g) => `${g.what} ${mib(g.bytes / 1024)}`).join(', ')})`);
 }
@@ -677,14 +682,15 @@ function writeReport(input: ReportInput): void {
     const busy = (r.queue.workSeconds * 1000) / (workers(input) * r.readyMs);
     lines.push(
       `- \`${r.build}\`, ${caseName(r.c)}: ${s2(r.readyMs)} to all Ready, ${perObject.toFixed(2)}x the baseline's time per object (${caseName(b.c)}: ${s2(b.readyMs)}); ` +
-        `its ${workers(input)} workers busy ${(busy * 100).toFixed(0)}% of that time (reconciles x work / workers / all Ready); writes per sync: ${Object.entries(r.writes.byKind).map(([k, v]) => `${k} ${per(v, r.c.syncs, 2)}`).join(', ')}.`,
+        `its ${workers(input)} workers busy ${(busy * 100).toFixed(0)}% of that time (reconciles x work / workers / all Ready); writes per sync: ${Object.entries(r.writes.byKind).map(([k, v]) => `${k} ${per(v, r.c.syncs, 2)}`).join(', ')}; ` +
+        `artifact files fetched: ${r.fetched ?? '?'} for ${int(r.c.syncs)} Syncs of ${r.c.artifacts} artifacts.`,
     );
   }
-  lines.push('', '**Restart** over the reconciled Syncs (a new operator; its requests, writes and dry runs in the minute after it started):', '');
-  lines.push('| case | operator | requests | by method | writes | dry runs |', '|---|---|---|---|---|---|');
+  lines.push('', '**Restart** over the reconciled Syncs (a new operator; its requests, writes, dry runs and artifact files fetched in the minute after it started):', '');
+  lines.push('| case | operator | requests | by method | writes | dry runs | artifact files fetched |', '|---|---|---|---|---|---|---|');
   for (const r of results.filter((x) => x.restart)) {
     const rs = r.restart!;
-    lines.push(`| ${caseName(r.c)} | ${r.build} | ${int(total(rs.requests))} | ${Object.entries(rs.requests).map(([k, v]) => `${k} ${int(v)}`).join(', ')} | ${int(rs.writes.total)} | ${int(rs.writes.dryRuns)} |`);
+    lines.push(`| ${caseName(r.c)} | ${r.build} | ${int(total(rs.requests))} | ${Object.entries(rs.requests).map(([k, v]) => `${k} ${int(v)}`).join(', ')} | ${int(rs.writes.total)} | ${int(rs.writes.dryRuns)} | ${rs.fetched ?? '?'} |`);
   }
   lines.push('', '**Why the Syncs were reconciled** (causes of the `reconciled` lines, per sync; a reconcile can have several):', '');
   for (const r of results.filter((x) => x.c.syncs > 1)) {
