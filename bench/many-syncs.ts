@@ -9,7 +9,8 @@
 // Cases (SIZES, default 300,1000; OBJECTS, default 10; BASELINE, default 10000):
 //   - N Syncs x OBJECTS ConfigMaps: ARTIFACTS (10) ExternalArtifacts (Flux's
 //     source.toolkit.fluxcd.io/v1; a stand-in CRD, their status.artifact
-//     written here as an artifact generator would) point at one YAML file of
+//     written here as an artifact generator would, with the file's digest)
+//     point at one YAML file of
 //     OBJECTS ConfigMaps served over loopback HTTP; Sync i reads artifact
 //     i mod ARTIFACTS with `defaultNamespace: t-<i>` (namespaces created
 //     before the clock). All N POSTed at once (32 in flight), timed from the
@@ -39,6 +40,7 @@
 // .local/bench-many-results.json; `REPORT_FROM=<that file>` writes the report
 // again without measuring); it asserts nothing about them.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -179,17 +181,22 @@ interface CaseResult {
 const cmYaml = (names: string[]): string =>
   names.map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\n  labels:\n    app.kubernetes.io/part-of: many-syncs\ndata:\n  value: "v1"\n  more: "${'x'.repeat(64)}"\n`).join('---\n');
 
-/** Serves `/set-<n>.yaml`: n ConfigMaps `cm-<k>` (no namespace: each Sync's defaultNamespace places them). */
+const sets = new Map<number, string>();
+/** The file of n ConfigMaps `cm-<k>` (no namespace: each Sync's defaultNamespace places them). */
+function setFile(n: number): string {
+  let body = sets.get(n);
+  if (body === undefined) sets.set(n, (body = cmYaml(Array.from({ length: n }, (_, k) => `cm-${k}`))));
+  return body;
+}
+
+/** Serves `/set-<n>.yaml` (setFile), counting what it served. */
 class ArtifactServer {
   served = 0;
-  private readonly files = new Map<string, string>();
   private readonly server = http.createServer((req, res) => {
     const n = /^\/set-(\d+)\.yaml/.exec(req.url ?? '')?.[1];
     if (!n) return void res.writeHead(404).end('not found');
     this.served++;
-    let body = this.files.get(n);
-    if (body === undefined) this.files.set(n, (body = cmYaml(Array.from({ length: Number(n) }, (_, k) => `cm-${k}`))));
-    res.writeHead(200, { 'content-type': 'application/yaml' }).end(body);
+    res.writeHead(200, { 'content-type': 'application/yaml' }).end(setFile(Number(n)));
   });
 
   async listen(): Promise<string> {
@@ -242,7 +249,11 @@ async function createNamespace(client: KubeClient, name: string): Promise<void> 
   });
 }
 
-/** ExternalArtifact `art-<j>`, its status.artifact pointing at `<base>/set-<objects>.yaml` (revision `art-<j>@v1`). */
+/**
+ * ExternalArtifact `art-<j>`, its status.artifact pointing at
+ * `<base>/set-<objects>.yaml` (revision `art-<j>@v1`), with the file's digest
+ * and size, as Flux's source-controller writes them.
+ */
 async function createArtifact(client: KubeClient, j: number, base: string, objects: number): Promise<void> {
   const name = `art-${j}`;
   const created = await client.request<KubeObject>({
@@ -257,7 +268,14 @@ async function createArtifact(client: KubeClient, j: number, base: string, objec
     body: {
       ...created,
       status: {
-        artifact: { path: `externalartifact/${SYNC_NS}/${name}/set.yaml`, url: `${base}/set-${objects}.yaml?artifact=${j}`, revision: `${name}@v1`, lastUpdateTime: now },
+        artifact: {
+          path: `externalartifact/${SYNC_NS}/${name}/set.yaml`,
+          url: `${base}/set-${objects}.yaml?artifact=${j}`,
+          revision: `${name}@v1`,
+          digest: `sha256:${createHash('sha256').update(setFile(objects)).digest('hex')}`,
+          size: Buffer.byteLength(setFile(objects)),
+          lastUpdateTime: now,
+        },
         conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'stored artifact', lastTransitionTime: now }],
       },
     },
@@ -668,7 +686,7 @@ function writeReport(input: ReportInput): void {
     `Operators: ${Object.entries(input.builds).map(([b, d]) => `\`${b}\`: ${d}`).join('; ')}${input.operatorArgs?.length ? `; run with \`${input.operatorArgs.join(' ')}\`` : ''}.`,
     '',
     'Method: each case on a fresh cluster of the benchmark\'s own control plane (`.local/bench-many-plane`, its own etcd). ' +
-      `N Syncs, each reading one of ${ARTIFACTS} \`ExternalArtifact\`s (\`source.artifact\`; the stand-in CRD's \`status.artifact\` written by the benchmark, the file of ConfigMaps served over loopback HTTP) with \`defaultNamespace: t-<i>\`, ` +
+      `N Syncs, each reading one of ${ARTIFACTS} \`ExternalArtifact\`s (\`source.artifact\`; the stand-in CRD's \`status.artifact\` written by the benchmark with the file's \`digest\` as Flux's source-controller writes it, the file of ConfigMaps served over loopback HTTP) with \`defaultNamespace: t-<i>\`, ` +
       'are POSTed at once (32 in flight); the clock runs from the first POST to the last Sync seen `Ready=True` for its generation by a watch. ' +
       'The baseline is one Sync of as many ConfigMaps from one artifact, in the same run. The operator runs with `--log-level debug` (its `reconciled` lines give the reconciles and their causes). ' +
       'Writes come from the API server\'s audit log (create/update/patch/delete; dry runs and Lease renewals apart), requests from `syncprims_cluster_requests_total`, CPU from `/proc/<pid>/stat`, peak RSS from `VmHWM`, peak heap from `nodejs_heap_size_used_bytes` and `nodejs_heap_size_total_bytes` read every 500 ms; queue wait and work time from `workqueue_queue_duration_seconds` and `workqueue_work_duration_seconds`.',
