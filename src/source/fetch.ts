@@ -146,19 +146,18 @@ async function fetchObjects(
   digest: string | undefined,
 ): Promise<{ objects: KubeObject[]; digest: string }> {
   // A digest names the bytes: a set parsed from them a moment ago (another Sync of the same artifact) is that set.
-  const key = digest ? JSON.stringify([get.url, digest, ctx.paths ?? [], ctx.limits.maxObjects]) : undefined;
-  const parsed = key ? PARSED.get(key) : undefined;
-  if (parsed) return parsed;
-  const lease = sourceMemoryBudget().lease(label);
-  try {
-    const data = await httpGet({ ...get, timeoutMs: ctx.limits.fetchTimeoutMs, maxBytes: ctx.limits.maxFetchedBytes, signal: ctx.signal, lease });
-    const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
-    const set = { objects: await objectsFrom(ctx, data, get.url, label, lease), digest: verified };
-    if (key) PARSED.put(key, set, data.length);
-    return set;
-  } finally {
-    lease.release();
-  }
+  const fetch = async (): Promise<{ set: { objects: KubeObject[]; digest: string }; bytes: number }> => {
+    const lease = sourceMemoryBudget().lease(label);
+    try {
+      const data = await httpGet({ ...get, timeoutMs: ctx.limits.fetchTimeoutMs, maxBytes: ctx.limits.maxFetchedBytes, signal: ctx.signal, lease });
+      const verified = digest ? verifyDigest(data, digest, label) : digestOf(data);
+      return { set: { objects: await objectsFrom(ctx, data, get.url, label, lease), digest: verified }, bytes: data.length };
+    } finally {
+      lease.release();
+    }
+  };
+  if (!digest) return (await fetch()).set;
+  return PARSED.load(JSON.stringify([get.url, digest, ctx.paths ?? [], ctx.limits.maxObjects]), fetch);
 }
 
 /** The sets of content-addressed sources parsed lately, for the whole process. */

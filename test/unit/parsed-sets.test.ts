@@ -39,4 +39,45 @@ describe('ParsedSets', () => {
     now = 1_001;
     expect(sets.get('d')).toBeUndefined();
   });
+
+  test('callers that come while a fetch is in flight wait for its set, each with a copy of its own', async () => {
+    const sets = new ParsedSets();
+    let fetches = 0;
+    let answer: (v: { set: ReturnType<typeof set>; bytes: number }) => void = () => {};
+    const fetch = () => {
+      fetches++;
+      return new Promise<{ set: ReturnType<typeof set>; bytes: number }>((resolve) => (answer = resolve));
+    };
+    const loads = [sets.load('k', fetch), sets.load('k', fetch), sets.load('k', fetch)];
+    answer({ set: set(cm('a')), bytes: 100 });
+    const got = await Promise.all(loads);
+    expect(fetches).toBe(1);
+    expect(got).toEqual([set(cm('a')), set(cm('a')), set(cm('a'))]);
+    got[1]!.objects[0]!.metadata.name = 'rendered by the second caller';
+    expect(got[2]).toEqual(set(cm('a')));
+    expect(await sets.load('k', fetch)).toEqual(set(cm('a')));
+    expect(fetches).toBe(1);
+  });
+
+  test('a failed fetch, or a set that cannot be kept, is not shared: the waiting callers fetch on their own', async () => {
+    const sets = new ParsedSets();
+    let fetches = 0;
+    const failing = async () => {
+      fetches++;
+      await Promise.resolve();
+      throw new Error(`fetch ${fetches} failed`);
+    };
+    const failed = await Promise.allSettled([sets.load('k', failing), sets.load('k', failing)]);
+    expect(failed.map((r) => (r.status === 'rejected' ? String(r.reason) : 'fulfilled'))).toEqual(['Error: fetch 1 failed', 'Error: fetch 2 failed']);
+    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { k: 'dg==' } };
+    let secretFetches = 0;
+    const withSecret = async () => {
+      secretFetches++;
+      await Promise.resolve();
+      return { set: set(secret), bytes: 10 };
+    };
+    await Promise.all([sets.load('s', withSecret), sets.load('s', withSecret)]);
+    expect(secretFetches).toBe(2);
+    expect(sets.size).toBe(0);
+  });
 });
