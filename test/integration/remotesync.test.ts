@@ -55,7 +55,7 @@ const reconciledLines = (name: string): LogLine[] =>
   op.logs.filter((l) => l.msg === 'reconciled' && l.kind === 'RemoteSync' && l.namespace === ns() && l.name === name);
 
 describe('applying to a remote cluster', () => {
-  test('clusterRef: applies to edge-1 only, corrects drift on request, prunes, and deletion removes its objects there', async () => {
+  test('clusterRef: applies to edge-1 only, corrects drift (on request, and at once by watch, its Event naming who), prunes, and deletion removes its objects there', async () => {
     await applyRemoteSync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'a'), configMap(edgeNs(), 'b')] } });
     const ready = await waitForRemoteReady(mgmt, ns(), 'app', 'True', 'Succeeded');
     expect(ready.status?.inventory?.entries.map((e) => e.id).sort()).toEqual([`${edgeNs()}_a__ConfigMap`, `${edgeNs()}_b__ConfigMap`]);
@@ -78,6 +78,22 @@ describe('applying to a remote cluster', () => {
       body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': 'now-1' } } },
     });
     await eventually('the edit corrected', async () => ((await find<CM>(edge1, cmPath(edgeNs(), 'a')))?.data?.value === 'v1' ? true : undefined));
+
+    // A hand edit as `kubectl patch` makes it, with no request: corrected at once, woken by edge-1's
+    // watch, and the Event on the RemoteSync names the field manager and the field.
+    const since = Date.now();
+    await edge1.request({ method: 'PATCH', path: cmPath(edgeNs(), 'b'), query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { data: { value: 'edited' } } });
+    const drifted = await eventually('a Drifted Event naming kubectl-patch', async () =>
+      (await eventsFor(mgmt, ns(), 'app')).find((e) => e.reason === 'Drifted' && e.message.includes('kubectl-patch')),
+    );
+    expect(drifted.message).toBe(`ConfigMap/${edgeNs()}/b: .data.value changed by kubectl-patch; corrected`);
+    expect((await find<CM>(edge1, cmPath(edgeNs(), 'b')))?.data?.value).toBe('v1');
+    // The reconcile's line comes after its Event.
+    const causes = await eventually('the correcting reconcile, woken by the drift', async () => {
+      const c = reconciledLines('app').filter((l) => Date.parse(String(l.time)) >= since).flatMap((l) => l.causes as string[]);
+      return c.some((x) => x.startsWith(`owned object drifted: ${edgeNs()}_b__ConfigMap in `)) ? c : undefined;
+    });
+    expect(causes.filter((c) => !c.startsWith('owned object'))).toEqual([]);
 
     // b leaves the set: pruned in edge-1.
     await applyRemoteSync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'a')] } });
