@@ -163,8 +163,13 @@ describe('install and bootstrap', () => {
       expect(applied.stdout).toContain('deployment.apps/syncprims-operator serverside-applied');
       const client = await clusterClient(cluster);
       await client.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
-      // Left as it was found, so that the next run finds a fresh cluster again. The namespace's deletion
-      // waits for the just-started controller manager, which took over 60 s twice in full test runs.
+      // Served before they are deleted, as they would be in use: a CRD deleted while the API server still
+      // initializes its storage (under a second after its creation) is left to the CRD finalizer's retries,
+      // which took minutes (its log: "storage is (re)initializing"; kubectl delete --wait then timed out).
+      for (const plural of ['syncs', 'remotesyncs', 'proxysyncs']) {
+        await eventually(`${plural} served from the watch cache`, () => client.request({ path: `/apis/syncprims.dev/v1alpha1/${plural}`, query: { resourceVersion: '0' } }).then(() => true));
+      }
+      // Left as it was found, so that the next run finds a fresh cluster again.
       const deleted = await sh(`node dist/cli/main.js install | ${kubectl} delete --wait -f -`, { timeoutMs: 240_000 });
       expect(deleted.code).toBe(0);
     } finally {
