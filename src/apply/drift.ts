@@ -29,6 +29,12 @@ export function driftOf(before: KubeObject | undefined, after: KubeObject): Drif
   return { id: objectId(after), fields: lost.map(displayPath), managers: changersOf(after, lost) };
 }
 
+/** The drifts of an owner due for correction now, and when the first of the others (backed off) is due. */
+export interface DueDrifts {
+  due: Drift[];
+  waitMs?: number;
+}
+
 /** The first correction waits for nothing; each next one within reach of the last waits twice as long, up to `interval`. */
 const FIRST_BACKOFF_MS = 1000;
 
@@ -58,7 +64,7 @@ export class DriftLedger {
    * The drifts of `owner` due for correction now (taken); the others stay,
    * and `waitMs` says when the first of them is due.
    */
-  take(owner: string, intervalMs: number, now = Date.now()): { due: Drift[]; waitMs?: number } {
+  take(owner: string, intervalMs: number, now = Date.now()): DueDrifts {
     const drifts = this.pending.get(owner);
     if (!drifts) return { due: [] };
     const due: Drift[] = [];

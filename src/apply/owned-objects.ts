@@ -4,7 +4,7 @@ import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
-import { DriftLedger, driftOf, type Drift } from './drift.js';
+import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { objectId, parseObjectId } from './inventory.js';
@@ -300,7 +300,7 @@ export class OwnedObjects implements LiveObjects {
   }
 
   /** The drifts of `owner` due for correction now, and when the others (backed off) are due. */
-  takeDrifts(owner: Owner, intervalMs: number): { due: Drift[]; waitMs?: number } {
+  takeDrifts(owner: Owner, intervalMs: number): DueDrifts {
     return this.drifts.take(ownerKey(owner), intervalMs);
   }
 

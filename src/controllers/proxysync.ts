@@ -12,7 +12,7 @@ import { API_VERSION } from '../api/kinds.js';
 import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
-import type { Drift } from '../apply/drift.js';
+import type { DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
@@ -50,12 +50,6 @@ const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
 
-/** Drifts of a ProxySync's objects in its cluster: those due for correction now, and when the others are due. */
-interface Drifts {
-  due: Drift[];
-  waitMs?: number;
-}
-
 /** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
 interface KnownCopies {
   versions: string;
@@ -82,7 +76,11 @@ class Halt extends Error {
 export class ProxySyncReconciler implements Reconciler {
   /** Per ProxySync, the related objects this process last made sure of in the remote cluster. */
   private readonly copiesKnown = new Map<string, KnownCopies>();
-  /** Per ProxySync, the remote Sync it last applied (JSON): a backed-off drift holds back only the same apply again. */
+  /**
+   * Per ProxySync, what the remote Sync it last applied was made from (its
+   * generation and mark: the rest of it is fixed for the process): a
+   * backed-off drift holds back only the same apply again.
+   */
   private readonly lastApplied = new Map<string, string>();
 
   constructor(
@@ -147,13 +145,13 @@ export class ProxySyncReconciler implements Reconciler {
     // What others changed of the remote Sync and the copies (from the watch) is corrected at once, then,
     // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
     const interval = parseDuration(spec.template.spec.interval);
-    const drift: Drifts = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
+    const drift = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
     const corrected: ObjectResult[] = [];
     const related = await this.related(key, obj, spec, location.namespace, owner, cluster, drift, corrected);
     const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
     const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
     const id = objectId(desired);
-    const applying = JSON.stringify(desired);
+    const applying = `${generation}|${mark ?? ''}`;
     // Changed by someone else while its correction is backed off: left as it is until due, unless we have
     // something new to give it (a deleted remote Sync is recreated at once: there is nothing to mirror).
     const heldBack = live !== undefined && this.lastApplied.get(key) === applying && cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id);
@@ -162,8 +160,7 @@ export class ProxySyncReconciler implements Reconciler {
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
       this.lastApplied.set(key, applying);
       corrected.push({ id, action: existed ? 'configured' : 'created' });
-      const changedBy = [...new Set(drift.due.filter((d) => d.id === id && !d.deleted).flatMap((d) => d.managers))].sort();
-      log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation, ...(changedBy.length > 0 && { changedBy }) }, 'remote Sync applied');
+      log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');
     }
     await announceDrift({ events: this.deps.events, owned: cluster.owned, intervalMs: interval }, obj, drift.due, corrected, log);
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
@@ -228,7 +225,7 @@ export class ProxySyncReconciler implements Reconciler {
     namespace: string,
     owner: string,
     cluster: RemoteCluster,
-    drift: Drifts,
+    drift: DueDrifts,
     corrected: ObjectResult[],
   ): Promise<KnownCopies> {
     const home = obj.metadata.namespace ?? '';

@@ -84,7 +84,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     });
     expect((await getSync(mgmt, ns(), 'app', PROXYSYNCS)).metadata.annotations?.['syncprims.dev/reconcile-requested-at']).toBeUndefined();
     // The log names who changed it (from the managedFields the watch brought).
-    await hub.waitForLog('the correction logged with its author', (l) => l.msg === 'remote Sync applied' && l.name === 'app' && JSON.stringify(l.changedBy) === '["kubectl-patch"]');
+    await hub.waitForLog('the correction logged with its author', (l) => l.level === 'warn' && l.name === 'app' && JSON.stringify(l.managers) === '["kubectl-patch"]' && JSON.stringify(l.fields) === '[".spec.source.inline"]');
     // Settled: edge-1's operator has handled the reverted spec (a Ready seen before the revert reached mgmt would be stale).
     await eventually('the remote Sync to observe the revert', async () => {
       const s = await edgeSync('app');
