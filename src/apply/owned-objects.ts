@@ -59,6 +59,14 @@ export class OwnedObjects implements LiveObjects {
    */
   private readonly echoes = new Map<string, string>();
   private counts: ((holder: KubeObject) => boolean) | undefined;
+  /**
+   * Objects an apply found owned by another sync: object id -> the owners
+   * (by key) that want it, woken the moment it is released (deleted, or its
+   * owner labels changed) rather than at their retry. Each owner's claims
+   * are the ones its last apply met (see `awaitRelease`).
+   */
+  private readonly claimants = new Map<string, Map<string, Owner>>();
+  private readonly claims = new Map<string, string[]>();
 
   private readonly selector: InformerSelector;
   /** Kinds that may not be listed cluster-wide here: watched per namespace instead. */
@@ -297,6 +305,30 @@ export class OwnedObjects implements LiveObjects {
   /** `owner` is gone: what was pending for it is dropped. */
   forgetOwner(owner: Owner): void {
     this.drifts.forgetOwner(ownerKey(owner));
+    this.awaitRelease(owner, []);
+  }
+
+  /**
+   * The apply of `owner` found the objects `ids` owned by another sync (an
+   * OwnershipConflict): `owner` is woken the moment one of them is released,
+   * deleted or given other owner labels (a sync renamed, or deleted and its
+   * objects pruned, hands them over at once). Replaces the owner's earlier
+   * claims: each apply tells the conflicts it met, none when it met none.
+   */
+  awaitRelease(owner: Owner, ids: string[]): void {
+    const key = ownerKey(owner);
+    for (const id of this.claims.get(key) ?? []) {
+      const waiting = this.claimants.get(id);
+      waiting?.delete(key);
+      if (waiting?.size === 0) this.claimants.delete(id);
+    }
+    if (ids.length === 0) return void this.claims.delete(key);
+    this.claims.set(key, ids);
+    for (const id of ids) {
+      let waiting = this.claimants.get(id);
+      if (!waiting) this.claimants.set(id, (waiting = new Map()));
+      waiting.set(key, owner);
+    }
   }
 
   /** The drifts of `owner` due for correction now, and when the others (backed off) are due. */
@@ -325,6 +357,7 @@ export class OwnedObjects implements LiveObjects {
   }
 
   private changed(e: InformerEvent<KubeObject>): void {
+    if (this.claimants.size > 0) this.released(e);
     const obj = e.object;
     const owner = this.ours(ownerLabelsOf(obj));
     if (e.type === 'deleted') {
@@ -345,6 +378,20 @@ export class OwnedObjects implements LiveObjects {
     if (flight) return void flight.held.push({ at, cause });
     for (const fn of this.listeners) fn(owner, cause);
   }
+
+  /** Wakes the owners that wait for an object another sync owned, now that it was deleted or changed owner. */
+  private released(e: InformerEvent<KubeObject>): void {
+    const id = objectId(e.object);
+    const waiting = this.claimants.get(id);
+    if (!waiting || e.type === 'added' || (e.type === 'updated' && holderOf(e.old) === holderOf(e.object))) return;
+    this.claimants.delete(id);
+    for (const [key, owner] of waiting) {
+      const rest = (this.claims.get(key) ?? []).filter((c) => c !== id);
+      if (rest.length > 0) this.claims.set(key, rest);
+      else this.claims.delete(key);
+      for (const fn of this.listeners) fn(owner, `owned object released: ${id}`);
+    }
+  }
 }
 
 /** A reconcile in progress: when it last read health (an `events` count), and the wakes held meanwhile. */
@@ -364,6 +411,12 @@ function ownerLabelsOf(obj: KubeObject): Owner | undefined {
   const namespace = l[OWNER_NAMESPACE_LABEL];
   const name = l[OWNER_NAME_LABEL];
   return kind && namespace && name ? { kind, namespace, name } : undefined;
+}
+
+/** The key of the sync an object's owner labels name, or empty. */
+function holderOf(obj: KubeObject | undefined): string {
+  const owner = obj && ownerLabelsOf(obj);
+  return owner ? ownerKey(owner) : '';
 }
 
 function ownerKey(owner: Owner): string {

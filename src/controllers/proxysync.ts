@@ -13,7 +13,7 @@ import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.j
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
 import type { DueDrifts } from '../apply/drift.js';
-import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
+import { ApplyEngine, type ObjectResult, type Owner } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
@@ -49,6 +49,8 @@ import { failed, progressing, suspended, type SyncStatusDraft } from './sync-sta
 const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
+/** The longest wait before a remote Sync owned by someone else is looked at again (as a Sync's conflicts: min(interval, this)). */
+const CONFLICT_RETRY_MS = 30_000;
 
 /** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
 interface KnownCopies {
@@ -141,10 +143,10 @@ export class ProxySyncReconciler implements Reconciler {
     let live = await this.findRemoteSync(obj, spec, cluster);
     const location = remoteLocation(obj, spec);
     const owner = clusterUser(obj);
-    await this.claim(live, location, owner, cluster);
+    const interval = parseDuration(spec.template.spec.interval);
+    await this.claim(live, location, owner, cluster, ownerOfKey('ProxySync', key), Math.min(interval, CONFLICT_RETRY_MS));
     // What others changed of the remote Sync and the copies (from the watch) is corrected at once, then,
     // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
-    const interval = parseDuration(spec.template.spec.interval);
     const drift = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
     const corrected: ObjectResult[] = [];
     const related = await this.related(key, obj, spec, location.namespace, owner, cluster, drift, corrected);
@@ -197,13 +199,26 @@ export class ProxySyncReconciler implements Reconciler {
     return found.known ? found.object : getIfExists<KubeObject>(cluster.client, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
   }
 
-  /** Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist. */
-  private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: string, cluster: RemoteCluster): Promise<void> {
+  /**
+   * Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist.
+   * Another's (`self` is not its owner) is a conflict, taken up again the moment the watch sees it deleted or
+   * given other owner labels (another ProxySync of this operator letting it go), else after `retryMs` (the
+   * watch follows only this operator's remote Syncs).
+   */
+  private async claim(
+    live: KubeObject | undefined,
+    location: { namespace: string; name: string },
+    owner: string,
+    cluster: RemoteCluster,
+    self: Owner,
+    retryMs: number,
+  ): Promise<void> {
     // Not among ours: missing, or there without (or with another) owner's labels.
     const existing = live ?? (await getIfExists<KubeObject>(cluster.client, syncPath(location.namespace, location.name)));
     const other = existing && ownerOfLive(existing);
+    cluster.owned.awaitRelease(self, other && other !== owner ? [objectId(existing)] : []);
     if (other && other !== owner) {
-      throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`);
+      throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`, { requeueAfterMs: retryMs });
     }
     if (!existing) await ensureNamespace(cluster, location.namespace);
   }

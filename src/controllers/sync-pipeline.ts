@@ -294,6 +294,8 @@ export class SyncPipeline {
       concurrency: this.deps.concurrency,
       live: target.owned,
     });
+    // An object another sync owns is applied the moment that sync lets it go, not at the retry.
+    target.owned.awaitRelease(owner, applied.filter((r) => r.action === 'conflict').map((r) => r.id));
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
     const next = inventoryOf(objects).filter((e) => appliedIds.has(e.id));

@@ -193,6 +193,12 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await spoke.stop('SIGTERM');
     try {
       const remote = (await edgeSync('app'))!;
+      const drifted = async () => (await eventsFor(mgmt, ns(), 'app')).filter((e) => e.reason === 'Drifted').map((e) => [e.message, e.count]);
+      const driftedBefore = await drifted();
+      // A hand edit of a field the template sets, then a status change: once the status is mirrored, the
+      // ProxySync has handled both events, and a suspended one leaves the edit as it is (no write, no Drifted Event).
+      const handEdit = { source: { inline: [configMap('hand-edit-while-suspended')] } };
+      await edge.request({ method: 'PATCH', path: syncPath(ns(), 'app'), query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { spec: handEdit } });
       await edge.request({
         method: 'PATCH',
         path: `${syncPath(ns(), 'app')}/status`,
@@ -202,8 +208,9 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
       await eventually('the remote status mirrored while suspended', async () =>
         (await getSync(mgmt, ns(), 'app', PROXYSYNCS)).status?.lastAttemptedRevision === 'sha256:from-the-test' ? true : undefined,
       );
-      expect((await edgeSync('app'))?.spec).toEqual(remote.spec);
+      expect((await edgeSync('app'))?.spec).toEqual({ ...remote.spec, ...handEdit });
       expect((await writesSince(EDGE, since, OPERATOR_UA)).filter((e) => e.userAgent?.includes(`(${HOME})`))).toEqual([]);
+      expect(await drifted()).toEqual(driftedBefore);
       // Its dependent now waits: the revision it mirrors is being applied there.
       await applySync(mgmt, ns(), 'after-app', { dependsOn: [{ kind: 'ProxySync', name: 'app' }], source: { inline: [configMap('after-app', 'v2')] } });
       const waiting = await waitForReady(mgmt, ns(), 'after-app', 'False', 'DependencyNotReady');
@@ -216,6 +223,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     // Resumed: the template's change reaches edge-1, and the dependent goes on once the ProxySync is Ready again.
     await applyProxySync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, template: { spec: { source: { inline: [configMap('app-cm', 'v2')] } } } });
     await eventually('v2 in edge-1', async () => ((await find<CM>(edge, cmPath('app-cm')))?.data?.value === 'v2' ? true : undefined));
+    expect((await edgeSync('app'))?.spec.source).toEqual({ inline: [configMap('app-cm', 'v2')] });
     await proxyReady('app', 'True', 'Succeeded');
     await waitForReady(mgmt, ns(), 'after-app', 'True', 'Succeeded');
   });
@@ -302,6 +310,24 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     expect(await edgeSync('orphan')).toBeDefined();
     expect(await find(edge, cmPath('orphan-cm'))).toBeDefined();
     expect((await eventsFor(mgmt, ns(), 'orphan')).some((e) => e.reason === 'Orphaned')).toBe(true);
+  });
+
+  test('a remote Sync that another ProxySync keeps is a conflict, taken over the moment that one lets it go', async () => {
+    const spec = (value: string) => ({ clusterRef: { name: 'edge-1' }, template: { metadata: { name: 'contested' }, spec: { source: { inline: [configMap('contested-cm', value)] } } } });
+    await applyProxySync(mgmt, ns(), 'holder', spec('holder'));
+    await proxyReady('holder', 'True', 'Succeeded');
+    await applyProxySync(mgmt, ns(), 'claimant', spec('claimant'));
+    const conflict = await proxyReady('claimant', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toBe(`the Sync ${ns()}/contested in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/holder`);
+    // The holder deleted: its remote Sync goes (its finalizer prunes there), and that deletion, seen by the
+    // watch of edge-1, wakes the claimant (a conflict has no retry timer).
+    const released = Date.now();
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'holder', PROXYSYNCS) });
+    await proxyReady('claimant', 'True', 'Succeeded');
+    expect((await edgeSync('contested'))?.metadata.labels?.['syncprims.dev/owner-name']).toBe('claimant');
+    await eventually('the claimant\'s ConfigMap in edge-1', async () => ((await find<CM>(edge, cmPath('contested-cm')))?.data?.value === 'claimant' ? true : undefined));
+    const causes = reconciledSince(hub, 'ProxySync', 'claimant', released).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object released: ${ns()}_contested_syncprims.dev_Sync in ${edgeCluster()}`);
   });
 });
 

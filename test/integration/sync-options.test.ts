@@ -8,15 +8,22 @@ import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
+let op: OperatorProcess;
 const ns = useTestNamespace(CLUSTER, 'syncopt');
-useSyncOperator(CLUSTER, ns, (c) => {
-  client = c;
-});
+useSyncOperator(
+  CLUSTER,
+  ns,
+  (c, o) => {
+    client = c;
+    op = o;
+  },
+  ['--log-level', 'debug'],
+);
 
 const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Record<string, string> = {}): KubeObject => ({
   apiVersion: 'v1',
@@ -117,6 +124,14 @@ describe('sync spec switches', () => {
     expect(readyOf(conflict)?.message).toContain(`ConfigMap ${ns()}/shared is owned by Sync/${ns()}/first`);
     expect(await find(client, cmPath('shared'))).toMatchObject({ data: { by: 'first' } });
     expect(await find(client, cmPath('second-own'))).toBeDefined();
+    // The owner deleted (its finalizer prunes the object): the waiting sync is woken by that deletion and
+    // applies it, not at its retry (30 s after the conflict).
+    const deleted = Date.now();
+    await deleteSync('first');
+    await waitForReady(client, ns(), 'second', 'True', 'Succeeded');
+    expect(await find(client, cmPath('shared'))).toMatchObject({ data: { by: 'second' }, metadata: { labels: { 'syncprims.dev/owner-name': 'second' } } });
+    const causes = op.logs.filter((l) => l.msg === 'reconciled' && l.name === 'second' && Date.parse(String(l.time)) >= deleted).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object released: ${ns()}_shared__ConfigMap`);
     // An object without owner labels is adopted.
     await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: cm('orphaned', {}, { v: 'old' }) });
     await applySync(client, ns(), 'adopter', { source: { inline: [cm('orphaned', {}, { v: 'new' })] } });

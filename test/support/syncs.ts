@@ -86,6 +86,8 @@ export interface EventObject {
   message: string;
   type: string;
   involvedObject: { name: string; kind: string };
+  /** How many times it happened (a repeat of the same Event raises it). */
+  count?: number;
 }
 
 /** Events recorded on an object. */
