@@ -13,7 +13,7 @@ import { clusterClient, closeClients } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { createGitRepository, FLUX_SOURCE_API_VERSION, installGitRepositoryCrd, setArtifact } from '../support/flux.js';
-import { useTestNamespace } from '../support/namespace.js';
+import { TEST_LABEL, useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 import { tarGz } from '../support/tarball.js';
@@ -24,6 +24,8 @@ let op: OperatorProcess;
 let server: http.Server;
 let base = '';
 const files = new Map<string, Buffer>();
+/** GETs the server answered, per path. */
+const served = new Map<string, number>();
 const ns = useTestNamespace(CLUSTER, 'syncsrc');
 
 beforeAll(async () => {
@@ -31,6 +33,7 @@ beforeAll(async () => {
   await installCrds(CLUSTER);
   await installGitRepositoryCrd(CLUSTER);
   server = http.createServer((req, res) => {
+    served.set(req.url ?? '', (served.get(req.url ?? '') ?? 0) + 1);
     const body = files.get(req.url ?? '');
     if (!body) return void res.writeHead(404).end('not found');
     res.writeHead(200).end(body);
@@ -89,6 +92,29 @@ describe('Flux artifact source', () => {
     expect(requests.filter((e) => e.objectRef?.name === 'from-artifact' && e.verb === 'patch').length).toBeGreaterThanOrEqual(2);
     // Woken by the watch on the GitRepository: a few reconciles, no polling loop.
     expect((await op.metric('controller_runtime_reconcile_total', { controller: 'sync' })) - before).toBeLessThan(6);
+  });
+
+  test('Syncs created together on one artifact revision fetch its file once', async () => {
+    const set = await tarGz([{ name: 'cm.yaml', data: cmYaml('from-shared', 'one') }]);
+    files.set('/shared-1.tar.gz', set);
+    await createGitRepository(CLUSTER, ns(), 'shared');
+    await setArtifact(CLUSTER, ns(), 'shared', { url: `${base}/shared-1.tar.gz`, digest: sha256(set), revision: 'main@sha1:5555' });
+    // Each applies the set into a namespace of its own (one object, four owners otherwise).
+    const targets = ['a', 'b', 'c', 'd'].map((t) => `${ns()}-${t}`);
+    await Promise.all(targets.map((t) => client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: t, labels: { [TEST_LABEL]: 'true' } } } })));
+    try {
+      const source = { artifact: { apiVersion: FLUX_SOURCE_API_VERSION, kind: 'GitRepository', name: 'shared' } };
+      await Promise.all(targets.map((t, i) => applySync(client, ns(), `shared-${i}`, { defaultNamespace: t, source })));
+      for (const [i, t] of targets.entries()) {
+        expect((await waitForReady(client, ns(), `shared-${i}`, 'True')).status?.lastAppliedRevision).toBe('main@sha1:5555');
+        expect(await find(client, `/api/v1/namespaces/${t}/configmaps/from-shared`)).toMatchObject({ data: { value: 'one' } });
+      }
+      // Content-addressed (the artifact's digest), fetched by the first and shared with the others,
+      // those that came while it was in flight included.
+      expect(served.get('/shared-1.tar.gz')).toBe(1);
+    } finally {
+      await Promise.all(targets.map((t) => client.request({ method: 'DELETE', path: `/api/v1/namespaces/${t}` }).catch(() => undefined)));
+    }
   });
 
   test('a ConfigMap source is watched: editing it applies the change', async () => {
