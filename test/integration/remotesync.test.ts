@@ -147,6 +147,22 @@ describe('applying to a remote cluster', () => {
     expect(await op.metric('syncprims_watches', { resource: 'configmaps' })).toBeGreaterThanOrEqual(1);
   });
 
+  test('an object another RemoteSync owns in edge-1 is a conflict, applied the moment that one prunes it', async () => {
+    await applyRemoteSync(mgmt, ns(), 'holder', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'contested', 'holder')] } });
+    await waitForRemoteReady(mgmt, ns(), 'holder', 'True', 'Succeeded');
+    await applyRemoteSync(mgmt, ns(), 'claimant', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'contested', 'claimant')] } });
+    const conflict = await waitForRemoteReady(mgmt, ns(), 'claimant', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toContain(`ConfigMap ${edgeNs()}/contested is owned by RemoteSync/${ns()}/holder`);
+    // The holder lets it go (its set no longer has it: pruned in edge-1); the deletion, seen by edge-1's watch,
+    // wakes the claimant (not its retry, 30 s after the conflict).
+    const before = reconciledLines('claimant').length;
+    await applyRemoteSync(mgmt, ns(), 'holder', { clusterRef: { name: 'edge-1' }, source: { inline: [] } });
+    await waitForRemoteReady(mgmt, ns(), 'claimant', 'True', 'Succeeded');
+    expect(await find<CM>(edge1, cmPath(edgeNs(), 'contested'))).toMatchObject({ data: { value: 'claimant' }, metadata: { labels: { 'syncprims.dev/owner-name': 'claimant' } } });
+    const causes = reconciledLines('claimant').slice(before).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object released: ${edgeNs()}_contested__ConfigMap in ${ns()}/edge-1-kubeconfig`);
+  });
+
   test('kubeConfig.secretRef with its own key', async () => {
     await putKubeconfigSecret(mgmt, ns(), 'custom', await kubeconfigOf('edge-1'), 'edge.yaml');
     await applyRemoteSync(mgmt, ns(), 'custom', { kubeConfig: { secretRef: { name: 'custom', key: 'edge.yaml' } }, source: { inline: [configMap(edgeNs(), 'custom')] } });
