@@ -13,7 +13,7 @@ import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.j
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
 import type { DueDrifts } from '../apply/drift.js';
-import { ApplyEngine, type ObjectResult, type Owner } from '../apply/engine.js';
+import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
@@ -74,6 +74,23 @@ class Halt extends Error {
   }
 }
 
+/**
+ * What the ProxySync would write in the remote cluster (the remote Sync, a
+ * copy) carries another owner's labels: OwnershipConflict, taken up again the
+ * moment the remote cluster's watch sees that object deleted or given other
+ * owner labels (another ProxySync of this operator letting it go), else after
+ * min(interval, 30 s) (the watch follows only this operator's objects).
+ */
+class Conflict extends Halt {
+  constructor(
+    message: string,
+    /** The object's id. */
+    readonly id: string,
+  ) {
+    super(Reason.OwnershipConflict, message);
+  }
+}
+
 /** The ProxySync reconciler (see the top of this file for its phases). */
 export class ProxySyncReconciler implements Reconciler {
   /** Per ProxySync, the related objects this process last made sure of in the remote cluster. */
@@ -119,15 +136,22 @@ export class ProxySyncReconciler implements Reconciler {
       return await this.maintain(key, obj, spec, status, entered.cluster, generation, log);
     } catch (err) {
       if (!(err instanceof Halt)) throw err;
+      const result = err instanceof Conflict ? this.awaitRelease(key, spec, entered.cluster, err) : err.result;
       const next = err.wait ? progressing(status, err.message, generation) : failed(status, err.reason, err.message, generation);
       if (await this.deps.writer.updateStatus(obj, next)) {
         log.info({ reason: err.reason, message: err.message }, err.wait ? 'waiting' : 'cannot go on');
         if (!err.wait) await this.deps.events.record(obj, 'Warning', err.reason, err.message);
       }
-      return err.result;
+      return result;
     } finally {
       entered.leave();
     }
+  }
+
+  /** A Conflict: looked at again the moment the object is released, else after min(interval, 30 s). */
+  private awaitRelease(key: string, spec: ProxySyncSpec, cluster: RemoteCluster, conflict: Conflict): ReconcileResult {
+    cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), [conflict.id]);
+    return { requeueAfterMs: Math.min(parseDuration(spec.template.spec.interval), CONFLICT_RETRY_MS) };
   }
 
   /** Phases 1, 3, 4 and 5: find, ensure, keep content, status back. */
@@ -143,8 +167,10 @@ export class ProxySyncReconciler implements Reconciler {
     let live = await this.findRemoteSync(obj, spec, cluster);
     const location = remoteLocation(obj, spec);
     const owner = clusterUser(obj);
+    // Conflicts met last time are looked at afresh (see Conflict).
+    cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), []);
+    await this.claim(live, location, owner, cluster);
     const interval = parseDuration(spec.template.spec.interval);
-    await this.claim(live, location, owner, cluster, ownerOfKey('ProxySync', key), Math.min(interval, CONFLICT_RETRY_MS));
     // What others changed of the remote Sync and the copies (from the watch) is corrected at once, then,
     // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
     const drift = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
@@ -201,25 +227,13 @@ export class ProxySyncReconciler implements Reconciler {
 
   /**
    * Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist.
-   * Another's (`self` is not its owner) is a conflict, taken up again the moment the watch sees it deleted or
-   * given other owner labels (another ProxySync of this operator letting it go), else after `retryMs` (the
-   * watch follows only this operator's remote Syncs).
+   * One that another owner's labels name is a Conflict.
    */
-  private async claim(
-    live: KubeObject | undefined,
-    location: { namespace: string; name: string },
-    owner: string,
-    cluster: RemoteCluster,
-    self: Owner,
-    retryMs: number,
-  ): Promise<void> {
+  private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: string, cluster: RemoteCluster): Promise<void> {
     // Not among ours: missing, or there without (or with another) owner's labels.
     const existing = live ?? (await getIfExists<KubeObject>(cluster.client, syncPath(location.namespace, location.name)));
     const other = existing && ownerOfLive(existing);
-    cluster.owned.awaitRelease(self, other && other !== owner ? [objectId(existing)] : []);
-    if (other && other !== owner) {
-      throw new Halt(Reason.OwnershipConflict, `the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`, { requeueAfterMs: retryMs });
-    }
+    if (other && other !== owner) throw new Conflict(`the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`, objectId(existing));
     if (!existing) await ensureNamespace(cluster, location.namespace);
   }
 
@@ -274,9 +288,7 @@ export class ProxySyncReconciler implements Reconciler {
   private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
     const existing = await getIfExists<KubeObject>(cluster.client, `/api/v1/namespaces/${copy.metadata.namespace}/${plural(copy.kind)}/${copy.metadata.name}`);
     const other = existing && ownerOfLive(existing);
-    if (other && other !== owner) {
-      throw new Halt(Reason.OwnershipConflict, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`);
-    }
+    if (other && other !== owner) throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`, objectId(copy));
     if (copyMatches(existing, copy)) return undefined;
     await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
     return existing ? 'configured' : 'created';

@@ -329,6 +329,29 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     const causes = reconciledSince(hub, 'ProxySync', 'claimant', released).flatMap((l) => l.causes as string[]);
     expect(causes).toContain(`owned object released: ${ns()}_contested_syncprims.dev_Sync in ${edgeCluster()}`);
   });
+
+  test('two ProxySyncs of one source ConfigMap in one remote namespace: the copy is a conflict, taken over the moment the first lets it go', async () => {
+    await mgmt.request({
+      method: 'PATCH',
+      path: cmPath('shared-src'),
+      query: { fieldManager: 'test', force: true },
+      contentType: 'application/apply-patch+yaml',
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared-src', namespace: ns() }, data: { 'all.yaml': JSON.stringify(configMap('from-shared-src')) } },
+    });
+    const spec = { clusterRef: { name: 'edge-1' }, template: { spec: { source: { configMap: { name: 'shared-src' } } } } };
+    await applyProxySync(mgmt, ns(), 'first-copier', spec);
+    await proxyReady('first-copier', 'True', 'Succeeded');
+    await applyProxySync(mgmt, ns(), 'second-copier', spec);
+    const conflict = await proxyReady('second-copier', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toBe(`ConfigMap ${ns()}/shared-src in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/first-copier`);
+    // The first deleted: it deletes its remote Sync, then its copy; that deletion wakes the second (no retry timer).
+    const released = Date.now();
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'first-copier', PROXYSYNCS) });
+    await proxyReady('second-copier', 'True', 'Succeeded');
+    expect((await find<CM>(edge, cmPath('shared-src')))?.metadata.labels?.['syncprims.dev/owner-name']).toBe('second-copier');
+    const causes = reconciledSince(hub, 'ProxySync', 'second-copier', released).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`owned object released: ${ns()}_shared-src__ConfigMap in ${edgeCluster()}`);
+  });
 });
 
 describe('registration', () => {
