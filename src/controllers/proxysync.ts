@@ -49,8 +49,8 @@ import { failed, progressing, suspended, type SyncStatusDraft } from './sync-sta
 const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
-/** The longest wait before a remote Sync owned by someone else is looked at again (as a Sync's conflicts: min(interval, this)). */
-const CONFLICT_RETRY_MS = 30_000;
+/** The longest wait before a ProxySync that failed is tried again (as a Sync's failures: min(interval, this)). */
+const FAILURE_RETRY_MS = 30_000;
 
 /** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
 interface KnownCopies {
@@ -78,8 +78,8 @@ class Halt extends Error {
  * What the ProxySync would write in the remote cluster (the remote Sync, a
  * copy) carries another owner's labels: OwnershipConflict, taken up again the
  * moment the remote cluster's watch sees that object deleted or given other
- * owner labels (another ProxySync of this operator letting it go), else after
- * min(interval, 30 s) (the watch follows only this operator's objects).
+ * owner labels (another ProxySync of this operator letting it go), else at
+ * the failure retry (the watch follows only this operator's objects).
  */
 class Conflict extends Halt {
   constructor(
@@ -134,9 +134,10 @@ export class ProxySyncReconciler implements Reconciler {
     try {
       if (begun.ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
       return await this.maintain(key, obj, spec, status, entered.cluster, generation, log);
-    } catch (err) {
-      if (!(err instanceof Halt)) throw err;
-      const result = err instanceof Conflict ? this.awaitRelease(key, spec, entered.cluster, err) : err.result;
+    } catch (thrown) {
+      const err = thrown instanceof Halt ? thrown : refusal(thrown, entered.cluster);
+      if (!err) throw thrown;
+      const result = this.retryOf(err, key, spec, entered.cluster);
       const next = err.wait ? progressing(status, err.message, generation) : failed(status, err.reason, err.message, generation);
       if (await this.deps.writer.updateStatus(obj, next)) {
         log.info({ reason: err.reason, message: err.message }, err.wait ? 'waiting' : 'cannot go on');
@@ -148,10 +149,14 @@ export class ProxySyncReconciler implements Reconciler {
     }
   }
 
-  /** A Conflict: looked at again the moment the object is released, else after min(interval, 30 s). */
-  private awaitRelease(key: string, spec: ProxySyncSpec, cluster: RemoteCluster, conflict: Conflict): ReconcileResult {
-    cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), [conflict.id]);
-    return { requeueAfterMs: Math.min(parseDuration(spec.template.spec.interval), CONFLICT_RETRY_MS) };
+  /**
+   * When a halted ProxySync is looked at again: a wait when what it waits for wakes it (or as the halt says), a
+   * failure after min(interval, 30 s) as a Sync's, and a Conflict also the moment its object is released.
+   */
+  private retryOf(err: Halt, key: string, spec: ProxySyncSpec, cluster: RemoteCluster): ReconcileResult | undefined {
+    if (err instanceof Conflict) cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), [err.id]);
+    if (err.result || err.wait) return err.result;
+    return { requeueAfterMs: Math.min(parseDuration(spec.template.spec.interval), FAILURE_RETRY_MS) };
   }
 
   /** Phases 1, 3, 4 and 5: find, ensure, keep content, status back. */
@@ -269,7 +274,11 @@ export class ProxySyncReconciler implements Reconciler {
     const marks = ownerMarks(obj, this.settings.origin);
     const copies: KubeObject[] = [];
     for (const { kind, name, field } of named) {
-      const got = await getIfExists<RelatedObject & Record<string, unknown>>(this.settings.home, `/api/v1/namespaces/${home}/${plural(kind)}/${name}`);
+      const got = await getIfExists<RelatedObject & Record<string, unknown>>(this.settings.home, `/api/v1/namespaces/${home}/${plural(kind)}/${name}`).catch((err: unknown) => {
+        // Refused here, in the managing cluster (see refusal: what else is refused is the remote cluster's).
+        if (err instanceof ApiError && !err.transient) throw new Halt(Reason.ApplyFailed, `cannot read ${kind} ${home}/${name} (${field}) in the managing cluster: ${err.message}`);
+        throw err;
+      });
       if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${home}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
       copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }
@@ -355,9 +364,31 @@ async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promi
     await cluster.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
   } catch (err) {
     if (err instanceof ApiError && err.conflict) return;
-    if (err instanceof ApiError && err.status === 403) {
+    if (!(err instanceof ApiError && err.status === 403)) throw err;
+    // An identity confined to its namespaces may not create namespaces: one that is there will do.
+    if (await namespaceMissing(cluster, namespace)) {
       throw new Halt(Reason.ApplyFailed, `cannot create namespace ${namespace} in cluster ${cluster.name}: ${err.message}; create it, or grant the kubeconfig's identity create on namespaces`);
     }
+  }
+}
+
+/**
+ * A request the remote cluster refused for good (RBAC, validation, a namespace
+ * that is not there): a failure the status and an Event name, tried again as
+ * failures are. Others (no answer, 429 and 5xx, conflicts) are the
+ * controller's to retry with backoff.
+ */
+function refusal(err: unknown, cluster: RemoteCluster): Halt | undefined {
+  if (!(err instanceof ApiError) || err.transient || err.conflict || err.status < 400) return undefined;
+  return new Halt(Reason.ApplyFailed, `cluster ${cluster.name} refused ${err.message}`);
+}
+
+/** Whether a namespace is known not to exist: one the identity may not read either is left to the writes that follow (their errors name it). */
+async function namespaceMissing(cluster: RemoteCluster, namespace: string): Promise<boolean> {
+  try {
+    return (await getIfExists(cluster.client, `/api/v1/namespaces/${namespace}`)) === undefined;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 403) return false;
     throw err;
   }
 }

@@ -9,9 +9,10 @@ import { writesSince } from '../support/audit.js';
 import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
+import { releaseSyncFinalizers, TEST_LABEL, useTestNamespace } from '../support/namespace.js';
+import { bindRole } from '../support/rbac.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
-import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig } from '../support/remote.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -328,6 +329,40 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await eventually('the claimant\'s ConfigMap in edge-1', async () => ((await find<CM>(edge, cmPath('contested-cm')))?.data?.value === 'claimant' ? true : undefined));
     const causes = reconciledSince(hub, 'ProxySync', 'claimant', released).flatMap((l) => l.causes as string[]);
     expect(causes).toContain(`owned object released: ${ns()}_contested_syncprims.dev_Sync in ${edgeCluster()}`);
+  });
+
+  test('through an identity confined to its namespace in edge-1 (no right to create namespaces), in a namespace that exists', async () => {
+    const rules = [
+      { apiGroups: ['syncprims.dev'], resources: ['syncs'], verbs: ['*'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['*'] },
+    ];
+    // The namespace is there (made by the earlier cases' ProxySyncs, or here when this case runs alone).
+    await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } }).catch(() => undefined);
+    await putKubeconfigSecret(mgmt, ns(), 'tenant-kubeconfig', await serviceAccountKubeconfig(edge, EDGE, ns(), 'tenant', rules));
+    await applyProxySync(mgmt, ns(), 'tenant', { kubeConfig: { secretRef: { name: 'tenant-kubeconfig' } }, template: { spec: { source: { inline: [configMap('tenant-cm')] } } } });
+    await proxyReady('tenant', 'True', 'Succeeded');
+    expect((await edgeSync('tenant'))?.metadata.labels?.['syncprims.dev/owner-name']).toBe('tenant');
+    expect(await find(edge, cmPath('tenant-cm'))).toBeDefined();
+
+    // A namespace of edge-1 where the identity has no rights: refused, and said so (status and Event), not
+    // retried in silence; granted the rights, it goes on at the failure retry (min(interval, 30 s): 2 s here).
+    const other = `${ns()}-other`;
+    await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: other, labels: { [TEST_LABEL]: 'true' } } } });
+    try {
+      const elsewhere = { kubeConfig: { secretRef: { name: 'tenant-kubeconfig' } }, template: { metadata: { namespace: other }, spec: { interval: '2s', source: { inline: [configMap('tenant-cm')] } } } };
+      await applyProxySync(mgmt, ns(), 'tenant-elsewhere', elsewhere);
+      const refused = await proxyReady('tenant-elsewhere', 'False', 'ApplyFailed');
+      expect(readyOf(refused)?.message).toMatch(new RegExp(`^cluster ${ns()}/tenant-kubeconfig refused .*forbidden: User "system:serviceaccount:${ns()}:tenant" cannot`));
+      await eventually('an ApplyFailed Event', async () => (await eventsFor(mgmt, ns(), 'tenant-elsewhere')).find((e) => e.reason === 'ApplyFailed' && e.type === 'Warning'));
+      await bindRole(edge, other, 'tenant', rules, { name: 'tenant', namespace: ns() });
+      // Created there (edge-1's operator of this test reconciles only the test's namespace: it stays unobserved).
+      await proxyReady('tenant-elsewhere', 'Unknown', 'RemoteNotReady');
+      expect(await find<SyncObject>(edge, syncPath(other, 'tenant-elsewhere'))).toBeDefined();
+    } finally {
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'tenant-elsewhere', PROXYSYNCS) }).catch(() => undefined);
+      await eventually('tenant-elsewhere gone', async () => ((await find(mgmt, syncPath(ns(), 'tenant-elsewhere', PROXYSYNCS))) === undefined ? true : undefined));
+      await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${other}` }).catch(() => undefined);
+    }
   });
 
   test('two ProxySyncs of one source ConfigMap in one remote namespace: the copy is a conflict, taken over the moment the first lets it go', async () => {
