@@ -66,6 +66,7 @@ export class OwnedObjects implements LiveObjects {
    * are the ones its last apply met (see `awaitRelease`).
    */
   private readonly claimants = new Map<string, Map<string, Owner>>();
+  /** The other side of `claimants`: owner key -> the ids it waits for. */
   private readonly claims = new Map<string, string[]>();
 
   private readonly selector: InformerSelector;

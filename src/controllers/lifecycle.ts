@@ -143,10 +143,35 @@ async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger,
   const graceLeft = Date.parse(obj.metadata.deletionTimestamp ?? '') + DELETION_GRACE_MS - Date.now();
   if (graceLeft > 0 && deps.graph.liveDependents(deps.kind, obj).length > 0) return { requeueAfterMs: graceLeft };
   deps.dependencies.forget(deps.kind, obj);
-  const waiting = await finalize(obj, log);
+  let waiting: Awaited<ReturnType<Finalizer>>;
+  try {
+    waiting = await finalize(obj, log);
+  } catch (err) {
+    if (err instanceof CleanUpFailed) await reportCleanUpFailed(deps, obj, err.message, log);
+    throw err; // tried again with backoff
+  }
   if (waiting) return waiting;
   if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
   return undefined;
+}
+
+/**
+ * What a deletion must remove could not be removed (refused, or it failed):
+ * the finalizer stays, the sync says why (Ready=False, PruneFailed, and an
+ * Event), and the deletion is tried again with backoff.
+ */
+export class CleanUpFailed extends Error {
+  override name = 'CleanUpFailed';
+}
+
+async function reportCleanUpFailed(deps: LifecycleDeps, obj: KubeObject, message: string, log: Logger): Promise<void> {
+  // Observed: the deletion (which raised the generation) is this generation's news.
+  const generation = obj.metadata.generation;
+  const status = { ...failed((obj.status ?? {}) as SyncStatusDraft, Reason.PruneFailed, `deletion waits: ${message}`, generation), observedGeneration: generation };
+  if (await deps.writer.updateStatus(obj, status)) {
+    log.warn({ reason: Reason.PruneFailed, message }, 'deletion cannot clean up');
+    await deps.events.record(obj, 'Warning', Reason.PruneFailed, `deletion waits: ${message}`);
+  }
 }
 
 /** Ready=False and Stalled=True, reason InvalidSpec: it waits for the spec to change. */

@@ -13,7 +13,7 @@ import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.j
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
 import type { DueDrifts } from '../apply/drift.js';
-import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
+import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
@@ -26,7 +26,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
-import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
+import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
 import {
   copiesDigest,
   copyMatches,
@@ -338,14 +338,17 @@ export class ProxySyncReconciler implements Reconciler {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
         const engine = new ApplyEngine(entered.cluster.client, entered.cluster.discovery);
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
-        const deleting = (await engine.prune(syncs, ownerOf(obj))).filter((r) => r.action === 'deleted' || r.action === 'failed');
+        const results = await engine.prune(syncs, ownerOf(obj));
+        const refused = results.filter((r) => r.action === 'failed' && r.reason !== UNREACHABLE);
+        if (refused.length > 0) throw new CleanUpFailed(`deleting the remote Sync failed: ${refused.map((f) => f.message).join('; ')}`);
+        const deleting = results.filter((r) => r.action === 'deleted' || r.action === 'failed');
         if (deleting.length > 0) {
           log.info({ remote: deleting.map((r) => r.id) }, 'waiting for the remote Sync to prune and go');
           return { requeueAfterMs: REMOTE_GONE_RETRY_MS };
         }
         const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj));
         const failures = rest.filter((r) => r.action === 'failed');
-        if (failures.length > 0) throw new Error(`removing the copies failed: ${failures.map((f) => f.message).join('; ')}`);
+        if (failures.length > 0) throw new CleanUpFailed(`removing the copies failed: ${failures.map((f) => f.message).join('; ')}`);
         return undefined;
       } finally {
         entered.leave();

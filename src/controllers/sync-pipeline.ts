@@ -22,6 +22,7 @@ import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { announceDrift, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
+import { CleanUpFailed } from './lifecycle.js';
 
 /** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
 export interface ApplyTarget {
@@ -103,7 +104,11 @@ export class SyncPipeline {
     // its own: they do not hold the deletion (a sync refused from its start can go).
     const listed = new Set(recorded.map((e) => e.id));
     const failures = results.filter((r) => r.action === 'failed' && (listed.has(r.id) || r.reason !== 'Forbidden'));
-    if (failures.length > 0) throw new Error(`pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`);
+    if (failures.length > 0) {
+      const message = `pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`;
+      // A cluster that stopped answering is not a refusal: its reachability says so (and wakes the sync).
+      throw failures.every((f) => f.reason === UNREACHABLE) ? new Error(message) : new CleanUpFailed(message);
+    }
     log.info({ pruned: results.filter((r) => r.action === 'deleted').length }, 'pruned what the sync owned');
   }
 

@@ -142,6 +142,27 @@ describe('sync spec switches', () => {
     });
   });
 
+  test('a deletion whose prune is refused says so on the Sync (PruneFailed, an Event) and finishes once allowed', async () => {
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'keeper' } } });
+    const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update'];
+    await bindRole(client, ns(), 'keeper', [{ apiGroups: [''], resources: ['configmaps'], verbs }], { name: 'keeper', namespace: ns() });
+    await applySync(client, ns(), 'kept', { serviceAccountName: 'keeper', source: { inline: [cm('kept-1')] } });
+    await waitForReady(client, ns(), 'kept', 'True');
+    await client.request({ method: 'DELETE', path: syncPath(ns(), 'kept') });
+    const waiting = await waitForReady(client, ns(), 'kept', 'False', 'PruneFailed');
+    expect(readyOf(waiting)?.message).toMatch(/^deletion waits: pruning on deletion failed: .*cannot delete resource "configmaps"/);
+    await eventually('a PruneFailed Event', async () => (await eventsFor(client, ns(), 'kept')).find((e) => e.reason === 'PruneFailed' && e.message.startsWith('deletion waits: ')));
+    expect(await find(client, cmPath('kept-1'))).toBeDefined();
+    await client.request({
+      method: 'PATCH',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns()}/roles/keeper`,
+      contentType: 'application/merge-patch+json',
+      body: { rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: [...verbs, 'delete'] }] },
+    });
+    await eventually('the Sync gone once its prune is allowed', gone(syncPath(ns(), 'kept')));
+    expect(await find(client, cmPath('kept-1'))).toBeUndefined();
+  });
+
   test('with serviceAccountName, applying and pruning are done as that account and bounded by its RBAC', async () => {
     await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'tenant' } } });
     const rules = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] }];
