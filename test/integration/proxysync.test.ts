@@ -358,6 +358,19 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
       // Created there (edge-1's operator of this test reconciles only the test's namespace: it stays unobserved).
       await proxyReady('tenant-elsewhere', 'Unknown', 'RemoteNotReady');
       expect(await find<SyncObject>(edge, syncPath(other, 'tenant-elsewhere'))).toBeDefined();
+
+      // Deleted while the identity may not delete Syncs there: the ProxySync says so and stays; allowed, it goes.
+      const role = (verbs: string[]) => ({ rules: [{ apiGroups: ['syncprims.dev'], resources: ['syncs'], verbs }, rules[1]] });
+      const setRole = (verbs: string[]) =>
+        edge.request({ method: 'PATCH', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${other}/roles/tenant`, contentType: 'application/merge-patch+json', body: role(verbs) });
+      await setRole(['get', 'list', 'watch', 'create', 'patch', 'update']);
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'tenant-elsewhere', PROXYSYNCS) });
+      const stuck = await proxyReady('tenant-elsewhere', 'False', 'PruneFailed');
+      expect(readyOf(stuck)?.message).toMatch(/^deletion waits: deleting the remote Sync failed: .*cannot delete resource "syncs"/);
+      expect(await find<SyncObject>(edge, syncPath(other, 'tenant-elsewhere'))).toBeDefined();
+      await setRole(['*']);
+      await eventually('tenant-elsewhere gone once allowed', async () => ((await find(mgmt, syncPath(ns(), 'tenant-elsewhere', PROXYSYNCS))) === undefined ? true : undefined));
+      expect(await find<SyncObject>(edge, syncPath(other, 'tenant-elsewhere'))).toBeUndefined();
     } finally {
       await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'tenant-elsewhere', PROXYSYNCS) }).catch(() => undefined);
       await eventually('tenant-elsewhere gone', async () => ((await find(mgmt, syncPath(ns(), 'tenant-elsewhere', PROXYSYNCS))) === undefined ? true : undefined));
