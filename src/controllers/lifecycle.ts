@@ -143,13 +143,10 @@ async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger,
   const graceLeft = Date.parse(obj.metadata.deletionTimestamp ?? '') + DELETION_GRACE_MS - Date.now();
   if (graceLeft > 0 && deps.graph.liveDependents(deps.kind, obj).length > 0) return { requeueAfterMs: graceLeft };
   deps.dependencies.forget(deps.kind, obj);
-  let waiting: Awaited<ReturnType<Finalizer>>;
-  try {
-    waiting = await finalize(obj, log);
-  } catch (err) {
+  const waiting = await finalize(obj, log).catch(async (err: unknown) => {
     if (err instanceof CleanUpFailed) await reportCleanUpFailed(deps, obj, err.message, log);
     throw err; // tried again with backoff
-  }
+  });
   if (waiting) return waiting;
   if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
   return undefined;
@@ -164,13 +161,14 @@ export class CleanUpFailed extends Error {
   override name = 'CleanUpFailed';
 }
 
-async function reportCleanUpFailed(deps: LifecycleDeps, obj: KubeObject, message: string, log: Logger): Promise<void> {
+async function reportCleanUpFailed(deps: LifecycleDeps, obj: KubeObject, why: string, log: Logger): Promise<void> {
+  const message = `deletion waits: ${why}`;
   // Observed: the deletion (which raised the generation) is this generation's news.
   const generation = obj.metadata.generation;
-  const status = { ...failed((obj.status ?? {}) as SyncStatusDraft, Reason.PruneFailed, `deletion waits: ${message}`, generation), observedGeneration: generation };
+  const status = { ...failed((obj.status ?? {}) as SyncStatusDraft, Reason.PruneFailed, message, generation), observedGeneration: generation };
   if (await deps.writer.updateStatus(obj, status)) {
     log.warn({ reason: Reason.PruneFailed, message }, 'deletion cannot clean up');
-    await deps.events.record(obj, 'Warning', Reason.PruneFailed, `deletion waits: ${message}`);
+    await deps.events.record(obj, 'Warning', Reason.PruneFailed, message);
   }
 }
 
