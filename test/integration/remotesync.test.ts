@@ -71,6 +71,7 @@ describe('applying to a remote cluster', () => {
 
     // A hand edit in edge-1 is corrected on a reconcile request.
     await edge1.request({ method: 'PATCH', path: cmPath(edgeNs(), 'a'), contentType: 'application/merge-patch+json', body: { data: { value: 'edited' } } });
+    const requested = Date.now();
     await mgmt.request({
       method: 'PATCH',
       path: syncPath(ns(), 'app', REMOTESYNCS),
@@ -78,6 +79,8 @@ describe('applying to a remote cluster', () => {
       body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': 'now-1' } } },
     });
     await eventually('the edit corrected', async () => ((await find<CM>(edge1, cmPath(edgeNs(), 'a')))?.data?.value === 'v1' ? true : undefined));
+    // That reconcile's line trails its correction: seen before the next step's window opens.
+    await op.waitForLog('the requested reconcile logged', (l) => l.msg === 'reconciled' && l.kind === 'RemoteSync' && l.name === 'app' && Date.parse(String(l.time)) >= requested && (l.causes as string[]).includes('updated RemoteSync'));
 
     // A hand edit as `kubectl patch` makes it, with no request: corrected at once, woken by edge-1's
     // watch, and the Event on the RemoteSync names the field manager and the field.
