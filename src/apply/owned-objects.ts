@@ -4,10 +4,12 @@ import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
+import { CrdArrivals } from './crd-arrivals.js';
 import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { objectId, parseObjectId } from './inventory.js';
+import type { KindKey } from './render.js';
 
 /** `cause`: why the owner is woken (`owned object`, or `owned object drifted: <id>`). */
 export type OwnerListener = (owner: Owner, cause: string) => void;
@@ -69,6 +71,9 @@ export class OwnedObjects implements LiveObjects {
   /** The other side of `claimants`: owner key -> the ids it waits for. */
   private readonly claims = new Map<string, string[]>();
 
+  /** Syncs waiting for a kind that is not served yet, woken when a CRD serving it is Established. */
+  private readonly crds: CrdArrivals;
+
   private readonly selector: InformerSelector;
   /** Kinds that may not be listed cluster-wide here: watched per namespace instead. */
   private readonly namespacedKinds = new Set<string>();
@@ -87,6 +92,7 @@ export class OwnedObjects implements LiveObjects {
     private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownerNamespace?: string } = {},
   ) {
     this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED_OBJECTS;
+    this.crds = new CrdArrivals(cache, (owner, cause) => this.wake(owner, cause));
   }
 
   /**
@@ -156,7 +162,7 @@ export class OwnedObjects implements LiveObjects {
     const flight = this.inFlight.get(key);
     this.inFlight.delete(key);
     const unread = flight?.held.find((h) => h.at > flight.readAt);
-    if (unread) for (const fn of this.listeners) fn(owner, unread.cause);
+    if (unread) this.wake(owner, unread.cause);
   }
 
   /** Watches the kinds of `entries` (primed before this resolves). */
@@ -307,6 +313,17 @@ export class OwnedObjects implements LiveObjects {
   forgetOwner(owner: Owner): void {
     this.drifts.forgetOwner(ownerKey(owner));
     this.awaitRelease(owner, []);
+    void this.crds.await(owner, []);
+  }
+
+  /**
+   * The set of `owner` uses `kinds` that this cluster does not serve
+   * (CRDNotInstalled): it is woken the moment a CRD that serves one is
+   * Established (see CrdArrivals); none: it waits for none. Resolves to
+   * whether one is served already (discovery has not caught up: try again soon).
+   */
+  awaitKinds(owner: Owner, kinds: readonly KindKey[]): Promise<boolean> {
+    return this.crds.await(owner, kinds);
   }
 
   /**
@@ -377,7 +394,7 @@ export class OwnedObjects implements LiveObjects {
     if (!drift && this.isEcho(obj)) return;
     const flight = drift ? undefined : this.inFlight.get(ownerKey(owner));
     if (flight) return void flight.held.push({ at, cause });
-    for (const fn of this.listeners) fn(owner, cause);
+    this.wake(owner, cause);
   }
 
   /** Wakes the owners that wait for an object another sync owned, now that it was deleted or changed owner. */
@@ -390,8 +407,12 @@ export class OwnedObjects implements LiveObjects {
       const rest = (this.claims.get(key) ?? []).filter((c) => c !== id);
       if (rest.length > 0) this.claims.set(key, rest);
       else this.claims.delete(key);
-      for (const fn of this.listeners) fn(owner, `owned object released: ${id}`);
+      this.wake(owner, `owned object released: ${id}`);
     }
+  }
+
+  private wake(owner: Owner, cause: string): void {
+    for (const fn of this.listeners) fn(owner, cause);
   }
 }
 

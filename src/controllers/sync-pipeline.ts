@@ -7,7 +7,7 @@ import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
-import { render, revisionOf } from '../apply/render.js';
+import { render, revisionOf, type KindKey } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import { TransportError } from '../kube/errors.js';
@@ -66,8 +66,8 @@ interface AppliedState {
 }
 
 const RETRY_SOURCE_MS = 30_000;
-
-
+/** The first retry of a sync whose kind a CRD serves that discovery did not list yet (then with backoff). */
+const DISCOVERY_LAG_RETRY_MS = 500;
 
 /**
  * The sync pipeline: fetch the source, render, apply in stages, prune what
@@ -155,8 +155,12 @@ export class SyncPipeline {
     });
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
+    // A kind not served yet wakes the sync when a CRD that serves it is Established (the retry stays a backstop).
+    const served = target.owned.awaitKinds(ownerOf(obj), 'reason' in set ? (set.unknownKinds ?? []) : []);
     if ('reason' in set) {
       await this.fail(obj, base, set.reason, set.message, generation, log);
+      // Served already, but not by the discovery that rendered it: that catches up in a moment.
+      if (await served) return { retry: { minDelayMs: DISCOVERY_LAG_RETRY_MS } };
       return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
@@ -213,7 +217,7 @@ export class SyncPipeline {
     spec: SyncSpec,
     target: ApplyTarget,
     onFetched?: (objects: KubeObject[]) => void,
-  ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
+  ): Promise<Rendered> {
     // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
     // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
     await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, ownerOf(obj).namespace)).catch(() => undefined);
@@ -226,7 +230,7 @@ export class SyncPipeline {
     spec: SyncSpec,
     target: ApplyTarget,
     onFetched?: (objects: KubeObject[]) => void,
-  ): Promise<{ objects: KubeObject[]; revision: string } | { reason: Reason; message: string }> {
+  ): Promise<Rendered> {
     const owner = ownerOf(obj);
     try {
       const fetched = await fetchSource({
@@ -245,7 +249,7 @@ export class SyncPipeline {
         origin: target.origin,
         scopeOf: (apiVersion, kind) => scopeOf(target.discovery, apiVersion, kind),
       });
-      if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: rendered.errors.join('; ') };
+      if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: rendered.errors.join('; '), unknownKinds: rendered.unknownKinds };
       if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: rendered.errors.join('; ') };
       return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
@@ -367,6 +371,9 @@ export class SyncPipeline {
   }
 
 }
+
+/** A source rendered, or why it is not: `unknownKinds` are the kinds the target does not serve (CRDNotInstalled). */
+type Rendered = { objects: KubeObject[]; revision: string } | { reason: Reason; message: string; unknownKinds?: KindKey[] };
 
 /** One reconcile's sync, spec and target. */
 interface Run {

@@ -20,6 +20,13 @@ export interface InformerSelector {
    * identity: the first to start an informer for a selector decides.
    */
   keepManagedFieldsOf?: string;
+  /**
+   * Keep of each object only what `fn` returns: for kinds whose objects are
+   * large and of which little is read (CRDs). Its `name` is part of the
+   * informer's identity; `listPageSize` bounds what one page of a LIST holds
+   * before it is projected (where the server refuses WatchList).
+   */
+  project?: { name: string; fn: (obj: KubeObject) => KubeObject; listPageSize?: number };
 }
 
 export type CacheTuning = Pick<InformerOptions<KubeObject>, 'watchList' | 'watchTimeoutSeconds' | 'idleTimeoutMs' | 'backoff'>;
@@ -90,7 +97,7 @@ export class ClusterCache {
   }
 
   /**
-   * Every object every informer holds, by informer (`apiVersion|kind|namespace|labels|fields|metadata|full`):
+   * Every object every informer holds, by informer (`apiVersion|kind|namespace|labels|fields|metadata, full or project:<name>`):
    * the debug endpoint `/debug/cache`, and tests that check what is (not) cached.
    */
   async dump(): Promise<{ informer: string; objects: KubeObject[] }[]> {
@@ -120,7 +127,7 @@ export class ClusterCache {
     const namespace = this.namespaceOf(selector);
     const parts = [apiVersion, kind, namespace ?? '*', selector.labelSelector ?? '', selector.fieldSelector ?? ''];
     // keepManagedFieldsOf is not part of the id: a reader that only peeks at the owned objects finds their informer.
-    return [...parts, selector.metadataOnly ? 'metadata' : 'full'].join('|');
+    return [...parts, selector.project ? `project:${selector.project.name}` : selector.metadataOnly ? 'metadata' : 'full'].join('|');
   }
 
   private namespaceOf(selector: InformerSelector): string | undefined {
@@ -146,6 +153,8 @@ export class ClusterCache {
       fieldSelector: selector.fieldSelector,
       metadataOnly: selector.metadataOnly,
       keepManagedFieldsOf: selector.keepManagedFieldsOf,
+      transform: selector.project?.fn,
+      listPageSize: selector.project?.listPageSize,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       ...this.opts.tuning,

@@ -10,7 +10,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { bindRole } from '../support/rbac.js';
 import { clusterApiClusterPath, createHeldCluster, installClusterApiCrd, releaseCluster } from '../support/cluster-api.js';
 import { clusterClient, closeClients, controlplane, ensureClusters } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
+import { installCrds, schemalessCrd } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
@@ -164,6 +164,30 @@ describe('applying to a remote cluster', () => {
     expect(await find<CM>(edge1, cmPath(edgeNs(), 'contested'))).toMatchObject({ data: { value: 'claimant' }, metadata: { labels: { 'syncprims.dev/owner-name': 'claimant' } } });
     const causes = reconciledLines('claimant').slice(before).flatMap((l) => l.causes as string[]);
     expect(causes).toContain(`owned object released: ${edgeNs()}_contested__ConfigMap in ${ns()}/edge-1-kubeconfig`);
+  });
+
+  test('a kind edge-1 does not serve yet: the RemoteSync is woken the moment its CRD is Established there, whoever installs it', async () => {
+    const group = `${edgeNs()}.example.com`;
+    const crd = schemalessCrd(group, 'Widget', 'widgets');
+    const widget = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: edgeNs() }, spec: { n: 1 } };
+    await applyRemoteSync(mgmt, ns(), 'widgets', { clusterRef: { name: 'edge-1' }, source: { inline: [widget] } });
+    const waiting = await waitForRemoteReady(mgmt, ns(), 'widgets', 'False', 'CRDNotInstalled');
+    expect(readyOf(waiting)?.message).toContain('Widget');
+    // Installed by hand in edge-1 (no sync of ours applies it): the watch of edge-1's CRDs sees it.
+    const before = reconciledLines('widgets').length;
+    await edge1.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    try {
+      await waitForRemoteReady(mgmt, ns(), 'widgets', 'True', 'Succeeded');
+      expect(await find(edge1, `/apis/${group}/v1/namespaces/${edgeNs()}/widgets/w1`)).toMatchObject({ spec: { n: 1 } });
+      const causes = reconciledLines('widgets').slice(before).flatMap((l) => l.causes as string[]);
+      expect(causes).toContain(`CRD established: widgets.${group} in ${ns()}/edge-1-kubeconfig`);
+      // The same kind is still not served in mgmt.
+      expect(await find(mgmt, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)).toBeUndefined();
+    } finally {
+      await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'widgets', REMOTESYNCS) });
+      await eventually('the RemoteSync to be gone', async () => ((await find(mgmt, syncPath(ns(), 'widgets', REMOTESYNCS))) === undefined ? true : undefined));
+      await edge1.request({ method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}` });
+    }
   });
 
   test('kubeConfig.secretRef with its own key', async () => {

@@ -4,6 +4,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
+import { schemalessCrd } from '../support/crds.js';
 import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
@@ -140,6 +141,27 @@ describe('sync spec switches', () => {
       data: { v: 'new' },
       metadata: { labels: { 'syncprims.dev/owner-name': 'adopter' } },
     });
+  });
+
+  test('a Sync of a kind not served yet is applied the moment another Sync installs its CRD, not at its retry', async () => {
+    const group = `${ns()}.example.com`;
+    const crd = schemalessCrd(group, 'Gizmo', 'gizmos');
+    const gizmo = { apiVersion: `${group}/v1`, kind: 'Gizmo', metadata: { name: 'g1', namespace: ns() }, spec: { size: 3 } };
+    await applySync(client, ns(), 'gizmo-user', { source: { inline: [gizmo, cm('gizmo-config')] } });
+    const waiting = await waitForReady(client, ns(), 'gizmo-user', 'False', 'CRDNotInstalled');
+    expect(readyOf(waiting)?.message).toContain('Gizmo');
+    // No dependsOn between the two: the CRD's arrival is what wakes the waiting Sync.
+    const installed = Date.now();
+    await applySync(client, ns(), 'gizmo-crd', { source: { inline: [crd] } });
+    await waitForReady(client, ns(), 'gizmo-crd', 'True');
+    await waitForReady(client, ns(), 'gizmo-user', 'True', 'Succeeded');
+    expect(await find(client, `/apis/${group}/v1/namespaces/${ns()}/gizmos/g1`)).toMatchObject({ spec: { size: 3 } });
+    const causes = op.logs.filter((l) => l.msg === 'reconciled' && l.name === 'gizmo-user' && Date.parse(String(l.time)) >= installed).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`CRD established: gizmos.${group}`);
+    // The CRD goes with the Sync that installed it; the Sync of its objects first.
+    await deleteSync('gizmo-user');
+    await deleteSync('gizmo-crd');
+    await eventually('the CRD to be pruned', gone(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.${group}`));
   });
 
   test('a deletion whose prune is refused says so on the Sync (PruneFailed, an Event) and finishes once allowed', async () => {

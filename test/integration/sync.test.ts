@@ -4,6 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { eventually } from '../support/eventually.js';
+import { schemalessCrd } from '../support/crds.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
@@ -29,17 +30,7 @@ describe('apply, edit, prune, drift', () => {
   test('a CRD, its custom resource, a Namespace and objects in it become Ready in one reconcile', async () => {
     const group = `${ns()}.sync.test`;
     const target = `${ns()}-app`;
-    const crd = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `widgets.${group}` },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
+    const crd = schemalessCrd(group, 'Widget', 'widgets');
     // Listed in the "wrong" order on purpose: the engine stages CRDs and Namespaces first.
     const objects = [
       { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: target }, spec: { size: 2 } },
@@ -135,17 +126,7 @@ describe('apply, edit, prune, drift', () => {
   });
 
   test('a CRD whose kind the set does not use is not waited on; one it uses is', async () => {
-    const crd = (plural: string, kind: string, group: string) => ({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${plural}.${group}` },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural, singular: kind.toLowerCase(), kind },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    });
+    const crd = (plural: string, kind: string, group: string) => schemalessCrd(group, kind, plural);
     const group = `${ns()}.crdwait.test`;
     const gets = () => op.metric('syncprims_cluster_requests_total', { method: 'GET' });
     // Warm up the watches of CRDs and ConfigMaps, so that what follows counts only the waits.

@@ -83,3 +83,18 @@ async function checkServed(client: KubeClient, kind: SyncKind): Promise<true> {
   }
   throw new Error(`the API server accepted a ${kind} without a source`);
 }
+
+/** A namespaced CRD that accepts anything (no schema), serving `v1`: for tests of kinds that come and go. */
+export function schemalessCrd(group: string, kind: string, plural: string) {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural, singular: kind.toLowerCase(), kind },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import { describe, expect, test } from '@jest/globals';
+import { CrdArrivals, servedKindsOf, type CrdSource } from '../../src/apply/crd-arrivals.js';
+import type { Owner } from '../../src/apply/engine.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import type { InformerSelector } from '../../src/runtime/cache.js';
+import type { InformerEvent, InformerHandler } from '../../src/runtime/informer.js';
+import { ObjectStore } from '../../src/runtime/store.js';
+
+const crd = (established: boolean, versions: { name: string; served?: boolean }[] = [{ name: 'v1' }], kind = 'Gizmo', group = 'example.com'): KubeObject => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `gizmos.${group}`, resourceVersion: '1' },
+  spec: { group, names: { kind, plural: 'gizmos' }, versions, scope: 'Namespaced' },
+  status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, ...(established ? [{ type: 'Established', status: 'True' }] : [])] },
+});
+
+/** A CRD informer as the cache would give it: objects projected by the selector, events sent by hand. */
+class FakeCrds implements CrdSource {
+  readonly store = new ObjectStore<KubeObject>();
+  private readonly handlers = new Set<InformerHandler<KubeObject>>();
+  private project: (o: KubeObject) => KubeObject = (o) => o;
+  started = 0;
+  refuse = false;
+
+  async informer(_apiVersion: string, _kind: string, selector: InformerSelector) {
+    this.started++;
+    if (this.refuse) throw new Error('customresourcedefinitions is forbidden');
+    this.project = selector.project!.fn;
+    return { store: this.store, onEvent: (h: InformerHandler<KubeObject>) => (this.handlers.add(h), () => this.handlers.delete(h)) };
+  }
+
+  /** The CRD as stored before (if any) and now: an event to every handler. */
+  send(obj: KubeObject): void {
+    const projected = this.project(obj);
+    const old = this.store.upsert(projected);
+    const e: InformerEvent<KubeObject> = old ? { type: 'updated', object: projected, old } : { type: 'added', object: projected };
+    for (const h of this.handlers) h(e);
+  }
+}
+
+const owner = (name: string): Owner => ({ kind: 'Sync', namespace: 'ns', name });
+const gizmo = { apiVersion: 'example.com/v1', kind: 'Gizmo' };
+
+function setup() {
+  const crds = new FakeCrds();
+  const woken: string[] = [];
+  const arrivals = new CrdArrivals(crds, (o, cause) => woken.push(`${o.name}: ${cause}`));
+  return { crds, woken, arrivals };
+}
+
+describe('servedKindsOf', () => {
+  test('nothing until Established; then each served version', () => {
+    expect(servedKindsOf(crd(false))).toEqual([]);
+    expect(servedKindsOf(crd(true, [{ name: 'v1' }, { name: 'v1beta1', served: false }, { name: 'v2', served: true }]))).toEqual(['example.com/v1|Gizmo', 'example.com/v2|Gizmo']);
+    expect(servedKindsOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} })).toEqual([]);
+  });
+});
+
+describe('CrdArrivals', () => {
+  test('a waiting owner is woken once, when a CRD serving its kind becomes Established', async () => {
+    const { crds, woken, arrivals } = setup();
+    expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
+    crds.send(crd(false));
+    expect(woken).toEqual([]);
+    crds.send(crd(true));
+    expect(woken).toEqual(['a: CRD established: gizmos.example.com']);
+    // Another update of the same CRD (still serving the kind) wakes nobody, nor would it had the owner waited again.
+    crds.send({ ...crd(true), metadata: { name: 'gizmos.example.com', resourceVersion: '2' } });
+    expect(woken).toHaveLength(1);
+    expect(arrivals.waitedFor()).toEqual([]);
+  });
+
+  test('only owners of that group, version and kind are woken; a version not served wakes nobody', async () => {
+    const { crds, woken, arrivals } = setup();
+    await arrivals.await(owner('v2'), [{ apiVersion: 'example.com/v2', kind: 'Gizmo' }]);
+    await arrivals.await(owner('other'), [{ apiVersion: 'other.example.com/v1', kind: 'Gizmo' }]);
+    crds.send(crd(true, [{ name: 'v1' }, { name: 'v2', served: false }]));
+    expect(woken).toEqual([]);
+    crds.send(crd(true, [{ name: 'v1' }, { name: 'v2' }]));
+    expect(woken).toEqual(['v2: CRD established: gizmos.example.com']);
+    expect(arrivals.waitedFor()).toEqual(['other.example.com/v1|Gizmo']);
+  });
+
+  test('waiting again replaces what an owner waited for; none forgets it', async () => {
+    const { crds, woken, arrivals } = setup();
+    await arrivals.await(owner('a'), [gizmo]);
+    await arrivals.await(owner('a'), [{ apiVersion: 'example.com/v1', kind: 'Widget' }]);
+    await arrivals.await(owner('b'), [gizmo]);
+    await arrivals.await(owner('b'), []);
+    crds.send(crd(true));
+    expect(woken).toEqual([]);
+    crds.send(crd(true, [{ name: 'v1' }], 'Widget'));
+    expect(woken).toEqual(['a: CRD established: gizmos.example.com']);
+  });
+
+  test('a kind already served says so (discovery lags): the caller tries again soon', async () => {
+    const { crds, arrivals } = setup();
+    await arrivals.await(owner('first'), [{ apiVersion: 'x.example.com/v1', kind: 'X' }]);
+    crds.send(crd(true));
+    expect(await arrivals.await(owner('late'), [gizmo])).toBe(true);
+    expect(crds.started).toBe(1);
+  });
+
+  test('where CRDs cannot be listed, owners keep their retry and the watch is tried again next time', async () => {
+    const { crds, arrivals } = setup();
+    crds.refuse = true;
+    expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
+    crds.refuse = false;
+    expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
+    expect(crds.started).toBe(2);
+  });
+
+  test('the projection keeps only what it reads of a CRD', async () => {
+    const { crds, arrivals } = setup();
+    await arrivals.await(owner('a'), [gizmo]);
+    crds.send(crd(true));
+    expect(crds.store.list()).toEqual([
+      { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gizmos.example.com', uid: undefined, resourceVersion: '1' }, served: ['example.com/v1|Gizmo'] },
+    ]);
+  });
+});
