@@ -144,8 +144,10 @@ async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger,
   if (graceLeft > 0 && deps.graph.liveDependents(deps.kind, obj).length > 0) return { requeueAfterMs: graceLeft };
   deps.dependencies.forget(deps.kind, obj);
   const waiting = await finalize(obj, log).catch(async (err: unknown) => {
-    if (err instanceof CleanUpFailed) await reportCleanUpFailed(deps, obj, err.message, log);
-    throw err; // tried again with backoff
+    if (!(err instanceof CleanUpFailed)) throw err; // tried again with backoff
+    await reportCleanUpFailed(deps, obj, err.message, log);
+    // A refusal stands until someone changes RBAC or the object: no burst of retries in its first second.
+    return { retry: { minDelayMs: CLEANUP_RETRY_MS } };
   });
   if (waiting) return waiting;
   if (await deps.writer.removeFinalizer(obj, FINALIZER)) log.info('deleted: finalizer removed');
@@ -155,11 +157,14 @@ async function handleDeletion(deps: LifecycleDeps, obj: KubeObject, log: Logger,
 /**
  * What a deletion must remove could not be removed (refused, or it failed):
  * the finalizer stays, the sync says why (Ready=False, PruneFailed, and an
- * Event), and the deletion is tried again with backoff.
+ * Event), and the deletion is tried again with backoff (from a second).
  */
 export class CleanUpFailed extends Error {
   override name = 'CleanUpFailed';
 }
+
+/** The least wait before a refused clean-up is tried again (then the controller's backoff, up to 5 minutes). */
+const CLEANUP_RETRY_MS = 1_000;
 
 async function reportCleanUpFailed(deps: LifecycleDeps, obj: KubeObject, why: string, log: Logger): Promise<void> {
   const message = `deletion waits: ${why}`;

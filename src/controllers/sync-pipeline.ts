@@ -10,7 +10,7 @@ import type { OwnedObjects } from '../apply/owned-objects.js';
 import { render, revisionOf, type KindKey } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
-import { TransportError } from '../kube/errors.js';
+import { ApiError, TransportError } from '../kube/errors.js';
 import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
@@ -155,14 +155,8 @@ export class SyncPipeline {
     });
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
-    // A kind not served yet wakes the sync when a CRD that serves it is Established (the retry stays a backstop).
-    const served = target.owned.awaitKinds(ownerOf(obj), 'reason' in set ? (set.unknownKinds ?? []) : []);
-    if ('reason' in set) {
-      await this.fail(obj, base, set.reason, set.message, generation, log);
-      // Served already, but not by the discovery that rendered it: that catches up in a moment.
-      if (await served) return { retry: { minDelayMs: DISCOVERY_LAG_RETRY_MS } };
-      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
-    }
+    if ('reason' in set) return this.notRendered(run, base, set, log);
+    void target.owned.awaitKinds(ownerOf(obj), []); // it renders: it waits for no CRD
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set.objects, previous);
     // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
@@ -191,6 +185,20 @@ export class SyncPipeline {
       return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
     }
     return dueBy(await this.report(run, status, state, log), drift.waitMs);
+  }
+
+  /**
+   * The set did not render: says why. A kind the target does not serve yet
+   * wakes the sync the moment a CRD that serves it is Established (the
+   * retry stays, as a backstop).
+   */
+  private async notRendered({ obj, spec, target }: Run, base: SyncStatusDraft, why: Exclude<Rendered, { objects: KubeObject[] }>, log: Logger): Promise<ReconcileResult> {
+    // Listening before it says so: a CRD installed once the status is seen wakes it.
+    const served = await target.owned.awaitKinds(ownerOf(obj), why.unknownKinds ?? []);
+    await this.fail(obj, base, why.reason, why.message, obj.metadata.generation, log);
+    // Served already, but not by the discovery that rendered it: that catches up in a moment.
+    if (served) return { retry: { minDelayMs: DISCOVERY_LAG_RETRY_MS } };
+    return { requeueAfterMs: Math.min(parseDuration(spec.interval), RETRY_SOURCE_MS) };
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */
@@ -338,8 +346,15 @@ export class SyncPipeline {
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
     const entries = state.inventory;
-    await target.owned.track(entries);
-    const health = await target.owned.health(entries, state.fresh, ownerOf(obj));
+    const health = await target.owned
+      .track(entries)
+      .then(() => target.owned.health(entries, state.fresh, ownerOf(obj)))
+      .catch((err: unknown) => watchRefusal(err, target.client.name));
+    if (typeof health === 'string') {
+      // Applied, but not followed: say so rather than retry in silence (the next try may find it granted).
+      await this.fail(obj, { ...base, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision, lastAppliedRevision: state.revision }, Reason.ApplyFailed, health, generation, log);
+      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+    }
     const summary = summarize(health.map((h) => h.status));
     let status: SyncStatusDraft = { ...base, summary, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision };
     const notReady = health.filter((h) => h.status !== 'Current');
@@ -419,6 +434,17 @@ async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): 
     if (err instanceof UnknownKindError) return undefined;
     throw err;
   }
+}
+
+/**
+ * The message for a cluster that refuses to let the operator list or watch
+ * what a sync applied (RBAC of its identity there): the watches are what
+ * health, drift and no-op applies are read from. Other errors are thrown.
+ */
+function watchRefusal(err: unknown, cluster: string): string {
+  if (!(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) throw err;
+  const said = err.message.replace(/^[A-Z]+ \S+: /, '');
+  return `cluster ${cluster} refused to let the operator watch what it applied (${said}): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies`;
 }
 
 /** The condition reason and message of what went wrong in an apply and prune, if anything. */

@@ -214,6 +214,10 @@ describe('applying to a remote cluster', () => {
 const namespacedIdentity = (name: string): Promise<string> =>
   serviceAccountKubeconfig(edge1, 'edge-1', edgeNs(), name, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }]);
 
+/** An identity that may write ConfigMaps in the edge namespace but not list or watch them. */
+const blindIdentity = (name: string): Promise<string> =>
+  serviceAccountKubeconfig(edge1, 'edge-1', edgeNs(), name, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch', 'update', 'delete'] }]);
+
 const primedIn = (cluster: string): number => op.logs.filter((l) => l.msg === 'cache primed' && l.cluster === cluster).length;
 
 describe('credentials', () => {
@@ -235,6 +239,21 @@ describe('credentials', () => {
     await waitForRemoteReady(mgmt, ns(), 'rot', 'True', 'Succeeded');
     expect(primedIn(cluster)).toBe(primed);
     expect(op.logs.filter((l) => l.msg === 'cluster opened' && l.cluster === cluster)).toHaveLength(1);
+  });
+
+  test('an identity that may write what it applies but not watch it: Ready=False naming the verbs it lacks, then Ready once granted', async () => {
+    await putKubeconfigSecret(mgmt, ns(), 'blind-kubeconfig', await blindIdentity('blind'));
+    await applyRemoteSync(mgmt, ns(), 'blind', { interval: '2s', kubeConfig: { secretRef: { name: 'blind-kubeconfig' } }, source: { inline: [configMap(edgeNs(), 'blind', 'v1')] } });
+    // Applied (it may write), but not followed: before, it retried in silence with no condition at all.
+    const refused = await waitForRemoteReady(mgmt, ns(), 'blind', 'False', 'ApplyFailed');
+    expect(readyOf(refused)?.message).toContain(`cluster ${ns()}/blind-kubeconfig refused to let the operator watch what it applied`);
+    expect(readyOf(refused)?.message).toMatch(/cannot (list|watch) resource "configmaps"/);
+    expect(readyOf(refused)?.message).toContain('grant get, list and watch');
+    expect(await find<CM>(edge1, cmPath(edgeNs(), 'blind'))).toMatchObject({ data: { value: 'v1' } });
+    await eventually('the ApplyFailed Event', async () => (await eventsFor(mgmt, ns(), 'blind')).find((e) => e.reason === 'ApplyFailed' && e.message.includes('watch')));
+    // Granted list and watch: it goes on by itself.
+    await bindRole(edge1, edgeNs(), 'blind-watch', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] }], { name: 'blind', namespace: edgeNs() });
+    await waitForRemoteReady(mgmt, ns(), 'blind', 'True', 'Succeeded');
   });
 });
 

@@ -77,7 +77,9 @@ describe('--default-service-account', () => {
     // The condition names the object and the verb the API server refused.
     expect(ready.message).toContain(`ClusterRole ${escape}`);
     expect(ready.message).toMatch(forbidden);
-    expect((await eventsFor(client, ns(), 'escape-by-default')).find((e) => e.reason === 'ApplyFailed')?.message).toMatch(forbidden);
+    // The Event follows the status write.
+    const event = await eventually('the ApplyFailed Event', async () => (await eventsFor(client, ns(), 'escape-by-default')).find((e) => e.reason === 'ApplyFailed'));
+    expect(event.message).toMatch(forbidden);
     expect(await find(client, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${escape}`)).toBeUndefined();
   });
 
