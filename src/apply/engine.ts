@@ -31,6 +31,8 @@ export interface ObjectResult {
   object?: KubeObject;
   /** A failure a later try may not meet (429, 5xx): how long the server asked us to wait (Retry-After; 0 if it did not say). */
   transient?: { retryAfterMs: number };
+  /** It failed because its namespace does not exist (yet): that namespace. */
+  missingNamespace?: string;
 }
 
 /** What a cache knows of an object about to be applied (see OwnedObjects.lookup). */
@@ -327,7 +329,14 @@ function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
     return { id, action: 'failed', reason: 'CRDNotInstalled', message: `${display(obj)}: ${err.message}` };
   }
   const hint = isImmutable(err) ? ' (set spec.force: true to delete and recreate it)' : '';
-  return { id, action: 'failed', reason: reasonOf(err), message: `${display(obj)}: ${errorText(err)}${hint}`, ...transientOf(err) };
+  return { id, action: 'failed', reason: reasonOf(err), message: `${display(obj)}: ${errorText(err)}${hint}`, ...transientOf(err), ...missingNamespaceOf(err) };
+}
+
+/** The namespace a 404 names as missing (`namespaces "x" not found`), if that is what it says. */
+function missingNamespaceOf(err: unknown): Pick<ObjectResult, 'missingNamespace'> {
+  if (!(err instanceof ApiError) || !err.notFound) return {};
+  const details = err.details as { kind?: string; name?: string } | undefined;
+  return details?.kind === 'namespaces' && details.name ? { missingNamespace: details.name } : {};
 }
 
 function transientOf(err: unknown): Pick<ObjectResult, 'transient'> {

@@ -4,7 +4,7 @@ import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
-import { CrdArrivals } from './crd-arrivals.js';
+import { Arrivals, CRDS, kindKey, NAMESPACES } from './arrivals.js';
 import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
@@ -72,7 +72,9 @@ export class OwnedObjects implements LiveObjects {
   private readonly claims = new Map<string, string[]>();
 
   /** Syncs waiting for a kind that is not served yet, woken when a CRD serving it is Established. */
-  private readonly crds: CrdArrivals;
+  private readonly crds: Arrivals;
+  /** Syncs waiting for a namespace to apply into, woken when it is created. */
+  private readonly namespaces: Arrivals;
 
   private readonly selector: InformerSelector;
   /** Kinds that may not be listed cluster-wide here: watched per namespace instead. */
@@ -92,7 +94,8 @@ export class OwnedObjects implements LiveObjects {
     private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownerNamespace?: string } = {},
   ) {
     this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED_OBJECTS;
-    this.crds = new CrdArrivals(cache, (owner, cause) => this.wake(owner, cause));
+    this.crds = new Arrivals(cache, CRDS, (owner, cause) => this.wake(owner, cause));
+    this.namespaces = new Arrivals(cache, NAMESPACES, (owner, cause) => this.wake(owner, cause));
   }
 
   /**
@@ -314,16 +317,26 @@ export class OwnedObjects implements LiveObjects {
     this.drifts.forgetOwner(ownerKey(owner));
     this.awaitRelease(owner, []);
     void this.crds.await(owner, []);
+    void this.namespaces.await(owner, []);
   }
 
   /**
    * The set of `owner` uses `kinds` that this cluster does not serve
    * (CRDNotInstalled): it is woken the moment a CRD that serves one is
-   * Established (see CrdArrivals); none: it waits for none. Resolves to
+   * Established (see Arrivals); none: it waits for none. Resolves to
    * whether one is served already (discovery has not caught up: try again soon).
    */
   awaitKinds(owner: Owner, kinds: readonly KindKey[]): Promise<boolean> {
-    return this.crds.await(owner, kinds);
+    return this.crds.await(owner, kinds.map(kindKey));
+  }
+
+  /**
+   * The apply of `owner` found `names` missing, the namespaces of some of
+   * its objects: it is woken the moment one is created; none: it waits for
+   * none. Resolves to whether one exists already (created meanwhile).
+   */
+  awaitNamespaces(owner: Owner, names: readonly string[]): Promise<boolean> {
+    return this.namespaces.await(owner, names);
   }
 
   /**

@@ -66,8 +66,12 @@ interface AppliedState {
 }
 
 const RETRY_SOURCE_MS = 30_000;
-/** The first retry of a sync whose kind a CRD serves that discovery did not list yet (then with backoff). */
-const DISCOVERY_LAG_RETRY_MS = 500;
+/**
+ * The first retry of a sync whose wait ended while it failed (a namespace
+ * created meanwhile; a kind a CRD serves that discovery did not list yet),
+ * then with backoff.
+ */
+const ARRIVED_RETRY_MS = 500;
 
 /**
  * The sync pipeline: fetch the source, render, apply in stages, prune what
@@ -181,8 +185,7 @@ export class SyncPipeline {
     if (problem) {
       this.state.delete(key); // the next attempt runs in full
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
-      // A server that was overloaded or erred is tried again with backoff (its Retry-After at least).
-      return problem.retry ? { retry: problem.retry } : { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+      return afterProblem(problem, outcome.arrived, interval);
     }
     return dueBy(await this.report(run, status, state, log), drift.waitMs);
   }
@@ -197,8 +200,7 @@ export class SyncPipeline {
     const served = await target.owned.awaitKinds(ownerOf(obj), why.unknownKinds ?? []);
     await this.fail(obj, base, why.reason, why.message, obj.metadata.generation, log);
     // Served already, but not by the discovery that rendered it: that catches up in a moment.
-    if (served) return { retry: { minDelayMs: DISCOVERY_LAG_RETRY_MS } };
-    return { requeueAfterMs: Math.min(parseDuration(spec.interval), RETRY_SOURCE_MS) };
+    return afterProblem({}, served, parseDuration(spec.interval));
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */
@@ -311,8 +313,10 @@ export class SyncPipeline {
       concurrency: this.deps.concurrency,
       live: target.owned,
     });
-    // An object another sync owns is applied the moment that sync lets it go, not at the retry.
+    // An object another sync owns is applied the moment that sync lets it go, not at the retry;
+    // one whose namespace is missing, the moment the namespace is created.
     target.owned.awaitRelease(owner, applied.filter((r) => r.action === 'conflict').map((r) => r.id));
+    const arrived = await target.owned.awaitNamespaces(owner, [...new Set(applied.flatMap((r) => (r.missingNamespace ? [r.missingNamespace] : [])))]);
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
     const next = inventoryOf(objects).filter((e) => appliedIds.has(e.id));
@@ -326,7 +330,7 @@ export class SyncPipeline {
     const recorded = [...next, ...kept.filter((e) => !appliedIds.has(e.id))].sort((a, b) => compareIds(a.id, b.id));
     // What the applies returned, until the watches deliver it (health drops each as the cache catches up).
     const fresh = new Map(ok.filter((r) => r.object && r.action !== 'unchanged').map((r) => [r.id, withoutManagedFields(r.object!)]));
-    return { applied, pruned, next, recorded, fresh };
+    return { applied, pruned, next, recorded, fresh, arrived };
   }
 
   /** Tells what changed: an Event and a log line, only when something did. */
@@ -474,6 +478,17 @@ function stillOwned<T extends { due: Drift[] }>(drift: T, prev: AppliedState | u
   if (!prev || !drift.due.some((d) => d.deleted)) return drift;
   const ids = new Set(prev.inventory.map((e) => e.id));
   return { ...drift, due: drift.due.filter((d) => !d.deleted || ids.has(d.id)) };
+}
+
+/**
+ * When a failed reconcile goes again: a transient failure with backoff (the
+ * server's Retry-After at least); one whose wait ended meanwhile (`arrived`)
+ * soon; others after min(interval, 30 s), unless a watch wakes them first.
+ */
+function afterProblem(problem: { retry?: { minDelayMs: number } }, arrived: boolean, interval: number): ReconcileResult {
+  if (problem.retry) return { retry: problem.retry };
+  if (arrived) return { retry: { minDelayMs: ARRIVED_RETRY_MS } };
+  return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
 }
 
 /** The least wait before a transient failure is tried again (a whole reconcile goes again, not one request). */

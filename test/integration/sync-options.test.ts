@@ -164,6 +164,21 @@ describe('sync spec switches', () => {
     await eventually('the CRD to be pruned', gone(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.${group}`));
   });
 
+  test('a Sync into a namespace that does not exist yet is applied the moment another Sync creates it, not at its retry', async () => {
+    const later = `${ns()}-later`;
+    await applySync(client, ns(), 'ns-user', { source: { inline: [{ ...cm('in-later', {}, { v: '1' }), metadata: { name: 'in-later', namespace: later } }] } });
+    const waiting = await waitForReady(client, ns(), 'ns-user', 'False', 'ApplyFailed');
+    expect(readyOf(waiting)?.message).toContain(`namespaces "${later}" not found`);
+    const created = Date.now();
+    await applySync(client, ns(), 'ns-maker', { source: { inline: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: later } }] } });
+    await waitForReady(client, ns(), 'ns-user', 'True', 'Succeeded');
+    expect(await find(client, `/api/v1/namespaces/${later}/configmaps/in-later`)).toMatchObject({ data: { v: '1' } });
+    const causes = op.logs.filter((l) => l.msg === 'reconciled' && l.name === 'ns-user' && Date.parse(String(l.time)) >= created).flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`namespace created: ${later}`);
+    await deleteSync('ns-user');
+    await deleteSync('ns-maker');
+  });
+
   test('a deletion whose prune is refused says so on the Sync (PruneFailed, an Event) and finishes once allowed', async () => {
     await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'keeper' } } });
     const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update'];

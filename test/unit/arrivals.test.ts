@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { CrdArrivals, servedKindsOf, type CrdSource } from '../../src/apply/crd-arrivals.js';
+import { Arrivals, CRDS, kindKey, NAMESPACES, servedKindsOf, type ArrivalKind, type ArrivalSource } from '../../src/apply/arrivals.js';
 import type { Owner } from '../../src/apply/engine.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import type { InformerSelector } from '../../src/runtime/cache.js';
@@ -14,8 +14,8 @@ const crd = (established: boolean, versions: { name: string; served?: boolean }[
   status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, ...(established ? [{ type: 'Established', status: 'True' }] : [])] },
 });
 
-/** A CRD informer as the cache would give it: objects projected by the selector, events sent by hand. */
-class FakeCrds implements CrdSource {
+/** An informer as the cache would give it: objects projected by the selector, events sent by hand. */
+class FakeWatch implements ArrivalSource {
   readonly store = new ObjectStore<KubeObject>();
   private readonly handlers = new Set<InformerHandler<KubeObject>>();
   private project: (o: KubeObject) => KubeObject = (o) => o;
@@ -24,12 +24,12 @@ class FakeCrds implements CrdSource {
 
   async informer(_apiVersion: string, _kind: string, selector: InformerSelector) {
     this.started++;
-    if (this.refuse) throw new Error('customresourcedefinitions is forbidden');
-    this.project = selector.project!.fn;
+    if (this.refuse) throw new Error('forbidden');
+    if (selector.project) this.project = selector.project.fn;
     return { store: this.store, onEvent: (h: InformerHandler<KubeObject>) => (this.handlers.add(h), () => this.handlers.delete(h)) };
   }
 
-  /** The CRD as stored before (if any) and now: an event to every handler. */
+  /** The object as stored before (if any) and now: an event to every handler. */
   send(obj: KubeObject): void {
     const projected = this.project(obj);
     const old = this.store.upsert(projected);
@@ -39,13 +39,13 @@ class FakeCrds implements CrdSource {
 }
 
 const owner = (name: string): Owner => ({ kind: 'Sync', namespace: 'ns', name });
-const gizmo = { apiVersion: 'example.com/v1', kind: 'Gizmo' };
+const gizmo = kindKey({ apiVersion: 'example.com/v1', kind: 'Gizmo' });
 
-function setup() {
-  const crds = new FakeCrds();
+function setup(what: ArrivalKind = CRDS) {
+  const watch = new FakeWatch();
   const woken: string[] = [];
-  const arrivals = new CrdArrivals(crds, (o, cause) => woken.push(`${o.name}: ${cause}`));
-  return { crds, woken, arrivals };
+  const arrivals = new Arrivals(watch, what, (o, cause) => woken.push(`${o.name}: ${cause}`));
+  return { watch, woken, arrivals };
 }
 
 describe('servedKindsOf', () => {
@@ -56,66 +56,88 @@ describe('servedKindsOf', () => {
   });
 });
 
-describe('CrdArrivals', () => {
+describe('Arrivals of CRDs', () => {
   test('a waiting owner is woken once, when a CRD serving its kind becomes Established', async () => {
-    const { crds, woken, arrivals } = setup();
+    const { watch, woken, arrivals } = setup();
     expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
-    crds.send(crd(false));
+    watch.send(crd(false));
     expect(woken).toEqual([]);
-    crds.send(crd(true));
+    watch.send(crd(true));
     expect(woken).toEqual(['a: CRD established: gizmos.example.com']);
     // Another update of the same CRD (still serving the kind) wakes nobody, nor would it had the owner waited again.
-    crds.send({ ...crd(true), metadata: { name: 'gizmos.example.com', resourceVersion: '2' } });
+    watch.send({ ...crd(true), metadata: { name: 'gizmos.example.com', resourceVersion: '2' } });
     expect(woken).toHaveLength(1);
     expect(arrivals.waitedFor()).toEqual([]);
   });
 
   test('only owners of that group, version and kind are woken; a version not served wakes nobody', async () => {
-    const { crds, woken, arrivals } = setup();
-    await arrivals.await(owner('v2'), [{ apiVersion: 'example.com/v2', kind: 'Gizmo' }]);
-    await arrivals.await(owner('other'), [{ apiVersion: 'other.example.com/v1', kind: 'Gizmo' }]);
-    crds.send(crd(true, [{ name: 'v1' }, { name: 'v2', served: false }]));
+    const { watch, woken, arrivals } = setup();
+    await arrivals.await(owner('v2'), ['example.com/v2|Gizmo']);
+    await arrivals.await(owner('other'), ['other.example.com/v1|Gizmo']);
+    watch.send(crd(true, [{ name: 'v1' }, { name: 'v2', served: false }]));
     expect(woken).toEqual([]);
-    crds.send(crd(true, [{ name: 'v1' }, { name: 'v2' }]));
+    watch.send(crd(true, [{ name: 'v1' }, { name: 'v2' }]));
     expect(woken).toEqual(['v2: CRD established: gizmos.example.com']);
     expect(arrivals.waitedFor()).toEqual(['other.example.com/v1|Gizmo']);
   });
 
   test('waiting again replaces what an owner waited for; none forgets it', async () => {
-    const { crds, woken, arrivals } = setup();
+    const { watch, woken, arrivals } = setup();
     await arrivals.await(owner('a'), [gizmo]);
-    await arrivals.await(owner('a'), [{ apiVersion: 'example.com/v1', kind: 'Widget' }]);
+    await arrivals.await(owner('a'), ['example.com/v1|Widget']);
     await arrivals.await(owner('b'), [gizmo]);
     await arrivals.await(owner('b'), []);
-    crds.send(crd(true));
+    watch.send(crd(true));
     expect(woken).toEqual([]);
-    crds.send(crd(true, [{ name: 'v1' }], 'Widget'));
+    watch.send(crd(true, [{ name: 'v1' }], 'Widget'));
     expect(woken).toEqual(['a: CRD established: gizmos.example.com']);
   });
 
   test('a kind already served says so (discovery lags): the caller tries again soon', async () => {
-    const { crds, arrivals } = setup();
-    await arrivals.await(owner('first'), [{ apiVersion: 'x.example.com/v1', kind: 'X' }]);
-    crds.send(crd(true));
+    const { watch, arrivals } = setup();
+    await arrivals.await(owner('first'), ['x.example.com/v1|X']);
+    watch.send(crd(true));
     expect(await arrivals.await(owner('late'), [gizmo])).toBe(true);
-    expect(crds.started).toBe(1);
+    expect(watch.started).toBe(1);
   });
 
   test('where CRDs cannot be listed, owners keep their retry and the watch is tried again next time', async () => {
-    const { crds, arrivals } = setup();
-    crds.refuse = true;
+    const { watch, arrivals } = setup();
+    watch.refuse = true;
     expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
-    crds.refuse = false;
+    watch.refuse = false;
     expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
-    expect(crds.started).toBe(2);
+    expect(watch.started).toBe(2);
   });
 
   test('the projection keeps only what it reads of a CRD', async () => {
-    const { crds, arrivals } = setup();
+    const { watch, arrivals } = setup();
     await arrivals.await(owner('a'), [gizmo]);
-    crds.send(crd(true));
-    expect(crds.store.list()).toEqual([
+    watch.send(crd(true));
+    expect(watch.store.list()).toEqual([
       { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gizmos.example.com', uid: undefined, resourceVersion: '1' }, served: ['example.com/v1|Gizmo'] },
     ]);
+  });
+});
+
+describe('Arrivals of namespaces', () => {
+  const namespace = (name: string, deleting = false): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(deleting ? { deletionTimestamp: '2026-11-27T00:00:00Z' } : {}) } });
+
+  test('an owner waiting for a namespace is woken when it is created, not by one being deleted', async () => {
+    const { watch, woken, arrivals } = setup(NAMESPACES);
+    expect(await arrivals.await(owner('a'), ['team-a'])).toBe(false);
+    watch.send(namespace('team-b'));
+    watch.send(namespace('team-a', true));
+    expect(woken).toEqual([]);
+    watch.store.delete('team-a');
+    watch.send(namespace('team-a'));
+    expect(woken).toEqual(['a: namespace created: team-a']);
+  });
+
+  test('one that exists already says so: created while the apply failed', async () => {
+    const { watch, arrivals } = setup(NAMESPACES);
+    await arrivals.await(owner('a'), ['x']);
+    watch.send(namespace('team-a'));
+    expect(await arrivals.await(owner('b'), ['team-a'])).toBe(true);
   });
 });
