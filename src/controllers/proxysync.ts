@@ -45,8 +45,10 @@ import { announceDrift, dueBy } from './sync-drift.js';
 import { ownerOfKey } from './sync-pipeline.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 
-/** How soon a cluster without our CRDs is looked at again (nothing there to watch for them). */
+/** How soon a cluster without our CRDs is looked at again, where its CRDs cannot be watched (else their arrival wakes it). */
 const CRD_RETRY_MS = 10_000;
+/** The first retry when the Sync CRD is Established there but discovery did not list it yet (then with backoff). */
+const CRD_LAG_RETRY_MS = 500;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
 /** The longest wait before a ProxySync that failed is tried again (as a Sync's failures: min(interval, this)). */
@@ -217,12 +219,16 @@ export class ProxySyncReconciler implements Reconciler {
   /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
   private async findRemoteSync(obj: KubeObject, spec: ProxySyncSpec, cluster: RemoteCluster): Promise<KubeObject | undefined> {
     const { namespace, name } = remoteLocation(obj, spec);
+    const owner = ownerOfKey('ProxySync', `${obj.metadata.namespace}/${obj.metadata.name}`);
     try {
       await cluster.discovery.resolve(API_VERSION, 'Sync');
+      void cluster.owned.awaitKinds(owner, []);
     } catch (err) {
       if (!(err instanceof UnknownKindError)) throw err;
+      // Woken the moment the Sync CRD is Established there (a registration's RemoteSync, a person); the timer is a backstop.
+      const served = await cluster.owned.awaitKinds(owner, [{ apiVersion: API_VERSION, kind: 'Sync' }]);
       const message = `cluster ${cluster.name} does not serve ${API_VERSION} Syncs: register it first (install the syncprims CRDs and operator there, e.g. with a RemoteSync; see the README, "Registration")`;
-      throw new Halt(Reason.CRDNotInstalled, message, { requeueAfterMs: CRD_RETRY_MS });
+      throw new Halt(Reason.CRDNotInstalled, message, served ? { retry: { minDelayMs: CRD_LAG_RETRY_MS } } : { requeueAfterMs: CRD_RETRY_MS });
     }
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
     await cluster.owned.track(inventoryOf([probe]));

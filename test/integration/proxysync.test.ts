@@ -439,6 +439,7 @@ describe('registration', () => {
     await applyProxySync(mgmt, ns(), 'reg-early', { ...cluster, template: { spec: { source: { inline: [configMap('early')] } } } });
     const early = await proxyReady('reg-early', 'False', 'CRDNotInstalled');
     expect(readyOf(early)?.message).toContain('does not serve syncprims.dev/v1alpha1 Syncs: register it first');
+    const registering = Date.now();
     await applyRemoteSync(mgmt, ns(), 'register', { ...cluster, source: { inline: customResourceDefinitions() } });
     await waitForReady(mgmt, ns(), 'register', 'True', 'Succeeded', 60_000, REMOTESYNCS);
 
@@ -448,6 +449,11 @@ describe('registration', () => {
     expect(ready.status?.lastAppliedRevision).toBe(remote?.status?.lastAppliedRevision);
     expect(await find(reg, cmPath('registered'))).toBeDefined();
     await proxyReady('reg-early', 'True', 'Succeeded');
+    // It was woken by the Sync CRD's arrival there (a watch of that cluster's CRDs), not by its 10 s look.
+    // (Its 'reconciled; retrying with backoff' line when discovery there had not caught up with the CRD yet.)
+    const woken = hub.logs.filter((l) => String(l.msg).startsWith('reconciled') && l.kind === 'ProxySync' && l.name === 'reg-early' && at(l) >= registering);
+    const causes = woken.flatMap((l) => l.causes as string[]);
+    expect(causes).toContain(`CRD established: syncs.syncprims.dev in ${ns()}/reg-kubeconfig`);
   }, 300_000);
 });
 
