@@ -161,20 +161,31 @@ export function remoteLag(live: KubeObject, mark: string | undefined): string | 
 }
 
 /**
+ * The remote Sync was changed by someone else and its correction waits
+ * (backed off, as a fight is). No countdown: the message stays the same
+ * while it waits, so a fight does not rewrite the ProxySync's status.
+ */
+function heldBackMessage(live: KubeObject): string {
+  const where = `${live.metadata.namespace}/${live.metadata.name}`;
+  return `the remote Sync ${where} was changed by another field manager and differs from the template: it is put back when its correction, backed off while it keeps being changed, is due (see the Drifted Event)`;
+}
+
+/**
  * The ProxySync's status from its remote Sync: Ready and Stalled mirrored
- * (Ready only once the remote Sync speaks for what we last gave it: else
- * Ready=Unknown, reason RemoteNotReady), revisions, summary, and under
+ * (Ready only once the remote Sync speaks for what we last gave it, and is
+ * not held back changed by someone else (`heldBack`): else Ready=Unknown,
+ * reason RemoteNotReady), revisions, summary, and under
  * `remote` its location, observedGeneration and pending dependencies.
  */
 export function mirroredStatus(
   base: SyncStatusDraft,
   live: KubeObject,
-  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[] },
+  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: boolean },
   generation: number | undefined,
   now: Date,
 ): SyncStatusDraft {
   const rs = (live.status ?? {}) as RemoteStatus;
-  const lag = remoteLag(live, remote.mark);
+  const lag = remote.heldBack ? heldBackMessage(live) : remoteLag(live, remote.mark);
   const ready = findCondition(rs.conditions, ConditionType.Ready);
   let conditions = base.conditions ?? [];
   if (lag !== undefined || !ready) {

@@ -201,7 +201,8 @@ export class ProxySyncReconciler implements Reconciler {
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
     const inventory = inventoryOf([desired, ...related.shells]);
     await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
-    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory }, generation, new Date());
+    // Held back, the remote Sync is not what the template says: its status does not speak for the ProxySync.
+    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory, heldBack: heldBack && !remoteSyncMatches(live, desired) }, generation, new Date());
     await this.writeStatus(obj, next, log);
     return drift.waitMs === undefined ? undefined : dueBy({}, drift.waitMs);
   }

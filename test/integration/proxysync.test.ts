@@ -100,11 +100,15 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     const since = Date.now();
     // 10 s of a fighter re-setting the interval every 100 ms (about 100 times when we put it back each time).
     let fights = 0;
+    // What the ProxySync says meanwhile: while its correction is held back, the remote Sync's Ready speaks for the fighter's spec.
+    const said = new Set<string>();
     for (const end = Date.now() + 10_000; Date.now() < end; ) {
       if ((await edgeSync('fought'))?.spec.interval !== '2m') {
         await edge.request({ method: 'PATCH', path: syncPath(ns(), 'fought'), query: { fieldManager: 'fighter' }, contentType: 'application/merge-patch+json', body: { spec: { interval: '2m' } } });
         fights += 1;
       }
+      const ready = readyOf(await getSync(mgmt, ns(), 'fought', PROXYSYNCS));
+      said.add(`${ready?.status} ${ready?.reason}: ${ready?.message}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     // Every write the managing operator sent to the remote Sync in the window: corrections back off
@@ -115,6 +119,9 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     expect(fights).toBeGreaterThanOrEqual(writes.length);
     const fighting = await eventually('an Event naming the fight', async () => (await eventsFor(mgmt, ns(), 'fought')).find((e) => e.reason === 'Drifted' && e.message.includes('fighting')));
     expect(fighting.message).toMatch(/: \.spec\.interval changed by fighter; corrected \(\d+ times in a row: fighting fighter; the next correction waits \d+s\)$/);
+    expect([...said]).toContain(
+      `Unknown RemoteNotReady: the remote Sync ${ns()}/fought was changed by another field manager and differs from the template: it is put back when its correction, backed off while it keeps being changed, is due (see the Drifted Event)`,
+    );
 
     // Gone, so that its backed-off correction does not land in the next tests' windows.
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'fought', PROXYSYNCS) });

@@ -96,6 +96,12 @@ describe('the mirrored status', () => {
     expect(ready(s)).toMatchObject({ status: 'Unknown', reason: 'RemoteNotReady' });
   });
 
+  test('nor one changed by another manager whose correction is held back (a fight): its Ready speaks for their spec', () => {
+    const s = mirroredStatus({}, live({ observedGeneration: 2, conditions: [readyTrue] }), { ...remote, heldBack: true }, 5, now);
+    expect(ready(s)).toMatchObject({ status: 'Unknown', reason: 'RemoteNotReady' });
+    expect(ready(s)?.message).toContain('the remote Sync team/app was changed by another field manager and differs from the template');
+  });
+
   test('once caught up, Ready, revisions and summary are mirrored, and the rest goes under remote', () => {
     const pending = [{ kind: 'Sync', name: 'db', reason: 'NotReady' }];
     const rs = { observedGeneration: 2, conditions: [readyTrue], lastAttemptedRevision: 'sha256:1', lastAppliedRevision: 'sha256:1', summary: { total: 1 }, pendingDependencies: pending };
