@@ -21,7 +21,8 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
 
   return {
     async reconcile(key, log) {
-      const begun = await beginReconcile(deps, key, log, finalize);
+      // The finalizer patch goes out while the cluster is opened and the source read (nothing is applied before it lands).
+      const begun = await beginReconcile(deps, key, log, finalize, { finalizerAlongside: true });
       if ('done' in begun) {
         if (!deps.informer.store.get(key)) {
           pipeline.forget(key);
@@ -30,7 +31,7 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
         }
         return begun.done;
       }
-      const { obj, value, status } = begun.ctx;
+      const { obj, value, status, finalizer } = begun.ctx;
       let entered: Entered;
       try {
         entered = await enterCluster(registry, obj, value.spec, false);
@@ -39,7 +40,7 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
         throw err;
       }
       try {
-        return await pipeline.run(key, obj, value.spec, status, targetOf(entered.cluster), log);
+        return await pipeline.run(key, obj, value.spec, status, targetOf(entered.cluster), log, finalizer);
       } finally {
         entered.leave();
       }
