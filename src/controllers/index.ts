@@ -172,6 +172,7 @@ function kindController(
       home: m.client,
       homeDiscovery: m.cache.discovery,
       references: shared.references,
+      homeOwned: owned,
       writer,
       events: m.events,
       concurrency: settings.concurrency * 2,

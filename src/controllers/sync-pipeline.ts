@@ -43,6 +43,8 @@ export interface PipelineDeps {
   homeDiscovery: Discovery;
   /** Follows the objects sources reference (one metadata watch per kind). */
   references: Pick<ReferencedObjects, 'ensureWatched' | 'cached'>;
+  /** The home cluster's owned objects: where a sync waits for the CRD of a source kind (a Flux source) it does not serve yet. */
+  homeOwned: Pick<OwnedObjects, 'awaitKinds'>;
   writer: ObjectWriter;
   events: EventRecorder;
   concurrency: number;
@@ -191,13 +193,14 @@ export class SyncPipeline {
   }
 
   /**
-   * The set did not render: says why. A kind the target does not serve yet
-   * wakes the sync the moment a CRD that serves it is Established (the
-   * retry stays, as a backstop).
+   * The set did not render: says why. A kind the target does not serve yet,
+   * or a source kind the home cluster does not, wakes the sync the moment a
+   * CRD that serves it is Established (the retry stays, as a backstop).
    */
   private async notRendered({ obj, spec, target }: Run, base: SyncStatusDraft, why: Exclude<Rendered, { objects: KubeObject[] }>, log: Logger): Promise<ReconcileResult> {
+    const owner = ownerOf(obj);
     // Listening before it says so: a CRD installed once the status is seen wakes it.
-    const served = await target.owned.awaitKinds(ownerOf(obj), why.unknownKinds ?? []);
+    const served = why.sourceKinds ? await this.deps.homeOwned.awaitKinds(owner, why.sourceKinds) : await target.owned.awaitKinds(owner, why.unknownKinds ?? []);
     await this.fail(obj, base, why.reason, why.message, obj.metadata.generation, log);
     // Served already, but not by the discovery that rendered it: that catches up in a moment.
     return afterProblem({}, served, parseDuration(spec.interval));
@@ -265,7 +268,8 @@ export class SyncPipeline {
     } catch (err) {
       // Discovery got no answer from the target cluster: the cluster is the problem, not the source.
       if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(target.client.name, err.message) };
-      return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err) };
+      const unserved = err instanceof Error && err.cause instanceof UnknownKindError ? [{ apiVersion: err.cause.apiVersion, kind: err.cause.kind }] : undefined;
+      return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err), sourceKinds: unserved };
     }
   }
 
@@ -391,8 +395,12 @@ export class SyncPipeline {
 
 }
 
-/** A source rendered, or why it is not: `unknownKinds` are the kinds the target does not serve (CRDNotInstalled). */
-type Rendered = { objects: KubeObject[]; revision: string } | { reason: Reason; message: string; unknownKinds?: KindKey[] };
+/**
+ * A source rendered, or why it is not: `unknownKinds` are the kinds of the
+ * set the target does not serve (CRDNotInstalled); `sourceKinds`, the kind
+ * of its source object the home cluster does not serve (Flux not installed yet).
+ */
+type Rendered = { objects: KubeObject[]; revision: string } | { reason: Reason; message: string; unknownKinds?: KindKey[]; sourceKinds?: KindKey[] };
 
 /** One reconcile's sync, spec and target. */
 interface Run {

@@ -165,6 +165,25 @@ describe('sync spec switches', () => {
     await eventually('the CRD to be pruned', gone(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.${group}`));
   });
 
+  test('a Sync whose source kind is not served yet (its CRD, as Flux\'s, not installed) is woken the moment the CRD is Established', async () => {
+    const group = `${ns()}.artifacts.example.com`;
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/bundles.${group}`;
+    await applySync(client, ns(), 'bundle-user', { source: { artifact: { apiVersion: `${group}/v1`, kind: 'Bundle', name: 'b1' } } });
+    const waiting = await waitForReady(client, ns(), 'bundle-user', 'False', 'SourceError');
+    expect(readyOf(waiting)?.message).toContain(`does not serve Bundle in ${group}/v1`);
+    const installed = Date.now();
+    await client.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: schemalessCrd(group, 'Bundle', 'bundles') });
+    try {
+      // Served now, its object is missing: the Sync says so (and that object's arrival wakes it, as any source object's does).
+      await eventually('the Sync to say the Bundle is missing', async () => (/not found/.test(readyOf(await getSync(client, ns(), 'bundle-user'))?.message ?? '') ? true : undefined));
+      const causes = op.logs.filter((l) => String(l.msg).startsWith('reconciled') && l.name === 'bundle-user' && Date.parse(String(l.time)) >= installed).flatMap((l) => l.causes as string[]);
+      expect(causes).toContain(`CRD established: bundles.${group}`);
+    } finally {
+      await deleteSync('bundle-user');
+      await client.request({ method: 'DELETE', path: crdPath });
+    }
+  });
+
   test('a Sync into a namespace that does not exist yet is applied the moment another Sync creates it, not at its retry', async () => {
     const later = `${ns()}-later`;
     await applySync(client, ns(), 'ns-user', { source: { inline: [{ ...cm('in-later', {}, { v: '1' }), metadata: { name: 'in-later', namespace: later } }] } });
