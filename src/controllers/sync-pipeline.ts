@@ -162,7 +162,7 @@ export class SyncPipeline {
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
     if ('reason' in set) return this.notRendered(run, base, set, log);
-    void target.owned.awaitKinds(ownerOf(obj), []); // it renders: it waits for no CRD
+    void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set.objects, previous);
     // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
@@ -198,12 +198,23 @@ export class SyncPipeline {
    * CRD that serves it is Established (the retry stays, as a backstop).
    */
   private async notRendered({ obj, spec, target }: Run, base: SyncStatusDraft, why: Exclude<Rendered, { objects: KubeObject[] }>, log: Logger): Promise<ReconcileResult> {
-    const owner = ownerOf(obj);
     // Listening before it says so: a CRD installed once the status is seen wakes it.
-    const served = why.sourceKinds ? await this.deps.homeOwned.awaitKinds(owner, why.sourceKinds) : await target.owned.awaitKinds(owner, why.unknownKinds ?? []);
+    const served = await this.awaitKinds(ownerOf(obj), target, why);
     await this.fail(obj, base, why.reason, why.message, obj.metadata.generation, log);
     // Served already, but not by the discovery that rendered it: that catches up in a moment.
     return afterProblem({}, served, parseDuration(spec.interval));
+  }
+
+  /**
+   * What `owner` waits for: the CRDs of the source kinds the home cluster does
+   * not serve, or else of the set's kinds the target does not; nothing, when
+   * it rendered. Resolves to whether one is served already (see awaitKinds).
+   */
+  private awaitKinds(owner: Owner, target: ApplyTarget, why?: { unknownKinds?: KindKey[]; sourceKinds?: KindKey[] }): Promise<boolean> {
+    const [here, there] = why?.sourceKinds ? [this.deps.homeOwned, target.owned] : [target.owned, this.deps.homeOwned];
+    // Cleared first: for a Sync both are the home cluster's.
+    void there.awaitKinds(owner, []);
+    return here.awaitKinds(owner, why?.sourceKinds ?? why?.unknownKinds ?? []);
   }
 
   /** Same generation, revision request and source, within the interval: only health is to be re-read. */
