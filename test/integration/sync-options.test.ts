@@ -9,7 +9,7 @@ import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { useSyncOperator, type LogLine, type OperatorProcess } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
@@ -34,6 +34,16 @@ const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Rec
 });
 const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
 const gone = (path: string) => async () => ((await find(client, path)) === undefined ? true : undefined);
+
+/**
+ * A reconcile of Sync `name` since `since` had `cause` among its causes. Its log line trails the status
+ * write the test saw, so it is waited for; a reconcile that met discovery not caught up with a CRD yet
+ * logs 'reconciled; retrying with backoff'.
+ */
+async function wokenBy(name: string, since: number, cause: string): Promise<void> {
+  const woken = (l: LogLine) => String(l.msg).startsWith('reconciled') && l.name === name && Date.parse(String(l.time)) >= since && ((l.causes as string[] | undefined) ?? []).includes(cause);
+  await op.waitForLog(`a reconcile of ${name} caused by "${cause}"`, woken);
+}
 
 async function deleteSync(name: string): Promise<void> {
   await client.request({ method: 'DELETE', path: syncPath(ns(), name) });
@@ -156,9 +166,7 @@ describe('sync spec switches', () => {
     await waitForReady(client, ns(), 'gizmo-crd', 'True');
     await waitForReady(client, ns(), 'gizmo-user', 'True', 'Succeeded');
     expect(await find(client, `/apis/${group}/v1/namespaces/${ns()}/gizmos/g1`)).toMatchObject({ spec: { size: 3 } });
-    // (A reconcile that met discovery not caught up with the CRD yet says 'reconciled; retrying with backoff'.)
-    const causes = op.logs.filter((l) => String(l.msg).startsWith('reconciled') && l.name === 'gizmo-user' && Date.parse(String(l.time)) >= installed).flatMap((l) => l.causes as string[]);
-    expect(causes).toContain(`CRD established: gizmos.${group}`);
+    await wokenBy('gizmo-user', installed, `CRD established: gizmos.${group}`);
     // The CRD goes with the Sync that installed it; the Sync of its objects first.
     await deleteSync('gizmo-user');
     await deleteSync('gizmo-crd');
@@ -176,8 +184,7 @@ describe('sync spec switches', () => {
     try {
       // Served now, its object is missing: the Sync says so (and that object's arrival wakes it, as any source object's does).
       await eventually('the Sync to say the Bundle is missing', async () => (/not found/.test(readyOf(await getSync(client, ns(), 'bundle-user'))?.message ?? '') ? true : undefined));
-      const causes = op.logs.filter((l) => String(l.msg).startsWith('reconciled') && l.name === 'bundle-user' && Date.parse(String(l.time)) >= installed).flatMap((l) => l.causes as string[]);
-      expect(causes).toContain(`CRD established: bundles.${group}`);
+      await wokenBy('bundle-user', installed, `CRD established: bundles.${group}`);
     } finally {
       await deleteSync('bundle-user');
       await client.request({ method: 'DELETE', path: crdPath });
@@ -193,8 +200,7 @@ describe('sync spec switches', () => {
     await applySync(client, ns(), 'ns-maker', { source: { inline: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: later } }] } });
     await waitForReady(client, ns(), 'ns-user', 'True', 'Succeeded');
     expect(await find(client, `/api/v1/namespaces/${later}/configmaps/in-later`)).toMatchObject({ data: { v: '1' } });
-    const causes = op.logs.filter((l) => l.msg === 'reconciled' && l.name === 'ns-user' && Date.parse(String(l.time)) >= created).flatMap((l) => l.causes as string[]);
-    expect(causes).toContain(`namespace created: ${later}`);
+    await wokenBy('ns-user', created, `namespace created: ${later}`);
     await deleteSync('ns-user');
     await deleteSync('ns-maker');
   });
