@@ -350,7 +350,8 @@ function reasonOf(err: unknown): string {
   return err instanceof ApiError ? err.reason : 'Error';
 }
 
-function errorText(err: unknown): string {
+/** What the server said, without the request line our errors start with (`PATCH /api/...: `). */
+export function errorText(err: unknown): string {
   if (err instanceof ApiError) return err.message.replace(/^[A-Z]+ \S+: /, '');
   return err instanceof Error ? err.message : String(err);
 }

@@ -2,7 +2,7 @@ import { Reason } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
-import { ApplyEngine, UNREACHABLE, type ObjectResult, type Owner } from '../apply/engine.js';
+import { ApplyEngine, errorText, UNREACHABLE, type ObjectResult, type Owner } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
@@ -466,8 +466,7 @@ async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): 
  */
 function watchRefusal(err: unknown, cluster: string): string {
   if (!(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) throw err;
-  const said = err.message.replace(/^[A-Z]+ \S+: /, '');
-  return `cluster ${cluster} refused to let the operator watch what it applied (${said}): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies`;
+  return `cluster ${cluster} refused to let the operator watch what it applied (${errorText(err)}): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies`;
 }
 
 /** The condition reason and message of what went wrong in an apply and prune, if anything. */
