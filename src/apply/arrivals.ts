@@ -2,6 +2,14 @@ import type { KubeObject } from '../kube/resources.js';
 import type { InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
 import type { Owner } from './engine.js';
+import { Waiters } from './waiters.js';
+
+/**
+ * The first retry of a sync whose wait ended while it failed (a namespace
+ * created meanwhile; a kind a CRD serves that discovery did not list yet:
+ * `await` said it is there), then with backoff.
+ */
+export const ARRIVED_RETRY_MS = 500;
 
 /** What Arrivals needs of a cluster's cache. */
 export interface ArrivalSource {
@@ -59,10 +67,7 @@ export const NAMESPACES: ArrivalKind = {
  * all there is.
  */
 export class Arrivals {
-  /** Key -> the owners (by key) waiting for it. */
-  private readonly waiting = new Map<string, Map<string, Owner>>();
-  /** The other side of `waiting`: owner key -> the keys it waits for. */
-  private readonly byOwner = new Map<string, string[]>();
+  private readonly waiting = new Waiters();
   private informer: Promise<Pick<Informer<KubeObject>, 'store' | 'onEvent'> | undefined> | undefined;
 
   constructor(
@@ -78,25 +83,17 @@ export class Arrivals {
    * not caught up with it yet): then the caller tries again soon.
    */
   async await(owner: Owner, keys: readonly string[]): Promise<boolean> {
-    const key = ownerKey(owner);
-    this.drop(key);
+    this.waiting.set(owner, keys);
     if (keys.length === 0) return false;
-    const wanted = [...new Set(keys)];
-    this.byOwner.set(key, wanted);
-    for (const k of wanted) {
-      let owners = this.waiting.get(k);
-      if (!owners) this.waiting.set(k, (owners = new Map()));
-      owners.set(key, owner);
-    }
     const informer = await this.watch();
     if (!informer) return false;
     const there = new Set(informer.store.list().flatMap((o) => this.what.keysOf(o)));
-    return wanted.some((k) => there.has(k));
+    return keys.some((k) => there.has(k));
   }
 
   /** Keys some owner waits for (for tests). */
   waitedFor(): string[] {
-    return [...this.waiting.keys()].sort();
+    return this.waiting.keys();
   }
 
   /** An object changed: the owners waiting for a key it now makes available, and did not before, are woken (once). */
@@ -104,23 +101,9 @@ export class Arrivals {
     if (e.type === 'deleted' || this.waiting.size === 0) return;
     const before = new Set(e.type === 'updated' && e.old ? this.what.keysOf(e.old) : []);
     for (const k of this.what.keysOf(e.object)) {
-      const owners = before.has(k) ? undefined : this.waiting.get(k);
-      if (!owners) continue;
-      for (const [key, owner] of owners) {
-        // Its reconcile tries again and says what it still waits for.
-        this.drop(key);
-        this.wake(owner, this.what.cause(e.object));
-      }
+      // Its reconcile tries again and says what it still waits for.
+      if (!before.has(k)) for (const owner of this.waiting.take(k)) this.wake(owner, this.what.cause(e.object));
     }
-  }
-
-  private drop(key: string): void {
-    for (const k of this.byOwner.get(key) ?? []) {
-      const owners = this.waiting.get(k);
-      owners?.delete(key);
-      if (owners?.size === 0) this.waiting.delete(k);
-    }
-    this.byOwner.delete(key);
   }
 
   /** The watch, started once; undefined (tried again next time) where it cannot start. */
@@ -154,8 +137,4 @@ export function servedKindsOf(crd: KubeObject): string[] {
 /** The key a kind is awaited by (see CRDS). */
 export function kindKey(k: { apiVersion: string; kind: string }): string {
   return `${k.apiVersion}|${k.kind}`;
-}
-
-function ownerKey(owner: Owner): string {
-  return `${owner.kind}/${owner.namespace}/${owner.name}`;
 }

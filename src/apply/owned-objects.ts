@@ -9,6 +9,7 @@ import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { objectId, parseObjectId } from './inventory.js';
+import { ownerKey, Waiters } from './waiters.js';
 import type { KindKey } from './render.js';
 
 /** `cause`: why the owner is woken (`owned object`, or `owned object drifted: <id>`). */
@@ -62,14 +63,12 @@ export class OwnedObjects implements LiveObjects {
   private readonly echoes = new Map<string, string>();
   private counts: ((holder: KubeObject) => boolean) | undefined;
   /**
-   * Objects an apply found owned by another sync: object id -> the owners
-   * (by key) that want it, woken the moment it is released (deleted, or its
-   * owner labels changed) rather than at their retry. Each owner's claims
-   * are the ones its last apply met (see `awaitRelease`).
+   * Objects an apply found owned by another sync, and the owners that want
+   * them, woken the moment one is released (deleted, or its owner labels
+   * changed) rather than at their retry. Each owner's claims are the ones
+   * its last apply met (see `awaitRelease`).
    */
-  private readonly claimants = new Map<string, Map<string, Owner>>();
-  /** The other side of `claimants`: owner key -> the ids it waits for. */
-  private readonly claims = new Map<string, string[]>();
+  private readonly claimants = new Waiters();
 
   /** Syncs waiting for a kind that is not served yet, woken when a CRD serving it is Established. */
   private readonly crds: Arrivals;
@@ -347,19 +346,7 @@ export class OwnedObjects implements LiveObjects {
    * claims: each apply tells the conflicts it met, none when it met none.
    */
   awaitRelease(owner: Owner, ids: string[]): void {
-    const key = ownerKey(owner);
-    for (const id of this.claims.get(key) ?? []) {
-      const waiting = this.claimants.get(id);
-      waiting?.delete(key);
-      if (waiting?.size === 0) this.claimants.delete(id);
-    }
-    if (ids.length === 0) return void this.claims.delete(key);
-    this.claims.set(key, ids);
-    for (const id of ids) {
-      let waiting = this.claimants.get(id);
-      if (!waiting) this.claimants.set(id, (waiting = new Map()));
-      waiting.set(key, owner);
-    }
+    this.claimants.set(owner, ids);
   }
 
   /** The drifts of `owner` due for correction now, and when the others (backed off) are due. */
@@ -412,16 +399,9 @@ export class OwnedObjects implements LiveObjects {
 
   /** Wakes the owners that wait for an object another sync owned, now that it was deleted or changed owner. */
   private released(e: InformerEvent<KubeObject>): void {
+    if (e.type === 'added' || (e.type === 'updated' && holderOf(e.old) === holderOf(e.object))) return;
     const id = objectId(e.object);
-    const waiting = this.claimants.get(id);
-    if (!waiting || e.type === 'added' || (e.type === 'updated' && holderOf(e.old) === holderOf(e.object))) return;
-    this.claimants.delete(id);
-    for (const [key, owner] of waiting) {
-      const rest = (this.claims.get(key) ?? []).filter((c) => c !== id);
-      if (rest.length > 0) this.claims.set(key, rest);
-      else this.claims.delete(key);
-      this.wake(owner, `owned object released: ${id}`);
-    }
+    for (const owner of this.claimants.take(id)) this.wake(owner, `owned object released: ${id}`);
   }
 
   private wake(owner: Owner, cause: string): void {
@@ -452,10 +432,6 @@ function ownerLabelsOf(obj: KubeObject): Owner | undefined {
 function holderOf(obj: KubeObject | undefined): string {
   const owner = obj && ownerLabelsOf(obj);
   return owner ? ownerKey(owner) : '';
-}
-
-function ownerKey(owner: Owner): string {
-  return `${owner.kind}/${owner.namespace}/${owner.name}`;
 }
 
 /** inventoryKindsOf per cached object: the store's index and the release check read each object twice. */

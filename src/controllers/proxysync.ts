@@ -12,6 +12,7 @@ import { API_VERSION } from '../api/kinds.js';
 import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
+import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import type { DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
@@ -47,8 +48,6 @@ import { failed, progressing, suspended, type SyncStatusDraft } from './sync-sta
 
 /** How soon a cluster without our CRDs is looked at again, where its CRDs cannot be watched (else their arrival wakes it). */
 const CRD_RETRY_MS = 10_000;
-/** The first retry when the Sync CRD is Established there but discovery did not list it yet (then with backoff). */
-const CRD_LAG_RETRY_MS = 500;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
 /** The longest wait before a ProxySync that failed is tried again (as a Sync's failures: min(interval, this)). */
@@ -220,7 +219,7 @@ export class ProxySyncReconciler implements Reconciler {
   /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
   private async findRemoteSync(obj: KubeObject, spec: ProxySyncSpec, cluster: RemoteCluster): Promise<KubeObject | undefined> {
     const { namespace, name } = remoteLocation(obj, spec);
-    const owner = ownerOfKey('ProxySync', `${obj.metadata.namespace}/${obj.metadata.name}`);
+    const owner = ownerOf(obj);
     try {
       await cluster.discovery.resolve(API_VERSION, 'Sync');
       void cluster.owned.awaitKinds(owner, []);
@@ -229,7 +228,7 @@ export class ProxySyncReconciler implements Reconciler {
       // Woken the moment the Sync CRD is Established there (a registration's RemoteSync, a person); the timer is a backstop.
       const served = await cluster.owned.awaitKinds(owner, [{ apiVersion: API_VERSION, kind: 'Sync' }]);
       const message = `cluster ${cluster.name} does not serve ${API_VERSION} Syncs: register it first (install the syncprims CRDs and operator there, e.g. with a RemoteSync; see the README, "Registration")`;
-      throw new Halt(Reason.CRDNotInstalled, message, served ? { retry: { minDelayMs: CRD_LAG_RETRY_MS } } : { requeueAfterMs: CRD_RETRY_MS });
+      throw new Halt(Reason.CRDNotInstalled, message, served ? { retry: { minDelayMs: ARRIVED_RETRY_MS } } : { requeueAfterMs: CRD_RETRY_MS });
     }
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
     await cluster.owned.track(inventoryOf([probe]));

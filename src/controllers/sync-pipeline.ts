@@ -2,6 +2,7 @@ import { Reason } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
+import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import { ApplyEngine, errorText, UNREACHABLE, type ObjectResult, type Owner } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
@@ -68,12 +69,6 @@ interface AppliedState {
 }
 
 const RETRY_SOURCE_MS = 30_000;
-/**
- * The first retry of a sync whose wait ended while it failed (a namespace
- * created meanwhile; a kind a CRD serves that discovery did not list yet),
- * then with backoff.
- */
-const ARRIVED_RETRY_MS = 500;
 
 /**
  * The sync pipeline: fetch the source, render, apply in stages, prune what
