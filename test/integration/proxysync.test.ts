@@ -457,9 +457,7 @@ describe('registration', () => {
     expect(await find(reg, cmPath('registered'))).toBeDefined();
     await proxyReady('reg-early', 'True', 'Succeeded');
     // It was woken by the Sync CRD's arrival there (a watch of that cluster's CRDs), not by its 10 s look.
-    // (Its 'reconciled; retrying with backoff' line when discovery there had not caught up with the CRD yet.)
-    const cause = `CRD established: syncs.syncprims.dev in ${ns()}/reg-kubeconfig`;
-    await hub.waitForLog(`a reconcile of reg-early caused by "${cause}"`, (l) => String(l.msg).startsWith('reconciled') && l.kind === 'ProxySync' && l.name === 'reg-early' && at(l) >= registering && ((l.causes as string[] | undefined) ?? []).includes(cause));
+    await hub.waitForCause('ProxySync', ns(), 'reg-early', `CRD established: syncs.syncprims.dev in ${ns()}/reg-kubeconfig`, registering);
   }, 300_000);
 });
 

@@ -53,14 +53,17 @@ type CM = { data?: Record<string, string>; metadata: { labels?: Record<string, s
 
 const reconciledLines = (name: string): LogLine[] =>
   op.logs.filter((l) => l.msg === 'reconciled' && l.kind === 'RemoteSync' && l.namespace === ns() && l.name === name);
-/** As reconciledLines, with those that ended in a retry with backoff ('reconciled; retrying with backoff'). */
-const attemptLines = (name: string): LogLine[] =>
-  op.logs.filter((l) => String(l.msg).startsWith('reconciled') && l.kind === 'RemoteSync' && l.namespace === ns() && l.name === name);
 
 describe('applying to a remote cluster', () => {
   test('clusterRef: applies to edge-1 only, corrects drift (on request, and at once by watch, its Event naming who), prunes, and deletion removes its objects there', async () => {
+    const created = new Date(Date.now() - 1000);
     await applyRemoteSync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'a'), configMap(edgeNs(), 'b')] } });
     const ready = await waitForRemoteReady(mgmt, ns(), 'app', 'True', 'Succeeded');
+    // Its finalizer patch goes out while the cluster is opened, but it is answered before the first apply in
+    // edge-1 is sent (a deletion in between would otherwise leave that object behind): audit times, one clock.
+    const finalizer = (await writesSince(HOME, created, 'syncprims-operator')).find((e) => e.objectRef?.resource === 'remotesyncs' && e.objectRef.name === 'app' && !e.objectRef.subresource);
+    const firstApply = (await writesSince('edge-1', created, 'syncprims-operator')).find((e) => e.objectRef?.namespace === edgeNs() && e.objectRef.resource === 'configmaps');
+    expect(finalizer && firstApply && (finalizer as { stageTimestamp?: string }).stageTimestamp! <= firstApply.requestReceivedTimestamp).toBe(true);
     expect(ready.status?.inventory?.entries.map((e) => e.id).sort()).toEqual([`${edgeNs()}_a__ConfigMap`, `${edgeNs()}_b__ConfigMap`]);
     const a = await find<CM>(edge1, cmPath(edgeNs(), 'a'));
     expect(a?.metadata.labels).toMatchObject({
@@ -177,14 +180,12 @@ describe('applying to a remote cluster', () => {
     const waiting = await waitForRemoteReady(mgmt, ns(), 'widgets', 'False', 'CRDNotInstalled');
     expect(readyOf(waiting)?.message).toContain('Widget');
     // Installed by hand in edge-1 (no sync of ours applies it): the watch of edge-1's CRDs sees it.
-    const before = attemptLines('widgets').length;
+    const installed = Date.now();
     await edge1.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
     try {
       await waitForRemoteReady(mgmt, ns(), 'widgets', 'True', 'Succeeded');
       expect(await find(edge1, `/apis/${group}/v1/namespaces/${edgeNs()}/widgets/w1`)).toMatchObject({ spec: { n: 1 } });
-      // Its log line trails the status write seen above; one that met discovery not caught up with the CRD yet ends in a retry with backoff.
-      const cause = `CRD established: widgets.${group} in ${ns()}/edge-1-kubeconfig`;
-      await eventually(`a reconcile caused by "${cause}"`, async () => (attemptLines('widgets').slice(before).some((l) => ((l.causes as string[] | undefined) ?? []).includes(cause)) ? true : undefined));
+      await op.waitForCause('RemoteSync', ns(), 'widgets', `CRD established: widgets.${group} in ${ns()}/edge-1-kubeconfig`, installed);
       // The same kind is still not served in mgmt.
       expect(await find(mgmt, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)).toBeUndefined();
     } finally {

@@ -9,7 +9,7 @@ import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type LogLine, type OperatorProcess } from '../support/operator.js';
+import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
@@ -34,16 +34,6 @@ const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Rec
 });
 const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
 const gone = (path: string) => async () => ((await find(client, path)) === undefined ? true : undefined);
-
-/**
- * A reconcile of Sync `name` since `since` had `cause` among its causes. Its log line trails the status
- * write the test saw, so it is waited for; a reconcile that met discovery not caught up with a CRD yet
- * logs 'reconciled; retrying with backoff'.
- */
-async function wokenBy(name: string, since: number, cause: string): Promise<void> {
-  const woken = (l: LogLine) => String(l.msg).startsWith('reconciled') && l.name === name && Date.parse(String(l.time)) >= since && ((l.causes as string[] | undefined) ?? []).includes(cause);
-  await op.waitForLog(`a reconcile of ${name} caused by "${cause}"`, woken);
-}
 
 async function deleteSync(name: string): Promise<void> {
   await client.request({ method: 'DELETE', path: syncPath(ns(), name) });
@@ -166,7 +156,7 @@ describe('sync spec switches', () => {
     await waitForReady(client, ns(), 'gizmo-crd', 'True');
     await waitForReady(client, ns(), 'gizmo-user', 'True', 'Succeeded');
     expect(await find(client, `/apis/${group}/v1/namespaces/${ns()}/gizmos/g1`)).toMatchObject({ spec: { size: 3 } });
-    await wokenBy('gizmo-user', installed, `CRD established: gizmos.${group}`);
+    await op.waitForCause('Sync', ns(), 'gizmo-user', `CRD established: gizmos.${group}`, installed);
     // The CRD goes with the Sync that installed it; the Sync of its objects first.
     await deleteSync('gizmo-user');
     await deleteSync('gizmo-crd');
@@ -184,7 +174,7 @@ describe('sync spec switches', () => {
     try {
       // Served now, its object is missing: the Sync says so (and that object's arrival wakes it, as any source object's does).
       await eventually('the Sync to say the Bundle is missing', async () => (/not found/.test(readyOf(await getSync(client, ns(), 'bundle-user'))?.message ?? '') ? true : undefined));
-      await wokenBy('bundle-user', installed, `CRD established: bundles.${group}`);
+      await op.waitForCause('Sync', ns(), 'bundle-user', `CRD established: bundles.${group}`, installed);
     } finally {
       await deleteSync('bundle-user');
       await client.request({ method: 'DELETE', path: crdPath });
@@ -200,7 +190,7 @@ describe('sync spec switches', () => {
     await applySync(client, ns(), 'ns-maker', { source: { inline: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: later } }] } });
     await waitForReady(client, ns(), 'ns-user', 'True', 'Succeeded');
     expect(await find(client, `/api/v1/namespaces/${later}/configmaps/in-later`)).toMatchObject({ data: { v: '1' } });
-    await wokenBy('ns-user', created, `namespace created: ${later}`);
+    await op.waitForCause('Sync', ns(), 'ns-user', `namespace created: ${later}`, created);
     await deleteSync('ns-user');
     await deleteSync('ns-maker');
   });

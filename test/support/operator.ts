@@ -81,6 +81,22 @@ export class OperatorProcess {
     return eventually(what, async () => this.logs.find(match), timeoutMs);
   }
 
+  /**
+   * A reconcile of one object, since `since` (epoch ms), with `cause` among its causes (start the operator
+   * with `--log-level debug`). Its line trails the status it wrote, so it is waited for; one that ended in a
+   * retry with backoff ('reconciled; retrying with backoff', as when discovery had not caught up with a CRD) counts.
+   */
+  async waitForCause(kind: string, namespace: string, name: string, cause: string, since = 0): Promise<LogLine> {
+    return this.waitForLog(`a reconcile of ${kind} ${namespace}/${name} caused by "${cause}"`, (l) =>
+      String(l.msg).startsWith('reconciled') &&
+      l.kind === kind &&
+      l.namespace === namespace &&
+      l.name === name &&
+      Date.parse(String(l.time)) >= since &&
+      ((l.causes as string[] | undefined) ?? []).includes(cause),
+    );
+  }
+
   /** Reconciles of one object so far (the `reconciled` debug lines: start it with `--log-level debug`). */
   reconcilesOf(kind: string, namespace: string, name: string): number {
     return this.logs.filter((l) => l.msg === 'reconciled' && l.kind === kind && l.namespace === namespace && l.name === name).length;
