@@ -66,6 +66,7 @@ import {
   OperatorProcess,
   type OperatorTarget,
   processCpuMs,
+  machineCpuMs,
   ROOT,
   sampleLoad,
   serverVersion,
@@ -163,6 +164,8 @@ interface CaseResult {
   requests: Record<string, number>;
   operatorCpuMs: number;
   apiserverCpuMs: number;
+  /** The share of the machine's CPU (all cores) busy from the first POST to all Ready. */
+  machineBusy: number;
   peakRssKiB: number;
   /** The V8 heap's most used and most reserved bytes, sampled from the operator's metrics every 500 ms. */
   peakHeap: { usedBytes: number; totalBytes: number };
@@ -509,7 +512,7 @@ async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: s
       });
       const requests = await op.requests();
       const heapSampler = new HeapSampler(op);
-      const [cpu, apiCpu] = [processCpuMs(op.pid), processCpuMs(apiserverPid)];
+      const [cpu, apiCpu, machine] = [processCpuMs(op.pid), processCpuMs(apiserverPid), machineCpuMs()];
       const epoch = Date.now();
       const servedBefore = artifacts.served;
       const sentAt = performance.now();
@@ -520,6 +523,8 @@ async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: s
       const readyMs = lastAt - sentAt;
       const operatorCpuMs = processCpuMs(op.pid) - cpu;
       const apiserverCpuMs = processCpuMs(apiserverPid) - apiCpu;
+      const machineNow = machineCpuMs();
+      const machineBusy = (machineNow.busy - machine.busy) / (machineNow.total - machine.total);
       // Echoes of the last writes (owned objects' events) settle before the counts are read.
       await sleep(2_000);
       const peakHeap = await heapSampler.stop();
@@ -532,6 +537,7 @@ async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: s
         requests: diff(await op.requests(), requests),
         operatorCpuMs,
         apiserverCpuMs,
+        machineBusy,
         peakRssKiB: peakRssKiB(op.pid),
         peakHeap,
         queue: await queueFigures(op),
@@ -628,6 +634,8 @@ async function main(): Promise<void> {
 // ---------------------------------------------------------------- printing and the report
 
 const s2 = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+/** A share as a percentage (older results have none). */
+const pct = (share: number | undefined): string => (share === undefined || Number.isNaN(share) ? '?' : `${Math.round(share * 100)}%`);
 const mib = (kib: number): string => `${(kib / 1024).toFixed(0)} MiB`;
 const per = (n: number, syncs: number, digits = 1): string => (n / syncs).toFixed(digits);
 
@@ -637,7 +645,7 @@ function printCase(r: CaseResult): void {
   console.log(
     `   ${r.build}: ${caseName(r.c)}: all Ready in ${s2(r.readyMs)} (${int((objects / r.readyMs) * 1000)} objects/s; first object ${int(r.firstObjectMs)} ms); ` +
       `writes/sync ${per(r.writes.total, n)} (${JSON.stringify(r.writes.byKind)}), requests/sync ${per(total(r.requests), n)}; ` +
-      `operator CPU ${s2(r.operatorCpuMs)}, API server CPU ${s2(r.apiserverCpuMs)}, peak RSS ${mib(r.peakRssKiB)}, peak heap ${heapFigure(r)}; ` +
+      `operator CPU ${s2(r.operatorCpuMs)}, API server CPU ${s2(r.apiserverCpuMs)}, machine CPU busy ${pct(r.machineBusy)}, peak RSS ${mib(r.peakRssKiB)}, peak heap ${heapFigure(r)}; ` +
       `artifact files fetched ${r.fetched ?? '?'} (${r.c.artifacts} artifacts); reconciles/sync ${per(r.queue.reconciles, n)}, queue wait ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, work ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms/reconcile, retries ${r.queue.retries}`,
   );
   if (r.restart) console.log(`   restart: ${total(r.restart.requests)} requests (${JSON.stringify(r.restart.requests)}), ${r.restart.writes.total} writes, ${r.restart.writes.dryRuns} dry runs, ${r.restart.fetched ?? '?'} artifact files fetched in ${r.restart.ms / 1000} s`);
@@ -652,13 +660,13 @@ function heapFigure(r: CaseResult): string {
 
 function caseRows(results: CaseResult[]): string[] {
   const rows = [
-    '| case | operator | all Ready | objects/s | first object applied | writes/sync | requests/sync | 409s | operator CPU | API server CPU | peak RSS | peak heap (used / reserved) | reconciles/sync | queue wait/reconcile | work/reconcile | retries |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| case | operator | all Ready | objects/s | first object applied | writes/sync | requests/sync | 409s | operator CPU | API server CPU | machine CPU busy | peak RSS | peak heap (used / reserved) | reconciles/sync | queue wait/reconcile | work/reconcile | retries |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const n = r.c.syncs;
     rows.push(
-      `| ${caseName(r.c)} | ${r.build} | ${s2(r.readyMs)} | ${int((n * r.c.objects * 1000) / r.readyMs)} | ${int(r.firstObjectMs)} ms | ${per(r.writes.total, n)} | ${per(total(r.requests), n)} | ${r.writes.codes['409'] ?? 0} | ${s2(r.operatorCpuMs)} | ${s2(r.apiserverCpuMs)} | ${mib(r.peakRssKiB)} | ${heapFigure(r)} | ${per(r.queue.reconciles, n)} | ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms | ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms | ${int(r.queue.retries)} |`,
+      `| ${caseName(r.c)} | ${r.build} | ${s2(r.readyMs)} | ${int((n * r.c.objects * 1000) / r.readyMs)} | ${int(r.firstObjectMs)} ms | ${per(r.writes.total, n)} | ${per(total(r.requests), n)} | ${r.writes.codes['409'] ?? 0} | ${s2(r.operatorCpuMs)} | ${s2(r.apiserverCpuMs)} | ${pct(r.machineBusy)} | ${mib(r.peakRssKiB)} | ${heapFigure(r)} | ${per(r.queue.reconciles, n)} | ${per(r.queue.queueSeconds * 1000, r.queue.reconciles, 0)} ms | ${per(r.queue.workSeconds * 1000, r.queue.reconciles, 0)} ms | ${int(r.queue.retries)} |`,
     );
   }
   return rows;

@@ -73,6 +73,18 @@ export function processCpuMs(pid: number | undefined): number {
   }
 }
 
+/** The machine's CPU time so far, all cores, in ms: busy (everything but idle and iowait) and in all (/proc/stat). */
+export function machineCpuMs(): { busy: number; total: number } {
+  try {
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { busy: ((total - idle) * 1000) / CLOCK_TICKS_PER_SECOND, total: (total * 1000) / CLOCK_TICKS_PER_SECOND };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
+}
+
 export async function installCrds(client: KubeClient): Promise<void> {
   const discovery = new Discovery(client);
   for (const crd of customResourceDefinitions()) {
