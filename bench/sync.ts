@@ -20,23 +20,25 @@
 // real-world sets, default 3) and COUNT (default 1000) can be changed through the environment, and OPERATOR_NODE_ARGS gives the operator's process node
 // flags (`--cpu-prof --cpu-prof-dir=DIR`). It prints figures and writes docs/benchmarks/sync.md;
 // it asserts nothing about them.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
 import { stringify } from 'yaml';
 import { API_VERSION } from '../src/api/kinds.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../src/api/marks.js';
-import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { watchEvents } from '../src/kube/watch-stream.js';
 import { auditLogTail } from '../test/support/audit-files.js';
+import { applyAll, type BareResult } from './bare-apply.js';
 import {
   buildOperator,
   controlplane,
@@ -86,6 +88,8 @@ const COUNT = Number(process.env.COUNT ?? 1000);
 /** Node flags for the operator's process (`--cpu-prof --cpu-prof-dir=...` to see where its time goes). */
 const OPERATOR_NODE_ARGS = (process.env.OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const BARE_CONCURRENCY = [16, 32];
+/** bench/bare-apply.ts, compiled beside this file: the bare client as a process of its own. */
+const BARE_APPLY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-apply.js');
 const BENCH_UA = 'syncprims-bench/sync';
 const BARE_UA = 'syncprims-bench/bare-client';
 const OPERATOR_UA = 'syncprims-operator';
@@ -475,6 +479,7 @@ const LABEL = {
   kubectlAgain: '`kubectl apply --server-side`, again, objects unchanged',
   bareFresh: (c: number) => `bare client, ${c} in flight, fresh namespace`,
   bareAgain: (c: number) => `bare client, ${c} in flight, again, objects unchanged`,
+  bareProcess: (c: number) => `bare client, ${c} in flight, in a new process (as new as the operator's), fresh namespace`,
   bareWatched: (c: number) => `bare client, ${c} in flight, with a watch of the ConfigMaps (as the operator keeps), fresh namespace`,
 };
 
@@ -502,6 +507,7 @@ async function configMapRound(bench: Bench, server: ArchiveServer, rows: Rows | 
   await operatorHttpConfigMaps(bench, server, rows, true);
   await kubectlConfigMaps(bench, rows);
   for (const c of BARE_CONCURRENCY) await bareConfigMaps(bench, rows, c);
+  await bareProcessConfigMaps(bench, rows, BARE_CONCURRENCY[0] ?? 16);
   await bareWatchedConfigMaps(bench, rows, BARE_CONCURRENCY[0] ?? 16);
 }
 
@@ -645,15 +651,7 @@ async function bareApply(bench: Bench, objects: KubeObject[], concurrency: numbe
   const apiCpu = processCpuMs(bench.apiserverPid);
   const audit = new AuditWindow();
   const started = performance.now();
-  await mapLimit(objects, concurrency, (obj) =>
-    client.request({
-      method: 'PATCH',
-      path: `/api/v1/namespaces/${obj.metadata.namespace}/configmaps/${obj.metadata.name}`,
-      query: { fieldManager: 'bench-bare', force: true },
-      contentType: 'application/apply-patch+yaml',
-      body: obj,
-    }),
-  );
+  await applyAll(client, objects, concurrency);
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   audit.close();
@@ -676,6 +674,43 @@ async function drain(events: AsyncIterable<unknown>): Promise<void> {
   } catch {
     // destroyed by the caller
   }
+}
+
+/**
+ * The bare client in a process of its own, started for the run, connected,
+ * then told to go: as new as the operator's process, whose first Sync pays
+ * for compiling its code, where the in-process bare client runs warm.
+ */
+async function bareProcessConfigMaps(bench: Bench, rows: Rows | undefined, concurrency: number): Promise<void> {
+  const namespace = await createNamespace(bench.client, `${NS_PREFIX}barep${concurrency}`);
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'syncprims-bench-bare-')), 'objects.json');
+  writeFileSync(file, JSON.stringify(configMaps({ namespace })));
+  const child = spawn(process.execPath, [BARE_APPLY, KUBECONFIG, file, String(concurrency), BARE_UA], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    const lines = createInterface({ input: child.stdout });
+    const next = (): Promise<string> => new Promise((resolve, reject) => {
+      lines.once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`the bare client's process exited (${code})`)));
+    });
+    if ((await withTimeout('the bare client to connect', next(), TIMEOUT_MS)) !== 'ready') throw new Error("the bare client's process did not say ready");
+    const apiCpu = processCpuMs(bench.apiserverPid);
+    const audit = new AuditWindow();
+    const answer = next();
+    child.stdin.write('go\n');
+    const result = JSON.parse(await withTimeout("the bare client's applies", answer, TIMEOUT_MS)) as BareResult;
+    audit.close();
+    record(rows, LABEL.bareProcess(concurrency), {
+      ms: result.ms,
+      requests: result.requests,
+      clientCpuMs: result.clientCpuMs,
+      apiserverCpuMs: processCpuMs(bench.apiserverPid) - apiCpu,
+      writes: await audit.writes(BARE_UA),
+    });
+  } finally {
+    child.kill();
+    rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+  await deleteNamespace(bench.client, namespace);
 }
 
 /** The bare client with the watch an operator keeps of what it applies: what that watch costs the API server. */
@@ -1065,10 +1100,13 @@ function configMapNotes(rows: Rows): string {
     comparison('operator create', get(LABEL.opCreate), 'kubectl fresh', get(LABEL.kubectlFresh)),
     comparison('operator create', get(LABEL.opCreate), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
     comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
+    comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh in a new process`, get(LABEL.bareProcess(bare))),
+    comparison('operator create', get(LABEL.opCreate), `bare ${bare} fresh in a new process`, get(LABEL.bareProcess(bare))),
     comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh with a watch`, get(LABEL.bareWatched(bare))),
     comparison('operator create (http source, warm)', get(LABEL.opHttpWarm), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
     comparison('operator create (http source, warm)', get(LABEL.opHttpWarm), 'operator create (http source)', get(LABEL.opHttp)),
     comparison(`bare ${bare} fresh with a watch`, get(LABEL.bareWatched(bare)), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
+    comparison(`bare ${bare} fresh in a new process`, get(LABEL.bareProcess(bare)), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
     comparison('operator no-op resync', get(LABEL.opResync), 'kubectl unchanged', get(LABEL.kubectlAgain)),
     comparison('kubectl fresh', get(LABEL.kubectlFresh), 'kubectl unchanged', get(LABEL.kubectlAgain)),
     resyncWritesNote(get(LABEL.opResync)),
@@ -1142,6 +1180,9 @@ fresh namespace:
   The floor for an applier that writes every object once. Once more (${BARE_CONCURRENCY[0] ?? 16} in flight, fresh) with a
   watch of the namespace's ConfigMaps open, started before the clock and its events read and parsed as
   they come: the watch the operator keeps of what it applies (drift, health, resync from the cache).
+  Once more (${BARE_CONCURRENCY[0] ?? 16} in flight, fresh) in a new Node process for each run (\`bench/bare-apply.ts\`), started, connected
+  (a GET of \`/version\`) and then told to go, as the operator's process is started and primed before its clock: as new
+  as the operator's process, paying for compiling its own code on the way; its CPU is that process's over the applies.
 
 kubectl and the bare client apply the objects as the operator renders them (with its three owner
 labels and the namespace), so every approach stores the same objects. One unrecorded warm-up
