@@ -27,7 +27,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
-import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
+import { beginReconcile, CleanUpFailed, type LifecycleDeps, type ReconcileContext } from './lifecycle.js';
 import {
   copiesDigest,
   copyMatches,
@@ -111,7 +111,7 @@ export class ProxySyncReconciler implements Reconciler {
   ) {}
 
   async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
-    const begun = await beginReconcile(this.deps, key, log, (obj, l) => this.finalize(obj, l), { handlesSuspend: true });
+    const begun = await beginReconcile(this.deps, key, log, (obj, l) => this.finalize(obj, l), { handlesSuspend: true, finalizerAlongside: true });
     if ('done' in begun) {
       if (!this.deps.informer.store.get(key)) {
         this.copiesKnown.delete(key);
@@ -121,7 +121,15 @@ export class ProxySyncReconciler implements Reconciler {
       }
       return begun.done;
     }
-    const { obj, value, status, generation } = begun.ctx;
+    const result = await this.inCluster(key, begun.ctx, log);
+    // Its patch went out alongside the opening of the cluster, and the first write there waited for it
+    // (a reconcile that wrote nothing there may not have): its failure (the ProxySync moved on) is retried.
+    await begun.ctx.finalizer;
+    return result;
+  }
+
+  private async inCluster(key: string, ctx: ReconcileContext<'ProxySync'>, log: Logger): Promise<ReconcileResult | undefined> {
+    const { obj, value, status, generation, finalizer } = ctx;
     const spec = value.spec;
     let entered: Entered;
     try {
@@ -129,12 +137,12 @@ export class ProxySyncReconciler implements Reconciler {
     } catch (err) {
       if (!(err instanceof ClusterNotUsable)) throw err;
       // Suspended, it writes nothing there anyway: it says so with the status it has, and mirrors again once resumed.
-      if (begun.ctx.suspended) return void (await this.deps.writer.updateStatus(obj, suspended(status, generation)));
+      if (ctx.suspended) return void (await this.deps.writer.updateStatus(obj, suspended(status, generation)));
       return reportUnusable(this.deps, obj, status, err, log);
     }
     try {
-      if (begun.ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
-      return await this.maintain(key, obj, spec, status, entered.cluster, generation, log);
+      if (ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
+      return await this.maintain(key, obj, spec, status, entered.cluster, generation, log, finalizer);
     } catch (thrown) {
       const err = thrown instanceof Halt ? thrown : refusal(thrown, entered.cluster);
       if (!err) throw thrown;
@@ -169,8 +177,11 @@ export class ProxySyncReconciler implements Reconciler {
     cluster: RemoteCluster,
     generation: number | undefined,
     log: Logger,
+    /** Settles once the ProxySync's finalizer is on: nothing is written in the cluster before (a deletion could leave it behind). */
+    finalizer: Promise<unknown>,
   ): Promise<ReconcileResult | undefined> {
     let live = await this.findRemoteSync(obj, spec, cluster);
+    await finalizer;
     const location = remoteLocation(obj, spec);
     const owner = clusterUser(obj);
     // Conflicts met last time are looked at afresh (see Conflict).
@@ -384,11 +395,13 @@ async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promi
 /**
  * A request the remote cluster refused for good (RBAC, validation, a namespace
  * that is not there): a failure the status and an Event name, tried again as
- * failures are. Others (no answer, 429 and 5xx, conflicts) are the
- * controller's to retry with backoff.
+ * failures are. Others (no answer, 429 and 5xx, conflicts, and any answer of
+ * the managing cluster) are the controller's to retry with backoff.
  */
 function refusal(err: unknown, cluster: RemoteCluster): Halt | undefined {
-  if (!(err instanceof ApiError) || err.transient || err.conflict || err.status < 400) return undefined;
+  // Only the remote cluster's answers: a write of the ProxySync itself (its finalizer, its status) refused in the managing cluster is not.
+  if (!(err instanceof ApiError) || err.origin !== cluster.client.name) return undefined;
+  if (err.transient || err.conflict || err.status < 400) return undefined;
   return new Halt(Reason.ApplyFailed, `cluster ${cluster.name} refused ${err.message}`);
 }
 

@@ -198,7 +198,7 @@ export class KubeClient implements Requester {
     const reply = await this.send(opts, extraHeaders, false);
     const text = await readBody(reply.body);
     if (reply.status >= 300) {
-      throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts));
+      throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts), this.name);
     }
     opts.onStatus?.(reply.status);
     if (!text) return undefined as T;
@@ -215,7 +215,7 @@ export class KubeClient implements Requester {
     const reply = await this.send(opts, extraHeaders, true);
     if (reply.status >= 300) {
       const text = await readBody(reply.body);
-      throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts));
+      throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts), this.name);
     }
     reply.idleTimeout(opts.idleTimeoutMs, () => new TransportError(`${describe(opts)}: no data for ${opts.idleTimeoutMs} ms`));
     return reply.body;

@@ -7,6 +7,8 @@ export class ApiError extends Error {
     /** Seconds from a `Retry-After` header (429, 503), if any. */
     readonly retryAfterSeconds?: number,
     readonly details?: unknown,
+    /** The name of the client (the cluster) whose server answered so. */
+    readonly origin?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -51,7 +53,7 @@ interface StatusBody {
 }
 
 /** Builds an ApiError from a response status, its headers and its body text. */
-export function apiErrorFrom(status: number, retryAfter: string | undefined, body: string, what: string): ApiError {
+export function apiErrorFrom(status: number, retryAfter: string | undefined, body: string, what: string, origin?: string): ApiError {
   let parsed: StatusBody = {};
   try {
     parsed = JSON.parse(body) as StatusBody;
@@ -60,5 +62,5 @@ export function apiErrorFrom(status: number, retryAfter: string | undefined, bod
   }
   const retry = retryAfter !== undefined && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
   const message = `${what}: ${parsed.message ?? `HTTP ${status}`}`;
-  return new ApiError(status, parsed.reason ?? `HTTP${status}`, message, retry, parsed.details);
+  return new ApiError(status, parsed.reason ?? `HTTP${status}`, message, retry, parsed.details, origin);
 }

@@ -210,7 +210,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.apply(event);
         continue;
       }
-      if (event.type === 'ERROR') throw watchError(event);
+      if (event.type === 'ERROR') throw watchError(event, this.opts.client.name);
       if (event.type === 'BOOKMARK') {
         if (event.object.metadata.annotations?.[INITIAL_EVENTS_END] !== 'true') continue;
         this.replace(initial, event.object.metadata.resourceVersion ?? '', 'WatchList', started);
@@ -278,7 +278,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private apply(event: WatchEvent<T>): void {
     switch (event.type) {
       case 'ERROR':
-        throw watchError(event);
+        throw watchError(event, this.opts.client.name);
       case 'BOOKMARK':
         this.resourceVersion = event.object.metadata.resourceVersion ?? this.resourceVersion;
         return;
@@ -397,7 +397,8 @@ function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }
 
-function watchError(event: WatchEvent<unknown>): ApiError {
+/** A watch's ERROR event, from the server of the client named `origin`. */
+function watchError(event: WatchEvent<unknown>, origin: string): ApiError {
   const status = event.object as { code?: number; reason?: string; message?: string };
-  return new ApiError(status.code ?? 500, status.reason ?? 'WatchError', `watch: ${status.message ?? 'error event'}`);
+  return new ApiError(status.code ?? 500, status.reason ?? 'WatchError', `watch: ${status.message ?? 'error event'}`, undefined, undefined, origin);
 }

@@ -57,8 +57,14 @@ const edgeCluster = (): string => `${ns()}/edge-1-kubeconfig`;
 
 describe('a ProxySync and the Sync it keeps in edge-1', () => {
   test('keeps the remote Sync from its template and mirrors its status; a hand edit of its spec is reverted without a request', async () => {
+    const created = new Date(Date.now() - 1000);
     await applyProxySync(mgmt, ns(), 'app', { clusterRef: { name: 'edge-1' }, template: { spec: { source: { inline: [configMap('app-cm')] } } } });
     const ready = await proxyReady('app', 'True', 'Succeeded');
+    // Its finalizer patch goes out while the cluster is opened, but it is answered before the first write in
+    // edge-1 is sent (a deletion in between would otherwise leave the remote Sync behind): audit times, one clock.
+    const finalizer = (await writesSince(HOME, created, OPERATOR_UA)).find((e) => e.objectRef?.resource === 'proxysyncs' && e.objectRef.name === 'app' && !e.objectRef.subresource);
+    const firstWrite = (await writesSince(EDGE, created, OPERATOR_UA)).find((e) => e.objectRef?.namespace === ns() || e.objectRef?.name === ns());
+    expect(finalizer && firstWrite && (finalizer as { stageTimestamp?: string }).stageTimestamp! <= firstWrite.requestReceivedTimestamp).toBe(true);
     const remote = await edgeSync('app');
     expect(remote?.metadata.labels).toMatchObject({
       'syncprims.dev/owner-kind': 'ProxySync',
