@@ -1,3 +1,4 @@
+import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
@@ -14,6 +15,7 @@ export const ARRIVED_RETRY_MS = 500;
 /** What Arrivals needs of a cluster's cache. */
 export interface ArrivalSource {
   informer(apiVersion: string, kind: string, selector: InformerSelector): Promise<Pick<Informer<KubeObject>, 'store' | 'onEvent'>>;
+  release(apiVersion: string, kind: string, selector: InformerSelector): Promise<void>;
 }
 
 /** A kind whose objects syncs may wait for: how it is watched, and what each of its objects makes available. */
@@ -57,23 +59,32 @@ export const NAMESPACES: ArrivalKind = {
   cause: (stored) => `namespace created: ${stored.metadata.name ?? ''}`,
 };
 
+/** How long a watch nobody waits on is kept (a sync that fails again soon finds it primed), then released. */
+export const IDLE_WATCH_MS = 5 * 60_000;
+/** How long a watch the cluster refused (403: an identity that may not list the kind) is not asked for again. */
+export const REFUSED_WATCH_MS = 5 * 60_000;
+
 /**
  * Syncs that failed for want of something another party creates (the CRD
  * of a kind not served yet, a namespace) wait for it on one watch of its
  * kind per cluster, started the first time a sync waits there, which wakes
  * each the moment what it waits for arrives, whoever creates it (another
  * sync with no `dependsOn` between them, Helm, a person), instead of at its
- * retry (min(interval, 30 s)). Where the kind cannot be watched the retry is
- * all there is.
+ * retry (min(interval, 30 s)). The watch is released once nobody has waited
+ * on it for IDLE_WATCH_MS. Where the kind cannot be watched the retry is all
+ * there is (a refusal is not asked again for REFUSED_WATCH_MS).
  */
 export class Arrivals {
   private readonly waiting = new Waiters();
   private informer: Promise<Pick<Informer<KubeObject>, 'store' | 'onEvent'> | undefined> | undefined;
+  private idle: NodeJS.Timeout | undefined;
+  private refusedUntil = 0;
 
   constructor(
     private readonly cache: ArrivalSource,
     private readonly what: ArrivalKind,
     private readonly wake: (owner: Owner, cause: string) => void,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -84,6 +95,7 @@ export class Arrivals {
    */
   async await(owner: Owner, keys: readonly string[]): Promise<boolean> {
     this.waiting.set(owner, keys);
+    this.releaseWhenIdle();
     if (keys.length === 0) return false;
     const informer = await this.watch();
     if (!informer) return false;
@@ -96,6 +108,11 @@ export class Arrivals {
     return this.waiting.keys();
   }
 
+  /** Whether the watch is started (or starting). */
+  get watching(): boolean {
+    return this.informer !== undefined;
+  }
+
   /** An object changed: the owners waiting for a key it now makes available, and did not before, are woken (once). */
   changed(e: InformerEvent<KubeObject>): void {
     if (e.type === 'deleted' || this.waiting.size === 0) return;
@@ -104,17 +121,23 @@ export class Arrivals {
       // Its reconcile tries again and says what it still waits for.
       if (!before.has(k)) for (const owner of this.waiting.take(k)) this.wake(owner, this.what.cause(e.object));
     }
+    this.releaseWhenIdle();
   }
 
-  /** The watch, started once; undefined (tried again next time) where it cannot start. */
+  /** The watch, started once; undefined (tried again next time, or after REFUSED_WATCH_MS when refused) where it cannot start. */
   private watch(): Promise<Pick<Informer<KubeObject>, 'store' | 'onEvent'> | undefined> {
     if (!this.informer) {
+      if (this.now() < this.refusedUntil) return Promise.resolve(undefined);
       const started = this.cache.informer(this.what.apiVersion, this.what.kind, this.what.selector).then(
         (informer) => {
-          informer.onEvent((e) => this.changed(e));
+          const unsubscribe = informer.onEvent((e) => this.changed(e));
+          // Released meanwhile: it is not heard any more.
+          if (this.informer !== started) unsubscribe();
+          else this.unsubscribe = unsubscribe;
           return informer;
         },
-        () => {
+        (err: unknown) => {
+          if (err instanceof ApiError && err.status === 403) this.refusedUntil = this.now() + REFUSED_WATCH_MS;
           if (this.informer === started) this.informer = undefined;
           return undefined;
         },
@@ -122,6 +145,29 @@ export class Arrivals {
       this.informer = started;
     }
     return this.informer;
+  }
+
+  private unsubscribe: (() => void) | undefined;
+
+  /** With nobody waiting, the watch is released after IDLE_WATCH_MS (unless someone waits again first). */
+  private releaseWhenIdle(): void {
+    if (this.waiting.size > 0 || !this.informer) {
+      clearTimeout(this.idle);
+      this.idle = undefined;
+      return;
+    }
+    this.idle ??= setTimeout(() => void this.release(), IDLE_WATCH_MS).unref();
+  }
+
+  /** Stops the watch (nobody waits on it): the next wait starts it again. */
+  async release(): Promise<void> {
+    clearTimeout(this.idle);
+    this.idle = undefined;
+    if (!this.informer || this.waiting.size > 0) return;
+    this.informer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await this.cache.release(this.what.apiVersion, this.what.kind, this.what.selector).catch(() => undefined);
   }
 }
 

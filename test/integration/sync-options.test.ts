@@ -2,15 +2,19 @@
 // running operator: force, deletionPolicy, suspend, commonMetadata, prune,
 // the prune opt-out annotation, ownership, and applying as a service account.
 import { describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { schemalessCrd } from '../support/crds.js';
 import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
+import { ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
-import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
+import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
@@ -143,24 +147,28 @@ describe('sync spec switches', () => {
     });
   });
 
-  test('a Sync of a kind not served yet is applied the moment another Sync installs its CRD, not at its retry', async () => {
-    const group = `${ns()}.example.com`;
-    const crd = schemalessCrd(group, 'Gizmo', 'gizmos');
-    const gizmo = { apiVersion: `${group}/v1`, kind: 'Gizmo', metadata: { name: 'g1', namespace: ns() }, spec: { size: 3 } };
-    await applySync(client, ns(), 'gizmo-user', { source: { inline: [gizmo, cm('gizmo-config')] } });
-    const waiting = await waitForReady(client, ns(), 'gizmo-user', 'False', 'CRDNotInstalled');
-    expect(readyOf(waiting)?.message).toContain('Gizmo');
+  test('examples/sync-crd-and-its-objects.yaml: the Sync of a kind not served yet is applied the moment the other installs its CRD, not at its retry', async () => {
+    const docs = parseAllDocuments(readFileSync(path.join(ROOT, 'examples', 'sync-crd-and-its-objects.yaml'), 'utf8'), { version: '1.1' });
+    const [api, widgets] = docs.map((d) => d.toJS() as SyncObject);
+    const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.shop.example.com';
+    // One left by a run stopped midway would serve the kind already.
+    await client.request({ method: 'DELETE', path: crdPath }).catch(() => undefined);
+    await eventually('no Widget CRD', gone(crdPath));
+    // The example's objects into this test's namespace; the Sync of the Widget first.
+    await applySync(client, ns(), widgets!.metadata.name!, { ...widgets!.spec, defaultNamespace: ns() });
+    const waiting = await waitForReady(client, ns(), 'widgets', 'False', 'CRDNotInstalled');
+    expect(readyOf(waiting)?.message).toContain('Widget');
     // No dependsOn between the two: the CRD's arrival is what wakes the waiting Sync.
     const installed = Date.now();
-    await applySync(client, ns(), 'gizmo-crd', { source: { inline: [crd] } });
-    await waitForReady(client, ns(), 'gizmo-crd', 'True');
-    await waitForReady(client, ns(), 'gizmo-user', 'True', 'Succeeded');
-    expect(await find(client, `/apis/${group}/v1/namespaces/${ns()}/gizmos/g1`)).toMatchObject({ spec: { size: 3 } });
-    await op.waitForCause('Sync', ns(), 'gizmo-user', `CRD established: gizmos.${group}`, installed);
+    await applySync(client, ns(), api!.metadata.name!, api!.spec);
+    await waitForReady(client, ns(), 'widgets-api', 'True');
+    await waitForReady(client, ns(), 'widgets', 'True', 'Succeeded');
+    expect(await find(client, `/apis/shop.example.com/v1/namespaces/${ns()}/widgets/front-door`)).toMatchObject({ spec: { size: 3 } });
+    await op.waitForCause('Sync', ns(), 'widgets', 'CRD established: widgets.shop.example.com', installed);
     // The CRD goes with the Sync that installed it; the Sync of its objects first.
-    await deleteSync('gizmo-user');
-    await deleteSync('gizmo-crd');
-    await eventually('the CRD to be pruned', gone(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.${group}`));
+    await deleteSync('widgets');
+    await deleteSync('widgets-api');
+    await eventually('the CRD to be pruned', gone(crdPath));
   });
 
   test('a Sync whose source kind is not served yet (its CRD, as Flux\'s, not installed) is woken the moment the CRD is Established', async () => {

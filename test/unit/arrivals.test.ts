@@ -1,5 +1,6 @@
-import { describe, expect, test } from '@jest/globals';
-import { Arrivals, CRDS, kindKey, NAMESPACES, servedKindsOf, type ArrivalKind, type ArrivalSource } from '../../src/apply/arrivals.js';
+import { describe, expect, jest, test } from '@jest/globals';
+import { Arrivals, CRDS, IDLE_WATCH_MS, kindKey, NAMESPACES, REFUSED_WATCH_MS, servedKindsOf, type ArrivalKind, type ArrivalSource } from '../../src/apply/arrivals.js';
+import { ApiError } from '../../src/kube/errors.js';
 import type { Owner } from '../../src/apply/engine.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import type { InformerSelector } from '../../src/runtime/cache.js';
@@ -20,13 +21,24 @@ class FakeWatch implements ArrivalSource {
   private readonly handlers = new Set<InformerHandler<KubeObject>>();
   private project: (o: KubeObject) => KubeObject = (o) => o;
   started = 0;
-  refuse = false;
+  released = 0;
+  /** The error starting the watch fails with, if any. */
+  refuse: Error | undefined;
 
   async informer(_apiVersion: string, _kind: string, selector: InformerSelector) {
     this.started++;
-    if (this.refuse) throw new Error('forbidden');
+    if (this.refuse) throw this.refuse;
     if (selector.project) this.project = selector.project.fn;
     return { store: this.store, onEvent: (h: InformerHandler<KubeObject>) => (this.handlers.add(h), () => this.handlers.delete(h)) };
+  }
+
+  async release() {
+    this.released++;
+  }
+
+  /** Handlers listening (those of released watches unsubscribed). */
+  get listening(): number {
+    return this.handlers.size;
   }
 
   /** The object as stored before (if any) and now: an event to every handler. */
@@ -44,8 +56,9 @@ const gizmo = kindKey({ apiVersion: 'example.com/v1', kind: 'Gizmo' });
 function setup(what: ArrivalKind = CRDS) {
   const watch = new FakeWatch();
   const woken: string[] = [];
-  const arrivals = new Arrivals(watch, what, (o, cause) => woken.push(`${o.name}: ${cause}`));
-  return { watch, woken, arrivals };
+  const clock = { now: 0 };
+  const arrivals = new Arrivals(watch, what, (o, cause) => woken.push(`${o.name}: ${cause}`), () => clock.now);
+  return { watch, woken, arrivals, clock };
 }
 
 describe('servedKindsOf', () => {
@@ -101,13 +114,62 @@ describe('Arrivals of CRDs', () => {
     expect(watch.started).toBe(1);
   });
 
-  test('where CRDs cannot be listed, owners keep their retry and the watch is tried again next time', async () => {
+  test('where the watch fails to start, owners keep their retry and it is tried again next time', async () => {
     const { watch, arrivals } = setup();
-    watch.refuse = true;
+    watch.refuse = new Error('connection reset');
     expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
-    watch.refuse = false;
+    watch.refuse = undefined;
     expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
     expect(watch.started).toBe(2);
+  });
+
+  test('where CRDs may not be listed (403), the watch is not asked for again until REFUSED_WATCH_MS have passed', async () => {
+    const { watch, arrivals, clock } = setup();
+    watch.refuse = new ApiError(403, 'Forbidden', 'customresourcedefinitions is forbidden');
+    expect(await arrivals.await(owner('a'), [gizmo])).toBe(false);
+    clock.now += REFUSED_WATCH_MS - 1;
+    expect(await arrivals.await(owner('b'), [gizmo])).toBe(false);
+    expect(watch.started).toBe(1);
+    watch.refuse = undefined;
+    clock.now += 1;
+    expect(await arrivals.await(owner('b'), [gizmo])).toBe(false);
+    expect(watch.started).toBe(2);
+    expect(arrivals.watching).toBe(true);
+  });
+
+  test('a watch nobody waits on is released after IDLE_WATCH_MS; a wait meanwhile keeps it', async () => {
+    jest.useFakeTimers();
+    try {
+      const { watch, woken, arrivals } = setup();
+      await arrivals.await(owner('a'), [gizmo]);
+      await arrivals.await(owner('a'), []);
+      jest.advanceTimersByTime(IDLE_WATCH_MS - 1);
+      await arrivals.await(owner('b'), [gizmo]);
+      jest.advanceTimersByTime(IDLE_WATCH_MS);
+      expect(watch.released).toBe(0);
+      // b's wait ends when its CRD comes: nobody waits any more.
+      watch.send(crd(true));
+      expect(woken).toEqual(['b: CRD established: gizmos.example.com']);
+      jest.advanceTimersByTime(IDLE_WATCH_MS);
+      await Promise.resolve();
+      expect(watch.released).toBe(1);
+      expect(watch.listening).toBe(0);
+      expect(arrivals.watching).toBe(false);
+      // The next wait starts it again.
+      await arrivals.await(owner('c'), ['example.com/v1|Widget']);
+      expect(watch.started).toBe(2);
+      expect(watch.listening).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('a release while owners wait does nothing', async () => {
+    const { watch, arrivals } = setup();
+    await arrivals.await(owner('a'), [gizmo]);
+    await arrivals.release();
+    expect(watch.released).toBe(0);
+    expect(arrivals.watching).toBe(true);
   });
 
   test('the projection keeps only what it reads of a CRD', async () => {
