@@ -746,7 +746,8 @@ function writeReport(input: ReportInput): void {
 }
 
 /** Runs of 1,000 x 10 after the last changes, besides the table's (filled in from those runs). */
-const AFTER_RUNS = 'two runs of the 1,000 x 10 case alone at 1.59x and 1.36x (load medians 3.1 and 3.0)';
+const AFTER_RUNS =
+  'two runs of the 1,000 x 10 case alone at 1.59x and 1.36x (load medians 3.1 and 3.0) on 2026-11-26; on 2026-11-27, four runs of the 1,000 x 10 case alone with its baseline (`SIZES=1000`), at 1.31x, 1.32x, 1.22x and 1.41x, the machine 94 to 98% busy in each';
 
 /** What the figures say and what was changed (kept with the code that measures it). */
 const ANALYSIS = [
@@ -755,18 +756,19 @@ const ANALYSIS = [
   'the cache and sent nothing; now the addition of our own finalizer queues nothing, and the watch\'s echo of an apply',
   'whose answer health was read from wakes nobody (docs/runtime.md). Retries, 409 conflicts and 429s are zero, and no',
   "timer brings a reconcile. The operator's CPU is spread thin (the profile: HTTP/2 and socket writes, JSON, GC; no hot",
-  "spot of ours) and it is idle most of the run. The time is the workers': a new Sync's reconcile is a chain of round",
-  'trips (the finalizer patch alongside the fetch of the file, the applies in parallel, the status; the Event is not',
-  'waited for), `--concurrency` (8) reconciles are in flight, the workers are busy all the time (the bullets above),',
-  'and the keys wait seconds in the queue for one while each reconcile works a couple of hundred ms. So all Ready is',
-  'reconciles x work per reconcile / workers. More workers shorten it only while the API server has CPU to spare:',
-  'measured separately on 2026-11-23 (the working tree, `OPERATOR_ARGS="--concurrency 32"`, a shared 2-core machine',
+  "spot of ours). A new Sync's reconcile is a chain of round trips (the finalizer patch alongside the fetch of the file,",
+  'the applies in parallel, the status; the Event is not waited for), `--concurrency` (8) reconciles are in flight, the',
+  'workers are busy all the time (the bullets above), and the keys wait seconds in the queue for one while each',
+  'reconcile works a couple of hundred ms. But the bound is the machine, not the queue: from the first POST to all Ready',
+  "its 2 cores are busy 98% of the time (the column \"machine CPU busy\", from /proc/stat; the baseline's 94 to 95%),",
+  'shared by the API server (its CPU the largest figure of every case), etcd (in the control plane\'s supervisor), the',
+  "kube-controller-manager and the operator, so a reconcile's round trips are mostly waiting for CPU. More workers only",
+  'queue more requests at the API server: measured separately on 2026-11-23 (the working tree, `OPERATOR_ARGS="--concurrency 32"`, a shared 2-core machine',
   'under load 7 to 8), 1,000 x 10 took 44.8 s against 25.8 s for the 10,000-object baseline of that run (1.74x per',
   'object, against 2.09x with 8 workers in a run under load 7 to 14 earlier that day), with the work per reconcile up',
   'from about 250 ms to 712 ms; at 300 x 10',
   '(load 4 to 6) 8, 32 and 64 workers gave 12.2 s, 11.2 s and 11.7 s, the work per reconcile 161, 577 and 1,199 ms:',
-  "each round trip takes longer as more are in flight, because the API server (its CPU is the largest figure of every",
-  "case, two to three times the operator's) and the machine are saturated. The default `--concurrency` (8, API.md) is",
+  'each round trip takes longer as more are in flight. The default `--concurrency` (8, API.md) is',
   'left as it is. So what is won is requests, writes and reconciles per Sync: a Sync of 10 objects costs 13 requests',
   "and 13 writes (the finalizer, its 10 objects, the Event, the status) where one Sync of many objects costs about one",
   'per object. On 2026-11-26: a new Sync\'s finalizer patch goes out alongside the fetch of its source (it lands before',
@@ -777,8 +779,8 @@ const ANALYSIS = [
   'requests per Sync before, 13 now), and the second reconcile is gone (1 per Sync, from 2).',
   '',
   'The ratio to the baseline moves a lot with the machine: the baseline itself (one Sync of 10,000) took 28 to 30 s on',
-  '2026-11-23 and 11.8 to 19 s on 2026-11-26, and over a 1,000 x 10 run the API server (with its etcd) and the operator',
-  "use about 1.6 of the 2 cores, so a new Sync's reconcile is mostly its round trips waiting for CPU. Before the last two",
+  '2026-11-23 and 11.8 to 19 s on 2026-11-26, and both cases keep the machine busy, so the ratio is that of the CPU',
+  'each spends per object (bench/writes.ts: what the writes of a Sync cost the API server) and of what else runs. Before the last two',
   "changes (the ExternalArtifact's GET, the second reconcile), runs of 2026-11-26 gave 1,000 x 10 at 1.39x, 1.41x,",
   '1.50x, 1.60x, 1.61x and 1.83x the baseline\'s time per object; after them, the table above (the last full run) and',
   `${AFTER_RUNS}. The same working tree gave 1,000 x 10 at 2.09x in a run under load 7 to 14 on 2026-11-23 and at`,
