@@ -23,7 +23,7 @@ import { eventually } from '../support/eventually.js';
 import { FaultProxy, type Fault, type Matcher } from '../support/fault-proxy.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { applyRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
 import { applySync, find, getSync, readyOf, waitForReady, type SyncObject } from '../support/syncs.js';
 import type { Condition } from '../../src/runtime/conditions.js';
 
@@ -397,6 +397,41 @@ describe('faults on a remote cluster', () => {
     const applied = (await find<CM>(edge1, cmPath(edge1Ns(), 'r1-a')))?.data?.value;
     await edge1.request({ method: 'PATCH', path: cmPath(edge1Ns(), 'r1-a'), contentType: 'application/merge-patch+json', body: { data: { value: 'edited' } } });
     await eventually('the edit corrected from the watch', async () => ((await find<CM>(edge1, cmPath(edge1Ns(), 'r1-a')))?.data?.value === applied ? true : undefined), WAIT_MS);
+  });
+});
+
+describe('a finalizer patch answered slowly', () => {
+  test('holds back the first write to the target, for each kind: the patch goes out alongside, the writes wait for its answer', async () => {
+    await operatorUp();
+    await installCrds('edge-1'); // the ProxySync's remote Sync
+    const DELAY_MS = 1_000;
+    const finalizerPatch = (plural: string, name: string): Matcher => ({ method: 'PATCH', path: new RegExp(`/${plural}/${name}$`) });
+    const kinds = [
+      { plural: 'syncs', name: 'slow-s', proxy: homeProxy },
+      { plural: REMOTESYNCS, name: 'slow-r', proxy: edgeProxy },
+      { plural: PROXYSYNCS, name: 'slow-p', proxy: edgeProxy },
+    ];
+    const faults = kinds.map((k) => homeProxy.inject(finalizerPatch(k.plural, k.name), { kind: 'delay', ms: DELAY_MS }));
+    const since = Date.now();
+    try {
+      const via = { kubeConfig: { secretRef: { name: 'edge-1-via-proxy' } } };
+      await applySync(mgmt, ns(), 'slow-s', { source: { inline: [configMap(ns(), 'slow-s-a')] } });
+      await applyRemoteSync(mgmt, ns(), 'slow-r', { ...via, source: { inline: [configMap(edge1Ns(), 'slow-r-a')] } });
+      await applyProxySync(mgmt, ns(), 'slow-p', { ...via, template: { metadata: { namespace: edge1Ns() }, spec: { source: { inline: [configMap(edge1Ns(), 'slow-p-a')] } } } });
+      const gaps: { kind: string; afterMs: number }[] = [];
+      for (const k of kinds) {
+        // Its first write there: an apply of its ConfigMap (Sync, RemoteSync), or of the remote Sync (ProxySync); not its own writes.
+        const writes: Matcher = { method: /^(PATCH|POST|PUT)$/, path: new RegExp(`/${k.name}(-a)?(\\?|$)`) };
+        const first = await eventually(`${k.plural} ${k.name}: its first write in the target`, async () => k.proxy.seen(writes, since).find((r) => !r.url.includes(`/${k.plural}/`)), WAIT_MS);
+        const patched = homeProxy.seen(finalizerPatch(k.plural, k.name), since)[0];
+        expect(patched?.fault).toBe(`delay ${DELAY_MS}`);
+        gaps.push({ kind: k.plural, afterMs: first.at - patched!.at });
+      }
+      // The patch is answered no sooner than DELAY_MS after it arrived: each first write came after the answer.
+      expect(gaps.filter((g) => g.afterMs < DELAY_MS)).toEqual([]);
+    } finally {
+      for (const f of faults) f.remove();
+    }
   });
 });
 
