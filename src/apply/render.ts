@@ -209,7 +209,7 @@ function isCustomResourceDefinition(obj: KindKey): boolean {
 }
 
 /** `apiVersion|kind` -> scope, for every version of every CRD in the set. */
-function crdScopes(objects: readonly KubeObject[]): Map<string, Scope> {
+export function crdScopes(objects: readonly KubeObject[]): Map<string, Scope> {
   const scopes = new Map<string, Scope>();
   for (const crd of objects.filter(isCustomResourceDefinition)) {
     const spec = isRecord(crd.spec) ? crd.spec : {};

@@ -34,6 +34,8 @@ export interface BuildInput {
   commonMetadata?: CommonMetadata;
   /** `syncprims.dev/origin`: objects a RemoteSync applies to its cluster. */
   origin?: string;
+  /** The cluster the objects go to: `home` for a Sync, else the kubeconfig Secret or Cluster a RemoteSync or ProxySync names. */
+  target: string;
 }
 
 export interface Built {
@@ -73,7 +75,15 @@ export function buildInputsOf(obj: KubeObject, file: string, opts: { namespace: 
     defaultNamespace: spec.defaultNamespace,
     commonMetadata: spec.commonMetadata,
     origin: value.kind === 'RemoteSync' ? opts.clusterId : undefined,
+    target: value.kind === 'RemoteSync' ? targetOf(value.spec as RemoteSync['spec']) : HOME,
   };
+}
+
+/** A Sync's objects go to the cluster it lives in. */
+export const HOME = 'home';
+
+function targetOf(spec: { kubeConfig?: { secretRef: { name: string } }; clusterRef?: { name: string } }): string {
+  return `cluster ${spec.kubeConfig?.secretRef.name ?? spec.clusterRef?.name ?? ''}`;
 }
 
 /** A ProxySync renders as the Sync it keeps in its remote cluster would (that cluster's operator applies it). */
@@ -91,6 +101,7 @@ function proxySyncInput(value: ProxySync, obj: KubeObject, file: string, label: 
     paths: spec.paths,
     defaultNamespace: spec.defaultNamespace,
     commonMetadata: spec.commonMetadata,
+    target: targetOf(value.spec),
   };
 }
 
@@ -104,8 +115,16 @@ export function clusterReadOf(source: SyncSource): string | undefined {
   return undefined;
 }
 
-/** Fetches and renders one input; what goes wrong with the source or the set is in `errors` (transport errors are thrown). */
-export async function buildOne(input: BuildInput, cluster: BuildCluster | undefined): Promise<Built> {
+/**
+ * Fetches and renders one input; what goes wrong with the source or the set is in `errors` (transport errors are thrown).
+ * The scope of a kind comes from the built-in table, the set's CRDs, `scopes.defined` (the CRDs other syncs of the
+ * same build apply to the same cluster, by `apiVersion|kind`), and last, when `scopes.discover`, the cluster.
+ */
+export async function buildOne(
+  input: BuildInput,
+  cluster: BuildCluster | undefined,
+  scopes: { defined?: ReadonlyMap<string, Scope>; discover?: boolean } = { discover: true },
+): Promise<Built> {
   const needs = clusterReadOf(input.source);
   if (needs && !cluster) {
     const errors = [`${needs} is read from the cluster the sync lives in: pass --kubeconfig (and --context) to read it`];
@@ -127,12 +146,17 @@ export async function buildOne(input: BuildInput, cluster: BuildCluster | undefi
     defaultNamespace: input.defaultNamespace,
     commonMetadata: input.commonMetadata,
     origin: input.origin,
-    scopeOf: scopeFinder(cluster),
+    scopeOf: scopeFinder(scopes.discover ? cluster : undefined, scopes.defined ?? new Map()),
   });
-  const errors = cluster ? rendered.errors : rendered.errors.filter((e) => !UNSERVED.test(e));
-  if (!cluster) errors.push(...rendered.unknownKinds.map(unknownKindError));
+  const errors = renderErrors(rendered, Boolean(cluster && scopes.discover));
   const revision = errors.length === 0 ? (fetched.revision ?? revisionOf(rendered.objects)) : undefined;
   return { input, objects: rendered.objects, revision, errors, unknownKinds: rendered.unknownKinds };
+}
+
+/** The render's errors; without a cluster asked, an unknown kind is said as such (not in the server's words). */
+function renderErrors(rendered: { errors: string[]; unknownKinds: KindKey[] }, discovered: boolean): string[] {
+  if (discovered) return rendered.errors;
+  return [...rendered.errors.filter((e) => !UNSERVED.test(e)), ...rendered.unknownKinds.map(unknownKindError)];
 }
 
 /** render.ts's words for an object whose kind no one defines (the server's words: wrong without a server). */
@@ -142,11 +166,14 @@ function unknownKindError(k: KindKey): string {
   return `unknown kind ${k.kind} in ${k.apiVersion}: not a built-in kind and no CustomResourceDefinition in the set defines it: pass --kubeconfig to look it up in a cluster`;
 }
 
-/** The built-in table first; then, with a cluster, its discovery (as the operator's `scopeOf`). */
-function scopeFinder(cluster: BuildCluster | undefined): (apiVersion: string, kind: string) => Promise<Scope | undefined> {
+/**
+ * The built-in table first; then a CRD another sync of the build applies;
+ * then, with a cluster, its discovery (as the operator's `scopeOf`).
+ */
+function scopeFinder(cluster: BuildCluster | undefined, defined: ReadonlyMap<string, Scope>): (apiVersion: string, kind: string) => Promise<Scope | undefined> {
   let discovery: Promise<Discovery> | undefined;
   return async (apiVersion, kind) => {
-    const builtin = builtinScope(apiVersion, kind);
+    const builtin = builtinScope(apiVersion, kind) ?? defined.get(`${apiVersion}|${kind}`);
     if (builtin || !cluster) return builtin;
     discovery ??= cluster.client().then((c) => new Discovery(c));
     try {

@@ -2,9 +2,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeClient } from '../kube/client.js';
+import { crdScopes } from '../apply/render.js';
 import type { KubeObject } from '../kube/resources.js';
 import { DEFAULT_SOURCE_LIMITS, parseManifests, selectManifests, SourceError } from '../source/index.js';
-import { buildInputsOf, buildOne, type BuildCluster, type BuildInput, type Built } from './build-render.js';
+import { buildInputsOf, buildOne, HOME, type BuildCluster, type BuildInput, type Built } from './build-render.js';
 import type { Cluster, ClusterFlags } from './cluster.js';
 import { CliError, UsageError } from './errors.js';
 import { parseSyncRef } from './kind-name.js';
@@ -29,7 +30,7 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
   const cluster = flags.kubeconfig || flags.context ? new LazyCluster(flags) : undefined;
   const built: Built[] = [];
   try {
-    for (const input of inputs) built.push(await buildOne(input, cluster));
+    built.push(...(await buildAll(inputs, cluster)));
   } catch (err) {
     const opened = await cluster?.opened();
     throw (opened && (await clusterModule()).unreachable(err, opened)) || err;
@@ -37,6 +38,22 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
     await cluster?.close();
   }
   report(built, flags);
+}
+
+/**
+ * Each input rendered, the scope of its kinds first from the built-in table and the CRDs of the file's syncs to the
+ * same cluster (a CRD and its objects in two syncs, with no dependsOn: the operator waits for the CRD); then, for
+ * what is left, from the cluster.
+ */
+async function buildAll(inputs: BuildInput[], cluster: BuildCluster | undefined): Promise<Built[]> {
+  const built: Built[] = [];
+  for (const input of inputs) built.push(await buildOne(input, cluster, { discover: false }));
+  for (const [i, b] of built.entries()) {
+    const defined = crdScopes(built.filter((o) => o.input.target === b.input.target).flatMap((o) => o.objects));
+    const more = cluster !== undefined || b.unknownKinds.some((k) => defined.has(`${k.apiVersion}|${k.kind}`));
+    if (b.unknownKinds.length > 0 && more) built[i] = await buildOne(b.input, cluster, { defined, discover: true });
+  }
+  return built;
 }
 
 /** What to build: the syncs of the file, or one made of --path or --url. */
@@ -60,6 +77,7 @@ async function inputsOf(file: string | undefined, flags: BuildFlags): Promise<Bu
       source,
       defaultNamespace: flags.defaultNamespace,
       origin: owner.kind === 'RemoteSync' ? flags.clusterId : undefined,
+      target: owner.kind === 'Sync' ? HOME : `the ${owner.kind}'s cluster`,
     },
   ];
 }

@@ -20,7 +20,9 @@ export function addBuildCommand(program: Command): void {
   outputOption(cmd, ['yaml', 'json'], 'yaml');
   cmd.addHelpText('after', `
 --kubeconfig or --context are needed only for ConfigMap, Secret and Flux artifact sources (read in the
-sync's namespace) and to look up kinds that are neither built in nor defined by a CRD in the set.`);
+sync's namespace) and to look up kinds that are neither built in nor defined by a CRD in the set, or in
+another sync of the file that applies to the same cluster (a Sync's CRD serves the file's Syncs; a
+RemoteSync's, the RemoteSyncs and ProxySyncs of its cluster).`);
   examples(cmd, [
     'syncprims build examples/sync-inline.yaml',
     'syncprims build app.yaml -o json | jq ".items[].metadata.name"',

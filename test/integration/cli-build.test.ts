@@ -174,6 +174,36 @@ describe('errors, with no cluster', () => {
   });
 });
 
+describe('a kind whose CRD another sync of the file applies', () => {
+  const crd = (plural: string, kind: string) => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.x.example.com` },
+    spec: { group: 'x.example.com', scope: 'Namespaced', names: { kind, plural }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+  });
+  const obj = (kind: string, name: string) => ({ apiVersion: 'x.example.com/v1', kind, metadata: { name } });
+  const edge = { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } } };
+  const sync = (kind: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: 'syncprims.dev/v1alpha1', kind, metadata: { name }, spec });
+
+  test('renders when that sync applies to the same cluster; not when it goes to another (a RemoteSync\'s CRD serves a ProxySync to its cluster, not a Sync)', async () => {
+    const file = path.join(dir, 'crd-elsewhere.yaml');
+    const syncs = [
+      sync('RemoteSync', 'installer', { ...edge, source: { inline: [crd('gadgets', 'Gadget')] } }),
+      sync('Sync', 'home-crd', { source: { inline: [crd('widgets', 'Widget')] } }),
+      sync('Sync', 'home-user', { defaultNamespace: 'default', source: { inline: [obj('Widget', 'w1')] } }),
+      sync('Sync', 'stranded', { source: { inline: [obj('Gadget', 'g1')] } }),
+      sync('ProxySync', 'proxied', { ...edge, template: { spec: { defaultNamespace: 'default', source: { inline: [obj('Gadget', 'g2')] } } } }),
+    ];
+    writeFileSync(file, syncs.map((s) => stringify(s)).join('---\n'));
+    const res = await runCli(['build', file]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('Sync default/stranded: unknown kind Gadget in x.example.com/v1');
+    expect(res.stderr).toContain('1 of 5 syncs did not render (Sync default/stranded)');
+    const rendered = docsOf(res.stdout).map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    expect(rendered).toEqual(expect.arrayContaining(['Widget default/w1', 'Gadget default/g2']));
+  });
+});
+
 describe('plain manifests and URLs', () => {
   test('--path of a folder: its manifest files in path order, owned as --owner says', async () => {
     const tree = path.join(dir, 'tree');
