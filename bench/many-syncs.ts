@@ -707,7 +707,7 @@ function writeReport(input: ReportInput): void {
     const perObject = r.readyMs / (r.c.syncs * r.c.objects) / (b.readyMs / b.c.objects);
     const busy = (r.queue.workSeconds * 1000) / (workers(input) * r.readyMs);
     lines.push(
-      `- \`${r.build}\`, ${caseName(r.c)}: ${s2(r.readyMs)} to all Ready, ${perObject.toFixed(2)}x the baseline's time per object (${caseName(b.c)}: ${s2(b.readyMs)}); ` +
+      `- \`${r.build}\`, ${caseName(r.c)}${r.profile ? ' (its operator under `--cpu-prof` for the profile below, whose sampling takes CPU in the run)' : ''}: ${s2(r.readyMs)} to all Ready, ${perObject.toFixed(2)}x the baseline's time per object (${caseName(b.c)}: ${s2(b.readyMs)}); ` +
         `its ${workers(input)} workers busy ${(busy * 100).toFixed(0)}% of that time (reconciles x work / workers / all Ready); writes per sync: ${Object.entries(r.writes.byKind).map(([k, v]) => `${k} ${per(v, r.c.syncs, 2)}`).join(', ')}; ` +
         `artifact files fetched: ${r.fetched ?? '?'} for ${int(r.c.syncs)} Syncs of ${r.c.artifacts} artifacts.`,
     );
