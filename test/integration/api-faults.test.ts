@@ -433,6 +433,28 @@ describe('a finalizer patch answered slowly', () => {
       for (const f of faults) f.remove();
     }
   });
+
+  test('refused (403) in the managing cluster: nothing is written to the target, the refusal is not put on the remote cluster, and it goes on once allowed', async () => {
+    await operatorUp();
+    await installCrds('edge-1');
+    const finalizerPatch: Matcher = { method: 'PATCH', path: /\/proxysyncs\/refused-p$/ };
+    const fault = homeProxy.inject(finalizerPatch, { kind: 'status', status: 403 });
+    const since = Date.now();
+    const remoteWrites = (): number => edgeProxy.seen({ method: /^(PATCH|POST|PUT)$/, path: /\/refused-p(\?|$)/ }, since).length;
+    try {
+      await applyProxySync(mgmt, ns(), 'refused-p', { kubeConfig: { secretRef: { name: 'edge-1-via-proxy' } }, template: { metadata: { namespace: edge1Ns() }, spec: { source: { inline: [configMap(edge1Ns(), 'refused-p-a')] } } } });
+      await eventually('the finalizer patch refused and tried again', async () => (homeProxy.seen(finalizerPatch, since).length >= 2 ? true : undefined), WAIT_MS);
+      expect(remoteWrites()).toBe(0);
+      // What the managing cluster refused is not said to be the remote cluster's refusal.
+      const s = await getSync(mgmt, ns(), 'refused-p', PROXYSYNCS);
+      expect(readyOf(s)?.message ?? '').not.toMatch(/cluster \S+ refused/);
+    } finally {
+      fault.remove();
+    }
+    await eventually('the remote Sync applied once the finalizer is allowed', async () => (remoteWrites() > 0 ? true : undefined), WAIT_MS);
+    const s = await getSync(mgmt, ns(), 'refused-p', PROXYSYNCS);
+    expect(s.metadata.finalizers).toContain('syncprims.dev/finalizer');
+  });
 });
 
 // With SOAK=1 (make soak): the same half-open faults against an operator with its default timings
