@@ -15,7 +15,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/resources.js';
 
-export const BARE_FIELD_MANAGER = 'bench-bare';
+const BARE_FIELD_MANAGER = 'bench-bare';
 
 /** Applies every object (server-side apply, forced), `concurrency` in flight. */
 export async function applyAll(client: KubeClient, objects: KubeObject[], concurrency: number): Promise<void> {

@@ -179,8 +179,3 @@ export function servedKindsOf(crd: KubeObject): string[] {
   if (!established || !spec?.group || !spec.names?.kind) return [];
   return (spec.versions ?? []).filter((v) => v.name && v.served !== false).map((v) => `${spec.group}/${v.name}|${spec.names!.kind}`);
 }
-
-/** The key a kind is awaited by (see CRDS). */
-export function kindKey(k: { apiVersion: string; kind: string }): string {
-  return `${k.apiVersion}|${k.kind}`;
-}

@@ -4,13 +4,13 @@ import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import type { ClusterCache, InformerSelector } from '../runtime/cache.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
-import { Arrivals, CRDS, kindKey, NAMESPACES } from './arrivals.js';
+import { Arrivals, CRDS, NAMESPACES } from './arrivals.js';
 import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { objectId, parseObjectId } from './inventory.js';
 import { ownerKey, Waiters } from './waiters.js';
-import type { KindKey } from './render.js';
+import { kindKey, type KindKey } from './render.js';
 
 /** `cause`: why the owner is woken (`owned object`, or `owned object drifted: <id>`). */
 export type OwnerListener = (owner: Owner, cause: string) => void;
@@ -181,7 +181,7 @@ export class OwnedObjects implements LiveObjects {
    * function is called, at the end of the reconcile that applies them.
    */
   async prime(objects: KubeObject[]): Promise<() => void> {
-    const kinds = [...new Set(objects.map((o) => `${o.apiVersion}|${o.kind}`))];
+    const kinds = [...new Set(objects.map(kindKey))];
     const namespaces = [...new Map(objects.map((o) => [`${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}`, o])).values()];
     for (const k of kinds) this.holds.set(k, (this.holds.get(k) ?? 0) + 1);
     let held = true;
@@ -194,7 +194,7 @@ export class OwnedObjects implements LiveObjects {
         else this.holds.delete(k);
       }
     };
-    await Promise.all(namespaces.map((o) => this.informerFor(`${o.apiVersion}|${o.kind}`, o.metadata.namespace ?? '').catch(() => undefined)));
+    await Promise.all(namespaces.map((o) => this.informerFor(kindKey(o), o.metadata.namespace ?? '').catch(() => undefined)));
     return release;
   }
 
@@ -206,7 +206,7 @@ export class OwnedObjects implements LiveObjects {
    */
   lookup(obj: KubeObject): LiveLookup {
     const { namespace, name = '' } = obj.metadata;
-    const kind = `${obj.apiVersion}|${obj.kind}`;
+    const kind = kindKey(obj);
     const informer = this.primed.get(this.namespacedKinds.has(kind) ? `${kind}|${namespace ?? ''}` : kind);
     if (!informer) return { known: false };
     return { known: true, object: informer.store.get(namespace ? `${namespace}/${name}` : name) };

@@ -192,7 +192,8 @@ function stringDataToData(obj: KubeObject): void {
   delete secret.stringData;
 }
 
-function kindKey(obj: KindKey): string {
+/** `apiVersion|kind`: how a kind is keyed (scopes, kinds awaited). */
+export function kindKey(obj: KindKey): string {
   return `${obj.apiVersion}|${obj.kind}`;
 }
 

@@ -2,7 +2,7 @@ import type { ProxySync, RemoteSync, Sync } from '../api/objects.js';
 import type { SyncSource } from '../api/source.js';
 import type { CommonMetadata } from '../api/sync-spec.js';
 import { parseAnySyncObject } from '../api/validate.js';
-import { render, revisionOf, type KindKey, type RenderOwner, type Scope } from '../apply/render.js';
+import { kindKey, render, revisionOf, type KindKey, type RenderOwner, type Scope } from '../apply/render.js';
 import { remoteLocation } from '../controllers/proxysync-remote.js';
 import type { KubeClient } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
@@ -115,32 +115,35 @@ export function clusterReadOf(source: SyncSource): string | undefined {
   return undefined;
 }
 
-/**
- * Fetches and renders one input; what goes wrong with the source or the set is in `errors` (transport errors are thrown).
- * The scope of a kind comes from the built-in table, the set's CRDs, `scopes.defined` (the CRDs other syncs of the
- * same build apply to the same cluster, by `apiVersion|kind`), and last, when `scopes.discover`, the cluster.
- */
-export async function buildOne(
-  input: BuildInput,
-  cluster: BuildCluster | undefined,
-  scopes: { defined?: ReadonlyMap<string, Scope>; discover?: boolean } = { discover: true },
-): Promise<Built> {
+/** An input's source as read: its objects, or why it cannot be read. */
+export type Fetched = { objects: unknown[]; revision?: string } | { errors: string[] };
+
+/** Reads one input's source; what goes wrong with the source is in `errors` (transport errors are thrown). */
+export async function fetchInput(input: BuildInput, cluster: BuildCluster | undefined): Promise<Fetched> {
   const needs = clusterReadOf(input.source);
-  if (needs && !cluster) {
-    const errors = [`${needs} is read from the cluster the sync lives in: pass --kubeconfig (and --context) to read it`];
-    return { input, objects: [], errors, unknownKinds: [] };
-  }
-  let fetched;
+  if (needs && !cluster) return { errors: [`${needs} is read from the cluster the sync lives in: pass --kubeconfig (and --context) to read it`] };
   try {
     const client = needs && cluster ? await cluster.client() : NO_CLUSTER;
-    fetched = await fetchSource({ client, namespace: input.namespace, source: input.source, paths: input.paths });
+    return await fetchSource({ client, namespace: input.namespace, source: input.source, paths: input.paths });
   } catch (err) {
     // A source that cannot be read is the build's answer; a cluster that does not answer is not.
-    if (err instanceof SourceError && !findCause(err, TransportError)) {
-      return { input, objects: [], errors: [err.message], unknownKinds: [] };
-    }
+    if (err instanceof SourceError && !findCause(err, TransportError)) return { errors: [err.message] };
     throw err;
   }
+}
+
+/**
+ * Renders what was read of one input (render copies it: it can be rendered again); what goes wrong with the set is
+ * in `errors`. The scope of a kind comes from the built-in table, the set's CRDs, `scopes.defined` (the CRDs other
+ * syncs of the same build apply to the same cluster, by kindKey), and last, when `scopes.discover`, the cluster.
+ */
+export async function renderInput(
+  input: BuildInput,
+  fetched: Fetched,
+  cluster: BuildCluster | undefined,
+  scopes: { defined?: ReadonlyMap<string, Scope>; discover: boolean },
+): Promise<Built> {
+  if ('errors' in fetched) return { input, objects: [], errors: fetched.errors, unknownKinds: [] };
   const rendered = await render(fetched.objects, {
     owner: input.owner,
     defaultNamespace: input.defaultNamespace,
@@ -151,6 +154,11 @@ export async function buildOne(
   const errors = renderErrors(rendered, Boolean(cluster && scopes.discover));
   const revision = errors.length === 0 ? (fetched.revision ?? revisionOf(rendered.objects)) : undefined;
   return { input, objects: rendered.objects, revision, errors, unknownKinds: rendered.unknownKinds };
+}
+
+/** Fetches and renders one input, its kinds looked up in the cluster when they are neither built in nor in the set. */
+export async function buildOne(input: BuildInput, cluster: BuildCluster | undefined): Promise<Built> {
+  return renderInput(input, await fetchInput(input, cluster), cluster, { discover: true });
 }
 
 /** The render's errors; without a cluster asked, an unknown kind is said as such (not in the server's words). */
@@ -173,7 +181,7 @@ function unknownKindError(k: KindKey): string {
 function scopeFinder(cluster: BuildCluster | undefined, defined: ReadonlyMap<string, Scope>): (apiVersion: string, kind: string) => Promise<Scope | undefined> {
   let discovery: Promise<Discovery> | undefined;
   return async (apiVersion, kind) => {
-    const builtin = builtinScope(apiVersion, kind) ?? defined.get(`${apiVersion}|${kind}`);
+    const builtin = builtinScope(apiVersion, kind) ?? defined.get(kindKey({ apiVersion, kind }));
     if (builtin || !cluster) return builtin;
     discovery ??= cluster.client().then((c) => new Discovery(c));
     try {

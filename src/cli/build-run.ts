@@ -2,10 +2,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeClient } from '../kube/client.js';
-import { crdScopes } from '../apply/render.js';
+import { crdScopes, kindKey } from '../apply/render.js';
 import type { KubeObject } from '../kube/resources.js';
 import { DEFAULT_SOURCE_LIMITS, parseManifests, selectManifests, SourceError } from '../source/index.js';
-import { buildInputsOf, buildOne, HOME, type BuildCluster, type BuildInput, type Built } from './build-render.js';
+import { buildInputsOf, fetchInput, HOME, renderInput, type BuildCluster, type BuildInput, type Built, type Fetched } from './build-render.js';
 import type { Cluster, ClusterFlags } from './cluster.js';
 import { CliError, UsageError } from './errors.js';
 import { parseSyncRef } from './kind-name.js';
@@ -46,12 +46,15 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
  * what is left, from the cluster.
  */
 async function buildAll(inputs: BuildInput[], cluster: BuildCluster | undefined): Promise<Built[]> {
+  const fetched: Fetched[] = [];
+  for (const input of inputs) fetched.push(await fetchInput(input, cluster));
   const built: Built[] = [];
-  for (const input of inputs) built.push(await buildOne(input, cluster, { discover: false }));
+  for (const [i, input] of inputs.entries()) built.push(await renderInput(input, fetched[i]!, cluster, { discover: false }));
   for (const [i, b] of built.entries()) {
     const defined = crdScopes(built.filter((o) => o.input.target === b.input.target).flatMap((o) => o.objects));
-    const more = cluster !== undefined || b.unknownKinds.some((k) => defined.has(`${k.apiVersion}|${k.kind}`));
-    if (b.unknownKinds.length > 0 && more) built[i] = await buildOne(b.input, cluster, { defined, discover: true });
+    const more = cluster !== undefined || b.unknownKinds.some((k) => defined.has(kindKey(k)));
+    // Rendered again from what was read (no second fetch).
+    if (b.unknownKinds.length > 0 && more) built[i] = await renderInput(b.input, fetched[i]!, cluster, { defined, discover: true });
   }
   return built;
 }

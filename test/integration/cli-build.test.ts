@@ -260,6 +260,24 @@ describe('what needs a cluster', () => {
     expect(unreachableCluster).toMatchObject({ code: 3, stderr: expect.stringMatching(/^syncprims: cannot reach the cluster at https:\/\/127\.0\.0\.1:\d+ /) });
   });
 
+  test('an http source whose kind only the cluster knows is fetched once: the lookup renders again what was read', async () => {
+    const body = stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'inner' }, spec: { source: { inline: [] } } });
+    let fetched = 0;
+    const server: Server = createServer((_req, res) => void (fetched++, res.end(body)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/inner.yaml`;
+      const file = path.join(dir, 'http-outer.yaml');
+      writeFileSync(file, stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'outer' }, spec: { defaultNamespace: 'team', source: { http: { url } } } }));
+      const res = await runCli(['build', file, '--kubeconfig', KUBECONFIG]);
+      expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(docsOf(res.stdout)[0]?.metadata).toMatchObject({ name: 'inner', namespace: 'team' });
+      expect(fetched).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
   test('a ProxySync whose source is a ConfigMap: read with --kubeconfig in its namespace, rendered as its remote Sync', async () => {
     const manifests = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {greeting: hi}\n';
     await client.request({

@@ -1,5 +1,6 @@
 import { describe, expect, jest, test } from '@jest/globals';
-import { Arrivals, CRDS, IDLE_WATCH_MS, kindKey, NAMESPACES, REFUSED_WATCH_MS, servedKindsOf, type ArrivalKind, type ArrivalSource } from '../../src/apply/arrivals.js';
+import { Arrivals, CRDS, IDLE_WATCH_MS, NAMESPACES, REFUSED_WATCH_MS, servedKindsOf, type ArrivalKind, type ArrivalSource } from '../../src/apply/arrivals.js';
+import { kindKey } from '../../src/apply/render.js';
 import { ApiError } from '../../src/kube/errors.js';
 import type { Owner } from '../../src/apply/engine.js';
 import type { KubeObject } from '../../src/kube/resources.js';
