@@ -262,6 +262,21 @@ describe('credentials', () => {
   });
 });
 
+describe('an identity that may not list CRDs', () => {
+  test('a kind edge-1 does not serve: CRDNotInstalled, tried again at its interval, and the refused CRD watch asked for once, not at every retry', async () => {
+    await putKubeconfigSecret(mgmt, ns(), 'nocrd-kubeconfig', await namespacedIdentity('nocrd'));
+    const gizmo = { apiVersion: `${edgeNs()}.nocrd.example.com/v1`, kind: 'Gizmo', metadata: { name: 'g', namespace: edgeNs() } };
+    await applyRemoteSync(mgmt, ns(), 'nocrd', { interval: '2s', kubeConfig: { secretRef: { name: 'nocrd-kubeconfig' } }, source: { inline: [gizmo] } });
+    await waitForRemoteReady(mgmt, ns(), 'nocrd', 'False', 'CRDNotInstalled');
+    const before = reconciledLines('nocrd').length;
+    await eventually('three more tries', async () => (reconciledLines('nocrd').length >= before + 3 ? true : undefined), 60_000);
+    // Its only refused request is the CRD watch's LIST, the first time; the retries do without it (before: one per try).
+    expect(await op.metric('syncprims_cluster_requests_total', { cluster: `${ns()}/nocrd-kubeconfig`, method: 'GET', code: '403' })).toBe(1);
+    await mgmt.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/${REMOTESYNCS}/nocrd` });
+    await eventually('the RemoteSync gone', async () => ((await find(mgmt, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/${REMOTESYNCS}/nocrd`)) === undefined ? true : undefined));
+  });
+});
+
 describe('restart and deletion', () => {
   test('restarting the operator over reconciled RemoteSyncs writes nothing in any cluster (and --qps holds its requests back)', async () => {
     await waitForRemoteReady(mgmt, ns(), 'custom', 'True', 'Succeeded');
