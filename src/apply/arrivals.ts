@@ -77,6 +77,8 @@ export const REFUSED_WATCH_MS = 5 * 60_000;
 export class Arrivals {
   private readonly waiting = new Waiters();
   private informer: Promise<Pick<Informer<KubeObject>, 'store' | 'onEvent'> | undefined> | undefined;
+  /** Stops hearing the watch's events (set once it is started). */
+  private unsubscribe: (() => void) | undefined;
   private idle: NodeJS.Timeout | undefined;
   private refusedUntil = 0;
 
@@ -146,8 +148,6 @@ export class Arrivals {
     }
     return this.informer;
   }
-
-  private unsubscribe: (() => void) | undefined;
 
   /** With nobody waiting, the watch is released after IDLE_WATCH_MS (unless someone waits again first). */
   private releaseWhenIdle(): void {
