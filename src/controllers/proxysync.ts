@@ -24,6 +24,7 @@ import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
+import { listProblems } from '../runtime/messages.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
@@ -326,7 +327,7 @@ export class ProxySyncReconciler implements Reconciler {
     if (stale.length === 0) return;
     const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, ownerOf(obj), 4);
     const failures = results.filter((r) => r.action === 'failed');
-    if (failures.length > 0) throw new Halt(Reason.PruneFailed, `removing what the ProxySync no longer keeps failed: ${failures.map((f) => f.message).join('; ')}`);
+    if (failures.length > 0) throw new Halt(Reason.PruneFailed, `removing what the ProxySync no longer keeps failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
   }
 
   private async writeStatus(obj: KubeObject, next: SyncStatusDraft, log: Logger): Promise<void> {
@@ -357,7 +358,7 @@ export class ProxySyncReconciler implements Reconciler {
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
         const results = await engine.prune(syncs, ownerOf(obj));
         const refused = results.filter((r) => r.action === 'failed' && r.reason !== UNREACHABLE);
-        if (refused.length > 0) throw new CleanUpFailed(`deleting the remote Sync failed: ${refused.map((f) => f.message).join('; ')}`);
+        if (refused.length > 0) throw new CleanUpFailed(`deleting the remote Sync failed: ${listProblems(refused.map((f) => f.message ?? ''))}`);
         const deleting = results.filter((r) => r.action === 'deleted' || r.action === 'failed');
         if (deleting.length > 0) {
           log.info({ remote: deleting.map((r) => r.id) }, 'waiting for the remote Sync to prune and go');
@@ -365,7 +366,7 @@ export class ProxySyncReconciler implements Reconciler {
         }
         const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj));
         const failures = rest.filter((r) => r.action === 'failed');
-        if (failures.length > 0) throw new CleanUpFailed(`removing the copies failed: ${failures.map((f) => f.message).join('; ')}`);
+        if (failures.length > 0) throw new CleanUpFailed(`removing the copies failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
         return undefined;
       } finally {
         entered.leave();

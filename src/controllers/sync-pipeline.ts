@@ -15,6 +15,7 @@ import { ApiError, TransportError } from '../kube/errors.js';
 import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
+import { listProblems } from '../runtime/messages.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
@@ -106,7 +107,7 @@ export class SyncPipeline {
     const listed = new Set(recorded.map((e) => e.id));
     const failures = results.filter((r) => r.action === 'failed' && (listed.has(r.id) || r.reason !== 'Forbidden'));
     if (failures.length > 0) {
-      const message = `pruning on deletion failed: ${failures.map((f) => f.message).join('; ')}`;
+      const message = `pruning on deletion failed: ${listProblems(failures.map((f) => f.message ?? ''))}`;
       // A cluster that stopped answering is not a refusal: its reachability says so (and wakes the sync).
       throw failures.every((f) => f.reason === UNREACHABLE) ? new Error(message) : new CleanUpFailed(message);
     }
@@ -268,8 +269,8 @@ export class SyncPipeline {
         origin: target.origin,
         scopeOf: (apiVersion, kind) => scopeOf(target.discovery, apiVersion, kind),
       });
-      if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: rendered.errors.join('; '), unknownKinds: rendered.unknownKinds };
-      if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: rendered.errors.join('; ') };
+      if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: listProblems(rendered.errors), unknownKinds: rendered.unknownKinds };
+      if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: listProblems(rendered.errors) };
       return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
       // Discovery got no answer from the target cluster: the cluster is the problem, not the source.
@@ -482,8 +483,7 @@ function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: str
   } else if (conflicts.length > 0) {
     reason = Reason.OwnershipConflict;
   }
-  const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
-  return { reason, message: problems.slice(0, 5).map((p) => p.message).join('; ') + more, ...retryOf(problems) };
+  return { reason, message: listProblems(problems.map((p) => p.message ?? '')), ...retryOf(problems) };
 }
 
 /** The drifts, less the deletions of objects the sync no longer has (its own prune's, seen by the watch). */

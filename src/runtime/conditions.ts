@@ -1,3 +1,5 @@
+import { fitMessage } from './messages.js';
+
 /** A metav1.Condition. */
 export interface Condition {
   type: string;
@@ -12,12 +14,13 @@ export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 
 /**
  * Sets a condition, keeping its lastTransitionTime while its status stays the
- * same (so an unchanged condition compares equal and is not written again).
+ * same (so an unchanged condition compares equal and is not written again);
+ * a message longer than a condition may carry is cut to fit.
  */
 export function setCondition(conditions: Condition[] = [], next: ConditionInput, now = new Date()): Condition[] {
   const old = conditions.find((c) => c.type === next.type);
   const lastTransitionTime = old && old.status === next.status ? old.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z');
-  const updated: Condition = { ...next, lastTransitionTime };
+  const updated: Condition = { ...next, message: fitMessage(next.message), lastTransitionTime };
   return old ? conditions.map((c) => (c.type === next.type ? updated : c)) : [...conditions, updated];
 }
 

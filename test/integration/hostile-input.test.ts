@@ -153,6 +153,15 @@ describe('broken and hostile sources', () => {
       spec: async () => ({ source: file('/too-many.yaml', cms('many', 10_001)) }),
     },
     {
+      // 1,000 problems, about 100 KB of them: the condition names five and counts the rest (a
+      // message past 32,768 characters had the status write refused, leaving no condition at all).
+      name: 'a-thousand-problems',
+      reason: 'SourceError',
+      message: /^ConfigMap\/\S+\/dup-0 appears more than once in the set \(id [^)]+\); ConfigMap\/\S+\/dup-1 .*; and 995 more$/,
+      never: ['dup-0', 'dup-999'],
+      spec: async () => ({ source: file('/a-thousand-problems.yaml', `${cms('dup', 1000)}---\n${cms('dup', 1000)}`) }),
+    },
+    {
       name: 'over-1mib',
       reason: 'ApplyFailed',
       message: /ConfigMap .*\/never-over-1mib: .*Too long: may not be more than 1048576 bytes/,
