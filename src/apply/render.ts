@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { SyncKind } from '../api/kinds.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ORIGIN_LABEL } from '../api/marks.js';
@@ -89,6 +90,9 @@ export async function render(objects: readonly unknown[], opts: RenderOptions): 
   const errors: string[] = [];
   const valid = copyValid(objects, errors);
   const scopes = await resolveScopes(valid, opts.scopeOf);
+  // What else waited on the same discovery answer (the watches primed while this renders) goes
+  // out first: the rest of this is synchronous, and for a large set would hold their requests back.
+  await nextTurn();
   const unknown = new Map<string, KindKey>();
   const seen = new Set<string>();
   const rendered: KubeObject[] = [];
