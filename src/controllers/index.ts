@@ -193,6 +193,7 @@ function kindController(
     concurrency: settings.concurrency,
     metrics: m.metrics,
     logger: m.log,
+    events: m.events,
     reconciler,
     finalizer: FINALIZER,
     afterReconcile: (key) => graph.reconciled(kind, key),

@@ -1,5 +1,7 @@
-import { ApiError } from '../kube/errors.js';
+import { NotLeadingError } from '../kube/client.js';
+import { ApiError, TransportError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
+import type { EventRecorder } from './events.js';
 import type { Informer, InformerEvent } from './informer.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -41,6 +43,8 @@ export interface ControllerOptions<T extends KubeObject> {
   concurrency: number;
   metrics?: OperatorMetrics;
   logger?: Logger;
+  /** Where a reconcile that failed in a way its status could not say is told, as a Warning Event on the object. */
+  events?: EventRecorder;
   queue?: WorkQueue;
   /**
    * The controller's own finalizer: a change of the finalizer list needs a
@@ -158,15 +162,29 @@ export class Controller<T extends KubeObject = KubeObject> {
   private handleError(key: string, err: unknown, log: Logger): void {
     this.opts.metrics?.reconcileErrors.inc({ controller: this.name });
     this.count('error');
+    const message = err instanceof Error ? err.message : String(err);
     if (err instanceof TerminalError) {
       this.queue.forget(key);
-      log.error({ err: err.message }, 'reconcile failed; not retried until the object changes');
+      log.error({ err: message }, 'reconcile failed; not retried until the object changes');
+      this.tell(key, `reconcile failed: ${message}; not retried until the object changes`);
       return;
     }
     const retryAfterMs = err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
     this.queue.addRateLimited(key, retryAfterMs);
-    const level = err instanceof ApiError && (err.conflict || err.tooManyRequests) ? 'debug' : 'warn';
-    log[level]({ err: err instanceof Error ? err.message : String(err), retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying');
+    const passing = err instanceof ApiError && (err.conflict || err.tooManyRequests);
+    log[passing ? 'debug' : 'warn']({ err: message, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying');
+    // A conflict or a 429 passes by itself; a cluster that does not answer (or a lost lease) would not take the Event either.
+    if (!passing && !(err instanceof TransportError) && !(err instanceof NotLeadingError)) this.tell(key, `reconcile failed: ${message}; retried with backoff`);
+  }
+
+  /**
+   * A Warning Event on the object: what failed before the status could say it
+   * (its own write refused, say) is seen beside it, not only in the log. The
+   * recorder sends the same message once per 10 minutes.
+   */
+  private tell(key: string, message: string): void {
+    const obj = this.opts.informer.store.get(key);
+    if (obj && this.opts.events) void this.opts.events.record(obj, 'Warning', 'ReconcileFailed', message);
   }
 
   private count(result: string): void {

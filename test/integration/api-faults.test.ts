@@ -24,7 +24,7 @@ import { FaultProxy, type Fault, type Matcher } from '../support/fault-proxy.js'
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
-import { applySync, find, getSync, readyOf, waitForReady, type SyncObject } from '../support/syncs.js';
+import { applySync, eventsFor, find, getSync, readyOf, waitForReady, type SyncObject } from '../support/syncs.js';
 import type { Condition } from '../../src/runtime/conditions.js';
 
 const HOME = 'mgmt';
@@ -302,6 +302,28 @@ describe('faults on the managing cluster', () => {
     await waitForReadyWhere('syncs', 'calm', 'Ready', isReady);
     expect((await find<CM>(mgmt, cmPath(ns(), 'calm-keep')))?.data?.value).toBe('v4');
     expect(await find(mgmt, cmPath(ns(), 'calm-after'))).toBeDefined();
+  });
+
+  test('status writes refused (403): the status cannot say so, a Warning Event does (once, while retried), and it is Ready once allowed', async () => {
+    const statusWrites: Matcher = { method: /^(PATCH|PUT)$/, path: /\/syncs\/mute\/status/ };
+    const since = Date.now();
+    const fault = homeProxy.inject(statusWrites, { kind: 'status', status: 403 });
+    let told: { message: string; count?: number }[] = [];
+    try {
+      await applySync(mgmt, ns(), 'mute', { interval: INTERVAL, source: { inline: [configMap(ns(), 'mute-a')] } });
+      told = await eventually('a ReconcileFailed Event', async () => {
+        if (homeProxy.seen(statusWrites, since).length < 3) return undefined;
+        const events = (await eventsFor(mgmt, ns(), 'mute')).filter((e) => e.reason === 'ReconcileFailed' && e.type === 'Warning');
+        return events.length > 0 ? events : undefined;
+      }, WAIT_MS);
+    } finally {
+      fault.remove();
+    }
+    expect(told).toHaveLength(1);
+    expect(told[0]!.message).toMatch(/^reconcile failed: PATCH \S+\/syncs\/mute\/status: .*injected by the fault proxy: HTTP 403; retried with backoff$/);
+    // Retried (three writes at least) and told once: the recorder does not repeat the same Event.
+    expect(told[0]!.count ?? 1).toBe(1);
+    await waitForReadyWhere('syncs', 'mute', 'Ready', isReady);
   });
 });
 
