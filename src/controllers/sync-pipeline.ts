@@ -16,6 +16,7 @@ import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import { listProblems } from '../runtime/messages.js';
+import { oversized } from './stored-size.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
@@ -158,6 +159,12 @@ export class SyncPipeline {
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
     if ('reason' in set) return this.notRendered(run, base, set, log);
+    const tooLarge = oversized(obj, inventoryOf(set.objects));
+    if (tooLarge) {
+      // Stalled until the spec changes: nothing is applied that could not be recorded.
+      await this.fail(obj, base, Reason.InvalidSpec, tooLarge, generation, log);
+      return {};
+    }
     void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set.objects, previous);
