@@ -1,4 +1,5 @@
-import { matchingString } from './cel.js';
+import { z } from 'zod';
+import { CEL_KEY, matchingString } from './cel.js';
 
 /**
  * Go duration syntax without sign: one or more `<number><unit>`, units ns, us
@@ -41,3 +42,23 @@ export function parseDuration(text: string): number {
  * better than the API server's "should match '<regex>'").
  */
 export const durationSchema = matchingString(DURATION_PATTERN, DURATION_MESSAGE, 64);
+
+/** The shortest `interval`: a shorter one (`0s`) re-reads the source and re-checks every object without pause. */
+export const MIN_INTERVAL = '1s';
+const MIN_INTERVAL_MESSAGE = `must be at least ${MIN_INTERVAL}: a shorter interval re-reads the source and re-checks every object without pause`;
+
+/**
+ * The `interval` field: a duration of at least MIN_INTERVAL. In the CRD, a
+ * second CEL rule beside the pattern's (CEL's `duration()` reads Go's syntax).
+ */
+export const intervalSchema = z
+  .string()
+  .max(64)
+  .refine(isDuration, { message: DURATION_MESSAGE })
+  .refine((s) => !isDuration(s) || parseDuration(s) >= parseDuration(MIN_INTERVAL), { message: MIN_INTERVAL_MESSAGE })
+  .meta({
+    [CEL_KEY]: [
+      { rule: `self.matches('${DURATION_PATTERN}')`, message: DURATION_MESSAGE },
+      { rule: `!self.matches('${DURATION_PATTERN}') || duration(self) >= duration('${MIN_INTERVAL}')`, message: MIN_INTERVAL_MESSAGE },
+    ],
+  });

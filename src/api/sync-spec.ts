@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { durationSchema } from './duration.js';
+import { durationSchema, intervalSchema } from './duration.js';
 import { MAX_NAME_LENGTH, SERVICE_ACCOUNT_NAME, SYNC_KINDS } from './kinds.js';
 import { sourceSchema } from './source.js';
 
@@ -59,7 +59,7 @@ export const syncSpecSchema = z.object({
   prune: z.boolean().default(SPEC_DEFAULTS.prune).describe('delete objects that left the set'),
   wait: z.boolean().default(SPEC_DEFAULTS.wait).describe('Ready only once every applied object is Current'),
   timeout: durationSchema.default(SPEC_DEFAULTS.timeout).describe('how long to wait for health'),
-  interval: durationSchema
+  interval: intervalSchema
     .default(SPEC_DEFAULTS.interval)
     .describe('re-read the source and correct drift at least this often'),
   suspend: z.boolean().optional().describe('stop reconciling'),

@@ -229,6 +229,13 @@ describe('invalid objects are refused with readable messages', () => {
     expect(inTemplate).toContain(`spec.template.spec.interval: Invalid value: "-1m": ${message}`);
   });
 
+  test('an interval under 1s (it would re-read the source without pause)', async () => {
+    const message = 'must be at least 1s: a shorter interval re-reads the source and re-checks every object without pause';
+    expect(await refusal(object('Sync', 'hot', { source: inline, interval: '0s' }))).toContain(`spec.interval: Invalid value: "0s": ${message}`);
+    const template = { spec: { source: inline, interval: '999ms' } };
+    expect(await refusal(object('ProxySync', 'hot', { ...clusterRef, template }))).toContain(`spec.template.spec.interval: Invalid value: "999ms": ${message}`);
+  });
+
   test('an unknown dependsOn kind', async () => {
     const dependsOn = [{ kind: 'Kustomization', name: 'x' }];
     expect(await refusal(object('Sync', 'dep', { source: inline, dependsOn }))).toContain(
@@ -284,6 +291,8 @@ describe('invalid objects are refused with readable messages', () => {
       ['Sync', { source: { http: { url: 'https://x/a.yaml', digest: 'md5:00' } } }],
       ['RemoteSync', { source: inline }],
       ['RemoteSync', { ...validSpec('RemoteSync'), interval: '1d' }],
+      ['Sync', { source: inline, interval: '0s' }],
+      ['RemoteSync', { ...validSpec('RemoteSync'), interval: '0.5s' }],
       ['ProxySync', { ...validSpec('ProxySync'), kubeConfig: { secretRef: { name: 'k' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: inline, interval: '-1m' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: { artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'repo' } } } } }],

@@ -75,6 +75,7 @@ describe('the sync spec', () => {
     ],
     [{}, 'source: Invalid input: expected object, received undefined'],
     [{ source: inline, timeout: '5 minutes' }, 'timeout: must be a duration such as 30s, 5m or 1h30m'],
+    [{ source: inline, interval: '0s' }, 'interval: must be at least 1s'],
     [{ source: inline, dependsOn: [{ kind: 'Kustomization', name: 'x' }] }, 'dependsOn[0].kind: Invalid option'],
     [{ source: inline, deletionPolicy: 'Keep' }, 'deletionPolicy: Invalid option'],
     [{ source: { http: { url: 'ftp://example.com/a.yaml' } } }, 'source.http.url: must be an http:// or https:// URL'],

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { DURATION_PATTERN, durationSchema, isDuration, parseDuration } from '../../src/api/duration.js';
+import { DURATION_PATTERN, durationSchema, intervalSchema, isDuration, parseDuration } from '../../src/api/duration.js';
 
 describe('parseDuration', () => {
   test.each([
@@ -30,6 +30,16 @@ describe('parseDuration', () => {
       );
     },
   );
+
+  test('an interval is a duration of 1s at least', () => {
+    for (const ok of ['1s', '1.5s', '1000ms', '1000000us', '10m', '1h30m']) expect([ok, intervalSchema.safeParse(ok).success]).toEqual([ok, true]);
+    for (const hot of ['0s', '999ms', '0.5s', '1us']) {
+      const parsed = intervalSchema.safeParse(hot);
+      expect([hot, parsed.error?.issues.map((i) => i.message)]).toEqual([hot, [expect.stringMatching(/^must be at least 1s/)]]);
+    }
+    // Not a duration: said once, as for any duration.
+    expect(intervalSchema.safeParse('1d').error?.issues.map((i) => i.message)).toEqual([expect.stringMatching(/^must be a duration/)]);
+  });
 
   test('the zod schema and the CRD rule use one pattern', () => {
     expect(durationSchema.safeParse('1h30m').success).toBe(true);
