@@ -30,7 +30,7 @@ export function auditLogText(file: string, sinceMs: number): string {
     .filter((f) => statSync(f).mtimeMs >= sinceMs)
     .map((f) => readFileSync(f, 'utf8'));
   if (existsSync(file)) parts.push(readFileSync(file, 'utf8'));
-  return parts.join('');
+  return wholeLines(parts.join(''));
 }
 
 /**
@@ -40,9 +40,26 @@ export function auditLogText(file: string, sinceMs: number): string {
  */
 export function auditLogTail(file: string, offset: number): string {
   const size = existsSync(file) ? statSync(file).size : 0;
-  if (size >= offset) return readFrom(file, offset);
+  if (size >= offset) return wholeLines(linesFrom(file, offset));
   const backup = rotatedAuditLogs(file).pop();
-  return (backup ? readFrom(backup, offset) : '') + readFrom(file, 0);
+  return wholeLines((backup ? linesFrom(backup, offset) : '') + readFrom(file, 0));
+}
+
+/**
+ * Without the last line when it is still being written: the API server
+ * appends a line at a time, and a reader may catch one half written (its
+ * JSON cut short).
+ */
+function wholeLines(text: string): string {
+  return text.slice(0, text.lastIndexOf('\n') + 1);
+}
+
+/** A file's lines that begin at `offset` or after: one being written when `offset` was taken belongs before it. */
+function linesFrom(file: string, offset: number): string {
+  if (offset === 0) return readFrom(file, 0);
+  const text = readFrom(file, offset - 1);
+  const end = text.indexOf('\n');
+  return end < 0 ? '' : text.slice(end + 1);
 }
 
 /** A file from `offset` on, read from there (a long-lived log is hundreds of MB). */

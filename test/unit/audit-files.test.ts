@@ -42,4 +42,18 @@ describe('audit log files', () => {
     expect(auditLogText(file, Date.parse('2026-11-26T00:00:00Z'))).toBe('before\nafter\n');
     expect(auditLogText(path.join(dir, 'none.audit.log'), 0)).toBe('');
   });
+
+  test('only whole lines: not one still being written at the end, nor one the offset falls inside', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'syncprims-audit-'));
+    const file = path.join(dir, 'edge-2.audit.log');
+    writeFileSync(file, '{"a":1}\n{"b":');
+    expect(auditLogText(file, 0)).toBe('{"a":1}\n');
+    expect(auditLogTail(file, 0)).toBe('{"a":1}\n');
+    const inside = 3;
+    appendFileSync(file, '2}\n{"c":3}\n{"d"');
+    expect(auditLogTail(file, inside)).toBe('{"b":2}\n{"c":3}\n');
+    // An offset at the start of a line keeps that line.
+    expect(auditLogTail(file, '{"a":1}\n'.length)).toBe('{"b":2}\n{"c":3}\n');
+    expect(auditLogTail(file, '{"a":1}\n{"b":2}\n'.length)).toBe('{"c":3}\n');
+  });
 });
