@@ -160,7 +160,8 @@ function stringMapError(meta: Record<string, unknown>, field: 'labels' | 'annota
 
 /** What can be said of a malformed object, for its error. */
 function describeRaw(value: unknown): string {
-  if (!isRecord(value)) return JSON.stringify(value) ?? String(value);
+  // Not what it says: a source may be a Secret.
+  if (!isRecord(value)) return Array.isArray(value) ? 'a list' : value === null ? 'null' : `a ${typeof value}`;
   const meta = isRecord(value.metadata) ? value.metadata : {};
   const kind = typeof value.kind === 'string' && value.kind !== '' ? value.kind : '<no kind>';
   const name = typeof meta.name === 'string' && meta.name !== '' ? meta.name : '<no name>';

@@ -278,12 +278,17 @@ function fieldProblem(obj: Record<string, unknown>, field: 'apiVersion' | 'kind'
   return undefined;
 }
 
+/**
+ * What a value is, never what it says: a source may be a Secret (a password,
+ * a private key read as one YAML string) or a URL that answers with anything,
+ * and this goes into the status, an Event and the log. The line says where.
+ */
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
-  // JSON.stringify cannot show every value (a bigint throws; a function is undefined).
-  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? `${typeof v} ${JSON.stringify(v)}` : typeof v;
+  if (typeof v === 'string') return `a string (${v.length} characters)`;
+  return typeof v === 'number' || typeof v === 'bigint' ? 'a number' : typeof v === 'boolean' ? 'a boolean' : typeof v;
 }
 
 /**

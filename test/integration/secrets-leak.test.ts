@@ -238,7 +238,10 @@ async function createScenario(): Promise<void> {
   await createSecret(mgmt, 'broken-yaml', { 'a.yaml': `apiVersion: v1\nkind: Secret\nmetadata:\n  name: b\nstringData:\n  k: "${mark('the line of a YAML syntax error in a Secret source')}\n` });
   await createSecret(mgmt, 'broken-json', { 'a.json': `{"apiVersion": "v1", "kind": "Secret", "stringData": {"k": "${mark('the line of a JSON syntax error in a Secret source')}" oops}}` });
   await createSecret(mgmt, 'no-kind', { 'a.yaml': `apiVersion: v1\nmetadata:\n  name: nk\nstringData:\n  k: ${mark('a document without kind in a Secret source')}\n` });
-  for (const name of ['broken-yaml', 'broken-json', 'no-kind']) {
+  // Not manifests at all: a password, and a private key (PEM reads as one YAML string), each a whole key's value.
+  await createSecret(mgmt, 'plain-value', { password: mark('a Secret key whose value is a plain string, not a manifest') });
+  await createSecret(mgmt, 'pem-value', { 'tls.key': `-----BEGIN PRIVATE KEY-----\n${mark('a private key in a Secret source')}\n-----END PRIVATE KEY-----\n` });
+  for (const name of ['broken-yaml', 'broken-json', 'no-kind', 'plain-value', 'pem-value']) {
     await applySync(mgmt, ns(), name, { source: { secret: { name } } });
     expected.push({ plural: 'syncs', name, status: 'False', reason: 'SourceError' });
   }

@@ -347,7 +347,7 @@ describe('render: errors', () => {
     );
     expect(result.errors).toEqual([
       'object 1 (null): not an object',
-      'object 2 ("text"): not an object',
+      'object 2 (a string): not an object',
       'object 3 (ConfigMap/a): apiVersion is missing',
       'object 4 (<no kind>/b): kind is missing',
       'object 5 (ConfigMap/<no name>): metadata is missing',

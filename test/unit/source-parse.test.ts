@@ -144,10 +144,10 @@ describe('errors name the file, the document and the line', () => {
     ['apiVersion: v1\nmetadata: {name: a}\n', 'missing kind'],
     ['apiVersion: v1\nkind: ConfigMap\n', 'ConfigMap has no metadata'],
     ['apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n', 'ConfigMap: metadata must be a mapping, found a list'],
-    ['apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 12}\n', 'ConfigMap: metadata.name must be a string, found number 12'],
-    ['apiVersion: 1\nkind: ConfigMap\nmetadata: {name: a}\n', 'apiVersion must be a string, found number 1'],
+    ['apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 12}\n', 'ConfigMap: metadata.name must be a string, found a number'],
+    ['apiVersion: 1\nkind: ConfigMap\nmetadata: {name: a}\n', 'apiVersion must be a string, found a number'],
     ['- a\n- b\n', 'expected a Kubernetes object (a mapping), found a list'],
-    ['just a string\n', 'expected a Kubernetes object (a mapping), found string "just a string"'],
+    ['just a string\n', 'expected a Kubernetes object (a mapping), found a string (13 characters)'],
   ])('%j is refused: %s', (text, what) => {
     const err = errorOf(() => parseManifests(text, 'f.yaml'));
     expect(err.message).toMatch(new RegExp(`^f\\.yaml: document 1 \\(line 1\\): ${what.replace(/[()[\]{}.*+?^$|\\]/g, '\\$&')}`));
