@@ -102,6 +102,12 @@ function checkCluster({ name, body }: Named<Raw>, origin: string, policy: Kubeco
   if (typeof body.server !== 'string' || !/^https?:\/\//.test(body.server)) {
     throw new KubeconfigError(`${origin}: cluster "${name}" has no server URL (want https://host:port)`);
   }
+  // client-node sends to an http:// server only with insecure-skip-tls-verify (and the token in clear).
+  if (body.server.startsWith('http://') && !(body['insecure-skip-tls-verify'] === true && policy.allowInsecureTls)) {
+    throw new KubeconfigError(
+      `${origin}: cluster "${name}" has a plain http:// server, so its credentials would cross the network unencrypted: refused; use https://, or set insecure-skip-tls-verify and run the operator with --allow-insecure-kubeconfig-tls`,
+    );
+  }
   if (body['insecure-skip-tls-verify'] === true && !policy.allowInsecureTls) {
     throw new KubeconfigError(
       `${origin}: cluster "${name}" sets insecure-skip-tls-verify, so its server's certificate would not be checked: refused; set certificate-authority-data, or run the operator with --allow-insecure-kubeconfig-tls`,

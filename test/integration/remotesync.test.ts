@@ -338,6 +338,8 @@ describe('hostile kubeconfigs are refused before any use', () => {
     ['auth-provider', (kc) => setUser(kc, { 'auth-provider': { name: 'oidc', config: {} } }), 'uses an auth-provider plugin (auth-provider): refused'],
     ['token-file', (kc) => setUser(kc, { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }), 'names a file (tokenFile): refused'],
     ['insecure', (kc) => setCluster(kc, { 'insecure-skip-tls-verify': true }), 'sets insecure-skip-tls-verify'],
+    // client-node refuses it at the first request: the reconcile failed there, with no condition.
+    ['plain-http', (kc) => setCluster(kc, { server: 'http://127.0.0.1:6442' }), 'has a plain http:// server'],
     // Not hostile, only wrong, and as kubectl refuses it: YAML 1.1 reads `namespace: no` as false.
     ['not-a-string', (kc) => setContext(kc, { namespace: false }), 'contexts[0].context.namespace is the boolean false, not a string'],
   ];

@@ -66,6 +66,17 @@ describe('checkedKubeconfig', () => {
     expect(checkedKubeconfig(insecure, ORIGIN, { allowInsecureTls: true }).getCurrentCluster()?.skipTLSVerify).toBe(true);
   });
 
+  test('a plain http:// server only with insecure-skip-tls-verify and the flag (client-node would refuse it at its first request)', () => {
+    const plain = kubeconfig({ server: 'http://edge.example:8080' });
+    expect(refusal(plain)).toBe(
+      `${ORIGIN}: cluster "edge" has a plain http:// server, so its credentials would cross the network unencrypted: refused; use https://, or set insecure-skip-tls-verify and run the operator with --allow-insecure-kubeconfig-tls`,
+    );
+    expect(refusal(plain, { allowInsecureTls: true })).toContain('plain http:// server');
+    const insecure = kubeconfig({ server: 'http://edge.example:8080', 'insecure-skip-tls-verify': true, 'certificate-authority-data': undefined });
+    expect(refusal(insecure)).toContain('plain http:// server');
+    expect(checkedKubeconfig(insecure, ORIGIN, { allowInsecureTls: true }).getCurrentCluster()?.server).toBe('http://edge.example:8080');
+  });
+
   test('entries the current context does not use are checked too', () => {
     const text = kubeconfig({}, {}, {
       users: [
