@@ -4,6 +4,7 @@ import { KubeClient } from '../kube/client.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { SharedTransports } from '../kube/shared-transports.js';
 import { Discovery } from '../kube/discovery.js';
+import { NotKubernetesError } from '../kube/errors.js';
 import { ClusterCache, type CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
@@ -116,7 +117,11 @@ export class RemoteCluster {
   /** Asks the cluster for its version with a short deadline: is it there at all? */
   async probe(): Promise<void> {
     try {
-      await this.client.request({ path: '/version', timeoutMs: 5_000 });
+      const version = await this.client.request<{ gitVersion?: unknown } | undefined>({ path: '/version', timeoutMs: 5_000 });
+      // JSON of another shape is a server of another kind: not an answer (else the probe would wake its syncs in a loop).
+      if (typeof version?.gitVersion !== 'string') {
+        throw new NotKubernetesError(`GET /version: ${this.client.name} answered without a gitVersion: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
+      }
       this.reachability.answered();
     } catch (err) {
       this.reachability.failed(err instanceof Error ? err.message : String(err));

@@ -72,6 +72,11 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
   return { cluster, leave };
 }
 
+/** What a sync says of a cluster whose server answered, but not as a Kubernetes API server does (NotKubernetesError). */
+export function notKubernetesMessage(cluster: string, error: string): string {
+  return `cluster ${cluster} is not usable: ${error}`;
+}
+
 /** Says in the status (with an Event and a log line, when it changes) why the cluster cannot be used; when to come back. */
 export async function reportUnusable(
   deps: { writer: ObjectWriter; events: EventRecorder },

@@ -20,13 +20,13 @@ import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
 import { UnknownKindError } from '../kube/discovery.js';
-import { ApiError } from '../kube/errors.js';
+import { ApiError, NotKubernetesError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import { listProblems } from '../runtime/messages.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
-import { ClusterNotUsable, clusterUser, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
+import { ClusterNotUsable, clusterUser, enterCluster, notKubernetesMessage, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, CleanUpFailed, type LifecycleDeps, type ReconcileContext } from './lifecycle.js';
 import {
@@ -400,6 +400,8 @@ async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promi
  * the managing cluster) are the controller's to retry with backoff.
  */
 function refusal(err: unknown, cluster: RemoteCluster): Halt | undefined {
+  // Its server answers, so its reachability stays; but not as a Kubernetes API server does: said, and tried again later.
+  if (err instanceof NotKubernetesError) return new Halt(Reason.ClusterUnreachable, notKubernetesMessage(cluster.name, err.message));
   // Only the remote cluster's answers: a write of the ProxySync itself (its finalizer, its status) refused in the managing cluster is not.
   if (!(err instanceof ApiError) || err.origin !== cluster.client.name) return undefined;
   if (err.transient || err.conflict || err.status < 400) return undefined;

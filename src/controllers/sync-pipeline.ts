@@ -11,11 +11,12 @@ import type { OwnedObjects } from '../apply/owned-objects.js';
 import { render, revisionOf, type KindKey } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
-import { ApiError, TransportError } from '../kube/errors.js';
+import { ApiError, NotKubernetesError, TransportError } from '../kube/errors.js';
 import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import { listProblems } from '../runtime/messages.js';
+import { notKubernetesMessage } from './cluster-access.js';
 import { oversized } from './stored-size.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -280,7 +281,8 @@ export class SyncPipeline {
       if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: listProblems(rendered.errors) };
       return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
-      // Discovery got no answer from the target cluster: the cluster is the problem, not the source.
+      // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
+      if (err instanceof NotKubernetesError) return { reason: Reason.ClusterUnreachable, message: notKubernetesMessage(target.client.name, err.message) };
       if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(target.client.name, err.message) };
       const unserved = err instanceof Error && err.cause instanceof UnknownKindError ? [{ apiVersion: err.cause.apiVersion, kind: err.cause.kind }] : undefined;
       return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err), sourceKinds: unserved };

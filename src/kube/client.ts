@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type https from 'node:https';
 import type { Readable } from 'node:stream';
 import { loadKubeConfigFile } from './config.js';
-import { ApiError, apiErrorFrom, TransportError } from './errors.js';
+import { ApiError, apiErrorFrom, NotKubernetesError, TransportError } from './errors.js';
 import type { KubeConfig } from './kubeconfig.js';
 import { TokenBucket } from './token-bucket.js';
 import type { SharedTransports, TransportHold } from './shared-transports.js';
@@ -202,8 +202,17 @@ export class KubeClient implements Requester {
     }
     opts.onStatus?.(reply.status);
     if (!text) return undefined as T;
-    const json = (header(reply.headers, 'content-type') ?? '').includes('json');
-    return (json ? JSON.parse(text) : text) as T;
+    const type = header(reply.headers, 'content-type') ?? '';
+    // Every request here asks for JSON; anything else is not the API server answering.
+    const notKubernetes = (what: string): NotKubernetesError =>
+      new NotKubernetesError(`${describe(opts)}: ${this.server.origin} answered HTTP ${reply.status} with ${what}: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
+    if (!type.includes('json')) throw notKubernetes(`${type.split(';')[0] || 'no content type'}, not JSON`);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // Not V8's message: it quotes the text.
+      throw notKubernetes(`${text.length} bytes that are not valid JSON`);
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Requester } from './client.js';
+import { NotKubernetesError } from './errors.js';
 import { groupVersionPath, splitApiVersion, type ResourceInfo } from './resources.js';
 
 interface APIResourceList {
@@ -55,8 +56,15 @@ export class Discovery {
     const cached = this.cache.get(apiVersion);
     if (cached && !fresh && Date.now() - cached.at < this.ttlMs) return cached.list;
     const { group, version } = splitApiVersion(apiVersion);
+    const path = groupVersionPath(group, version);
     const list = this.client
-      .request<APIResourceList>({ path: groupVersionPath(group, version), timeoutMs: 15_000 })
+      .request<APIResourceList>({ path, timeoutMs: 15_000 })
+      .then((answer) => {
+        if (!Array.isArray((answer as Partial<APIResourceList> | undefined)?.resources)) {
+          throw new NotKubernetesError(`GET ${path}: ${this.client.name} answered with something else than an APIResourceList: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
+        }
+        return answer;
+      })
       .catch((err: unknown) => {
         if ((err as { status?: number }).status === 404) return undefined;
         this.cache.delete(apiVersion);

@@ -45,6 +45,19 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * The server answered, but not as a Kubernetes API server does (a web page,
+ * JSON of another shape): the kubeconfig's server URL names something else, or
+ * a proxy in front of it answers for it. A TransportError, since the cluster
+ * cannot be used; retried as an unreachable one is.
+ */
+export class NotKubernetesError extends TransportError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotKubernetesError';
+  }
+}
+
 interface StatusBody {
   kind?: string;
   reason?: string;

@@ -14,10 +14,11 @@ import { installCrds, schemalessCrd } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
-import { applyRemoteSync, getRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig, waitForRemoteReady } from '../support/remote.js';
+import { applyProxySync, applyRemoteSync, getRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig, waitForRemoteReady } from '../support/remote.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { writesSince } from '../support/audit.js';
-import { eventsFor, find, readyOf, syncPath } from '../support/syncs.js';
+import { eventsFor, find, readyOf, syncPath, waitForReady } from '../support/syncs.js';
+import { startTlsServer, type TlsServer } from '../support/tls-server.js';
 
 const HOME = 'mgmt';
 let mgmt: KubeClient;
@@ -352,6 +353,36 @@ describe('hostile kubeconfigs are refused before any use', () => {
     expect(readyOf(refused)?.message).toContain(message);
     expect(await find(edge1, cmPath(edgeNs(), `hostile-${name}`))).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('a kubeconfig whose server is not a Kubernetes API server', () => {
+  let web: TlsServer | undefined;
+  afterAll(async () => web?.close());
+
+  // A web page where the API server should be (a wrong port, a load balancer's page): the RemoteSync
+  // said SourceError "Cannot read properties of undefined (reading 'find')", the ProxySync nothing at all.
+  test('a RemoteSync and a ProxySync say so (ClusterUnreachable), and nothing is retried in a tight loop', async () => {
+    let asked = 0;
+    web = await startTlsServer((_req, res) => {
+      asked++;
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>');
+    });
+    const { base, caPem } = web;
+    const kubeconfig = await kubeconfigOf('edge-1', (kc) => setCluster(kc, { server: base, 'certificate-authority-data': Buffer.from(caPem).toString('base64') }));
+    await putKubeconfigSecret(mgmt, ns(), 'web-page', kubeconfig);
+    const kubeConfig = { secretRef: { name: 'web-page' } };
+    await applyRemoteSync(mgmt, ns(), 'web-r', { kubeConfig, source: { inline: [configMap(edgeNs(), 'web-r')] } });
+    await applyProxySync(mgmt, ns(), 'web-p', { kubeConfig, template: { spec: { source: { inline: [configMap(edgeNs(), 'web-p')] } } } });
+    const message = new RegExp(`^cluster ${ns()}/web-page is not usable: GET \\S+: ${base} answered HTTP 200 with text/html, not JSON: is it a Kubernetes API server\\? \\(check the kubeconfig's server URL\\)$`);
+    const r = await waitForRemoteReady(mgmt, ns(), 'web-r', 'False', 'ClusterUnreachable');
+    expect(readyOf(r)?.message).toMatch(message);
+    const p = await waitForReady(mgmt, ns(), 'web-p', 'False', 'ClusterUnreachable', 60_000, PROXYSYNCS);
+    expect(readyOf(p)?.message).toMatch(message);
+    // Each retried after min(interval, 30 s): a handful of requests over a few seconds, not a loop.
+    const before = asked;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(asked - before).toBeLessThan(10);
   });
 });
 

@@ -10,12 +10,9 @@
 // is also shown to have been used (the syncs that needed it went Ready, the
 // header reached the server), so the test can fail.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'yaml';
@@ -28,6 +25,7 @@ import { OperatorProcess } from '../support/operator.js';
 import { sampleValue } from '../support/prometheus.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig } from '../support/remote.js';
 import { applySync, find, syncPath, waitForReady } from '../support/syncs.js';
+import { startTlsServer, type TlsServer } from '../support/tls-server.js';
 
 const HOME = 'mgmt';
 const EDGE = 'edge-1';
@@ -105,37 +103,22 @@ function hits(origin: string, text: string): Hit[] {
 // ---- what the run uses ----------------------------------------------------
 
 const seen = { authorization: [] as string[], custom: [] as string[] };
-let tlsServer: https.Server;
+let tlsServer: TlsServer | undefined;
 let tlsBase = '';
 let caPem = '';
 const values = {} as Record<string, string>;
 
-function startTlsServer(headerName: string): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'syncprims-leak-'));
-  try {
-    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=syncprims-leak-test', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-    ], { stdio: 'pipe' });
-    caPem = readFileSync(cert, 'utf8');
-    markPem('the CA of the http source (caSecretRef)', caPem);
-    const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: over-https\ndata:\n  from: https\n`;
-    tlsServer = https.createServer({ key: readFileSync(key), cert: caPem }, (req, res) => {
-      seen.authorization.push(String(req.headers.authorization ?? ''));
-      seen.custom.push(String(req.headers[headerName.toLowerCase()] ?? ''));
-      if (req.headers.authorization !== `Bearer ${values.bearer}`) return void res.writeHead(401).end('who are you?');
-      res.end(manifest);
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return new Promise((resolve) =>
-    tlsServer.listen(0, '127.0.0.1', () => {
-      tlsBase = `https://127.0.0.1:${(tlsServer.address() as AddressInfo).port}`;
-      resolve();
-    }),
-  );
+async function startSourceServer(headerName: string): Promise<void> {
+  const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: over-https\ndata:\n  from: https\n`;
+  tlsServer = await startTlsServer((req, res) => {
+    seen.authorization.push(String(req.headers.authorization ?? ''));
+    seen.custom.push(String(req.headers[headerName.toLowerCase()] ?? ''));
+    if (req.headers.authorization !== `Bearer ${values.bearer}`) return void res.writeHead(401).end('who are you?');
+    res.end(manifest);
+  });
+  tlsBase = tlsServer.base;
+  caPem = tlsServer.caPem;
+  markPem('the CA of the http source (caSecretRef)', caPem);
 }
 
 async function createSecret(client: KubeClient, name: string, stringData: Record<string, string>): Promise<void> {
@@ -250,7 +233,7 @@ async function createScenario(): Promise<void> {
   values.bearer = mark('the Authorization header of an http source (headersSecretRef)');
   values.header = `X-${mark('the name of a header of an http source (headersSecretRef)')}`;
   values.headerValue = mark('the value of a header of an http source (headersSecretRef)');
-  await startTlsServer(values.header);
+  await startSourceServer(values.header);
   await createSecret(mgmt, 'headers', { Authorization: `Bearer ${values.bearer}`, [values.header]: values.headerValue });
   await createSecret(mgmt, 'ca', { 'ca.crt': caPem, junk: `not a certificate ${mark('a caSecretRef key that is not PEM')}` });
   await applySync(mgmt, ns(), 'over-https', { defaultNamespace: ns(), source: { http: { url: `${tlsBase}/app.yaml`, headersSecretRef: { name: 'headers' }, caSecretRef: { name: 'ca' } } } });
@@ -391,8 +374,7 @@ beforeAll(async () => {
 afterAll(async () => {
   sseAbort.abort();
   await Promise.all(operators.map((op) => op.stop('SIGTERM')));
-  tlsServer?.closeAllConnections();
-  await new Promise((r) => (tlsServer ? tlsServer.close(r) : r(undefined)));
+  await tlsServer?.close();
   if (edge) {
     await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
     await releaseSyncFinalizers(edge, ns());
