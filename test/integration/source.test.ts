@@ -1,14 +1,10 @@
 // Fetching sources for real: ConfigMaps, Secrets and a Flux GitRepository on the
 // mgmt cluster; files and archives from HTTP(S) servers started here.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import type { SyncSource } from '../../src/api/source.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { fetchSource, SourceError, referencedObjectsOf, type FetchSourceOptions } from '../../src/source/index.js';
@@ -16,6 +12,7 @@ import { closeClients, clusterClient } from '../support/controlplane.js';
 import { createGitRepository, FLUX_SOURCE_API_VERSION, installGitRepositoryCrd, setArtifact } from '../support/flux.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { tarGz } from '../support/tarball.js';
+import { startTlsServer, type TlsServer } from '../support/tls-server.js';
 
 const namespace = useTestNamespace('mgmt', 'source');
 let client: KubeClient;
@@ -339,30 +336,18 @@ describe('http', () => {
 });
 
 describe('https with a CA from a Secret', () => {
-  let tlsServer: https.Server;
+  let tlsServer: TlsServer | undefined;
   let tlsBase = '';
   let caPem = '';
 
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'syncprims-tls-'));
-    try {
-      const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-      execFileSync('openssl', [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-        '-subj', '/CN=syncprims-test', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-      ], { stdio: 'pipe' });
-      caPem = readFileSync(cert, 'utf8');
-      tlsServer = https.createServer({ key: readFileSync(key), cert: caPem }, (_req, res) => res.end(cm('over-tls')));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    tlsBase = await listen(tlsServer);
+    tlsServer = await startTlsServer((_req, res) => res.end(cm('over-tls')));
+    ({ base: tlsBase, caPem } = tlsServer);
     await create('secrets', { metadata: { name: 'ca' }, stringData: { 'ca.crt': caPem, 'other.pem': caPem, junk: 'hello' } });
   });
 
   afterAll(async () => {
-    tlsServer.closeAllConnections();
-    await new Promise((r) => tlsServer.close(r));
+    await tlsServer?.close();
   });
 
   test('trusted with caSecretRef (key ca.crt by default, or another key)', async () => {
