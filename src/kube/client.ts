@@ -22,7 +22,10 @@ export interface RequestOptions {
   /** Sent as JSON (YAML is a superset, so apply patches are JSON too). */
   body?: unknown;
   contentType?: string;
-  /** The Accept header; default `application/json` (e.g. `...;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`). */
+  /**
+   * The Accept header; default `application/json` (e.g. `...;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`).
+   * Asked for JSON, an answer that is not (valid) JSON is a NotKubernetesError; asked for text, it is returned as a string.
+   */
   accept?: string;
   /** Whole-request deadline; default 30 s. */
   timeoutMs?: number;
@@ -203,7 +206,9 @@ export class KubeClient implements Requester {
     opts.onStatus?.(reply.status);
     if (!text) return undefined as T;
     const type = header(reply.headers, 'content-type') ?? '';
-    // Every request here asks for JSON; anything else is not the API server answering.
+    // A request that asked for text (`/metrics`, `/readyz`) gets it.
+    if (!(opts.accept ?? 'application/json').includes('json')) return text as T;
+    // One that asked for JSON and got something else did not reach the API server.
     const notKubernetes = (what: string): NotKubernetesError =>
       new NotKubernetesError(`${describe(opts)}: ${this.server.origin} answered HTTP ${reply.status} with ${what}: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
     if (!type.includes('json')) throw notKubernetes(`${type.split(';')[0] || 'no content type'}, not JSON`);

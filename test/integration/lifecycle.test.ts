@@ -158,7 +158,7 @@ describe('controlplane life cycle', () => {
     expect(left).not.toContain(apiserver);
     expect(left).not.toContain(kcm);
     const solo = await client('solo');
-    await expect(solo.request({ path: '/readyz' })).resolves.toBe('ok');
+    await expect(solo.request({ path: '/readyz', accept: 'text/plain' })).resolves.toBe('ok');
   });
 
   test('a cluster that asked for any free port comes back on the same one: its kubeconfig still points there', async () => {
