@@ -160,7 +160,7 @@ export class SyncPipeline {
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
     if ('reason' in set) return this.notRendered(run, base, set, log);
-    const tooLarge = oversized(obj, inventoryOf(set.objects));
+    const tooLarge = oversized(obj, set.entries);
     if (tooLarge) {
       // Stalled until the spec changes: nothing is applied that could not be recorded.
       await this.fail(obj, base, Reason.InvalidSpec, tooLarge, generation, log);
@@ -168,7 +168,7 @@ export class SyncPipeline {
     }
     void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
-    const outcome = await this.applyAndPrune(run, set.objects, previous);
+    const outcome = await this.applyAndPrune(run, set, previous);
     // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
     // goes on to the status write and the next sync while it is sent.
     void this.announce(obj, outcome.applied, outcome.pruned, log);
@@ -234,7 +234,7 @@ export class SyncPipeline {
   /** What the source renders to now, as inventory entries, for a sync being deleted; none when it cannot be read. */
   private async renderedEntries(obj: KubeObject, spec: SyncSpec, target: ApplyTarget, log: Logger): Promise<InventoryEntry[]> {
     const set = await this.render(obj, spec, target);
-    if ('objects' in set) return inventoryOf(set.objects);
+    if ('objects' in set) return set.entries;
     log.warn({ reason: set.reason, message: set.message }, 'deleted before its first apply finished, and its source cannot be read: only its inventory is pruned');
     return [];
   }
@@ -279,7 +279,7 @@ export class SyncPipeline {
       });
       if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: listProblems(rendered.errors), unknownKinds: rendered.unknownKinds };
       if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: listProblems(rendered.errors) };
-      return { objects: rendered.objects, revision: fetched.revision ?? revisionOf(rendered.objects) };
+      return { objects: rendered.objects, entries: inventoryOf(rendered.objects), revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
       // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
       if (err instanceof NotKubernetesError) return { reason: Reason.ClusterUnreachable, message: notKubernetesMessage(target.client.name, err.message) };
@@ -301,12 +301,12 @@ export class SyncPipeline {
    * unrecorded, so the next prune or deletion finds it (the result's write
    * then records what was applied and kept).
    */
-  private async announceProgress(obj: KubeObject, base: SyncStatusDraft, set: { objects: KubeObject[]; revision: string }, generation?: number): Promise<SyncStatusDraft> {
+  private async announceProgress(obj: KubeObject, base: SyncStatusDraft, set: { entries: InventoryEntry[]; revision: string }, generation?: number): Promise<SyncStatusDraft> {
     const { revision } = set;
     const storedGeneration = (obj.status as SyncStatusDraft | undefined)?.observedGeneration;
     if (base.lastAppliedRevision === revision && storedGeneration === generation) return base;
     if (base.lastAppliedRevision === undefined) return { ...base, lastAttemptedRevision: revision };
-    const ahead = mergeInventories((base.inventory?.entries ?? []) as InventoryEntry[], inventoryOf(set.objects));
+    const ahead = mergeInventories((base.inventory?.entries ?? []) as InventoryEntry[], set.entries);
     const status = { ...progressing(base, `applying revision ${revision}`, generation), lastAttemptedRevision: revision, inventory: { entries: ahead } };
     await this.deps.writer.updateStatus(obj, status);
     return status;
@@ -323,7 +323,7 @@ export class SyncPipeline {
   }
 
   /** Applies the set, then prunes what left it, but only after a complete apply. */
-  private async applyAndPrune({ obj, spec, target }: Run, objects: KubeObject[], previous: InventoryEntry[]) {
+  private async applyAndPrune({ obj, spec, target }: Run, { objects, entries }: { objects: KubeObject[]; entries: InventoryEntry[] }, previous: InventoryEntry[]) {
     const owner = ownerOf(obj);
     const engine = new ApplyEngine(this.clientFor(target, spec, owner), target.discovery);
     // What the objects are now comes from the owned-object watches (one GET fewer per object; primed by the caller).
@@ -339,10 +339,10 @@ export class SyncPipeline {
     const arrived = await target.owned.awaitNamespaces(owner, [...new Set(applied.flatMap((r) => (r.missingNamespace ? [r.missingNamespace] : [])))]);
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
-    const next = inventoryOf(objects).filter((e) => appliedIds.has(e.id));
+    const next = entries.filter((e) => appliedIds.has(e.id));
     const complete = !applied.some((r) => r.action === 'failed');
     // A half-applied set must not delete what it was to replace.
-    const stale = staleEntries(previous, inventoryOf(objects));
+    const stale = staleEntries(previous, entries);
     const pruned = spec.prune && complete && stale.length > 0 ? await engine.prune(stale, owner, this.deps.concurrency) : [];
     const failedPrunes = new Set(pruned.filter((p) => p.action === 'failed').map((p) => p.id));
     // Entries not deleted stay recorded: those that failed to prune, and all stale ones when pruning did not run.
@@ -416,7 +416,8 @@ export class SyncPipeline {
  * set the target does not serve (CRDNotInstalled); `sourceKinds`, the kind
  * of its source object the home cluster does not serve (Flux not installed yet).
  */
-type Rendered = { objects: KubeObject[]; revision: string } | { reason: Reason; message: string; unknownKinds?: KindKey[]; sourceKinds?: KindKey[] };
+/** A rendered set carries its inventory entries (sorted), computed once for the size check, the progress status and the prune. */
+type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string } | { reason: Reason; message: string; unknownKinds?: KindKey[]; sourceKinds?: KindKey[] };
 
 /** One reconcile's sync, spec and target. */
 interface Run {
