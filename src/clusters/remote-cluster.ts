@@ -120,7 +120,7 @@ export class RemoteCluster {
       const version = await this.client.request<{ gitVersion?: unknown } | undefined>({ path: '/version', timeoutMs: 5_000 });
       // JSON of another shape is a server of another kind: not an answer (else the probe would wake its syncs in a loop).
       if (typeof version?.gitVersion !== 'string') {
-        throw new NotKubernetesError(`GET /version: ${this.client.name} answered without a gitVersion: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
+        throw new NotKubernetesError('GET /version', this.client.name, 'without a gitVersion');
       }
       this.reachability.answered();
     } catch (err) {

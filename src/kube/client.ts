@@ -209,8 +209,7 @@ export class KubeClient implements Requester {
     // A request that asked for text (`/metrics`, `/readyz`) gets it.
     if (!(opts.accept ?? 'application/json').includes('json')) return text as T;
     // One that asked for JSON and got something else did not reach the API server.
-    const notKubernetes = (what: string): NotKubernetesError =>
-      new NotKubernetesError(`${describe(opts)}: ${this.server.origin} answered HTTP ${reply.status} with ${what}: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
+    const notKubernetes = (what: string): NotKubernetesError => new NotKubernetesError(describe(opts), this.server.origin, `HTTP ${reply.status} with ${what}`);
     if (!type.includes('json')) throw notKubernetes(`${type.split(';')[0] || 'no content type'}, not JSON`);
     try {
       return JSON.parse(text) as T;

@@ -61,7 +61,7 @@ export class Discovery {
       .request<APIResourceList>({ path, timeoutMs: 15_000 })
       .then((answer) => {
         if (!Array.isArray((answer as Partial<APIResourceList> | undefined)?.resources)) {
-          throw new NotKubernetesError(`GET ${path}: ${this.client.name} answered with something else than an APIResourceList: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
+          throw new NotKubernetesError(`GET ${path}`, this.client.name, 'with something else than an APIResourceList');
         }
         return answer;
       })

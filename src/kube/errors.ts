@@ -52,8 +52,9 @@ export class TransportError extends Error {
  * cannot be used; retried as an unreachable one is.
  */
 export class NotKubernetesError extends TransportError {
-  constructor(message: string) {
-    super(message);
+  /** `request`: `GET /api/v1`; `server`: who answered; `answer`: what it answered, never its text. */
+  constructor(request: string, server: string, answer: string) {
+    super(`${request}: ${server} answered ${answer}: is it a Kubernetes API server? (check the kubeconfig's server URL)`);
     this.name = 'NotKubernetesError';
   }
 }

@@ -364,21 +364,28 @@ describe('a kubeconfig whose server is not a Kubernetes API server', () => {
   // said SourceError "Cannot read properties of undefined (reading 'find')", the ProxySync nothing at all.
   test('a RemoteSync and a ProxySync say so (ClusterUnreachable), and nothing is retried in a tight loop', async () => {
     let asked = 0;
-    web = await startTlsServer((_req, res) => {
+    // A web page; to the identity whose token says so, JSON of another shape (an API of something else).
+    web = await startTlsServer((req, res) => {
       asked++;
+      if (req.headers.authorization === 'Bearer other-json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}');
       res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>');
     });
     const { base, caPem } = web;
-    const kubeconfig = await kubeconfigOf('edge-1', (kc) => setCluster(kc, { server: base, 'certificate-authority-data': Buffer.from(caPem).toString('base64') }));
-    await putKubeconfigSecret(mgmt, ns(), 'web-page', kubeconfig);
+    const atWeb = (kc: Record<string, unknown>): void => setCluster(kc, { server: base, 'certificate-authority-data': Buffer.from(caPem).toString('base64') });
+    await putKubeconfigSecret(mgmt, ns(), 'web-page', await kubeconfigOf('edge-1', atWeb));
+    await putKubeconfigSecret(mgmt, ns(), 'web-json', await kubeconfigOf('edge-1', (kc) => (atWeb(kc), setUser(kc, { token: 'other-json' }))));
     const kubeConfig = { secretRef: { name: 'web-page' } };
     await applyRemoteSync(mgmt, ns(), 'web-r', { kubeConfig, source: { inline: [configMap(edgeNs(), 'web-r')] } });
     await applyProxySync(mgmt, ns(), 'web-p', { kubeConfig, template: { spec: { source: { inline: [configMap(edgeNs(), 'web-p')] } } } });
-    const message = new RegExp(`^cluster ${ns()}/web-page is not usable: GET \\S+: ${base} answered HTTP 200 with text/html, not JSON: is it a Kubernetes API server\\? \\(check the kubeconfig's server URL\\)$`);
+    await applyRemoteSync(mgmt, ns(), 'web-j', { kubeConfig: { secretRef: { name: 'web-json' } }, source: { inline: [configMap(edgeNs(), 'web-j')] } });
+    const hint = 'is it a Kubernetes API server\\? \\(check the kubeconfig\'s server URL\\)$';
+    const message = new RegExp(`^cluster ${ns()}/web-page is not usable: GET \\S+: ${base} answered HTTP 200 with text/html, not JSON: ${hint}`);
     const r = await waitForRemoteReady(mgmt, ns(), 'web-r', 'False', 'ClusterUnreachable');
     expect(readyOf(r)?.message).toMatch(message);
     const p = await waitForReady(mgmt, ns(), 'web-p', 'False', 'ClusterUnreachable', 60_000, PROXYSYNCS);
     expect(readyOf(p)?.message).toMatch(message);
+    const j = await waitForRemoteReady(mgmt, ns(), 'web-j', 'False', 'ClusterUnreachable');
+    expect(readyOf(j)?.message).toMatch(new RegExp(`^cluster ${ns()}/web-json is not usable: GET /api/v1: ${ns()}/web-json answered with something else than an APIResourceList: ${hint}`));
     // Each retried after min(interval, 30 s): a handful of requests over a few seconds, not a loop.
     const before = asked;
     await new Promise((resolve) => setTimeout(resolve, 3_000));
