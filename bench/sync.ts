@@ -475,6 +475,7 @@ const LABEL = {
   opResync: 'operator: no-op resync (annotation → `lastHandledReconcileAt` echoed)',
   opHttp: 'operator, http source (the same objects in one YAML file): create the Sync → Ready=True',
   opHttpWarm: 'operator, http source, in a process that applied and pruned such a Sync before (warm): create the Sync → Ready=True',
+  opInlineWarm: 'operator, inline, in a process that applied and pruned such a Sync before (warm): create the Sync → Ready=True',
   kubectlFresh: '`kubectl apply --server-side`, fresh namespace',
   kubectlAgain: '`kubectl apply --server-side`, again, objects unchanged',
   bareFresh: (c: number) => `bare client, ${c} in flight, fresh namespace`,
@@ -503,6 +504,7 @@ function configMaps(rendered?: { namespace: string }): KubeObject[] {
 
 async function configMapRound(bench: Bench, server: ArchiveServer, rows: Rows | undefined): Promise<void> {
   await operatorConfigMaps(bench, rows);
+  await operatorInlineWarmConfigMaps(bench, rows);
   await operatorHttpConfigMaps(bench, server, rows);
   await operatorHttpConfigMaps(bench, server, rows, true);
   await kubectlConfigMaps(bench, rows);
@@ -529,6 +531,22 @@ async function operatorConfigMaps(bench: Bench, rows: Rows | undefined): Promise
   await deleteSyncNamespace(client, namespace);
 }
 
+/** The inline Sync again, in a process that applied and pruned one like it first (see `warmUp`). */
+async function operatorInlineWarmConfigMaps(bench: Bench, rows: Rows | undefined): Promise<void> {
+  const { client } = bench;
+  const namespace = await createNamespace(client, `${NS_PREFIX}opwarm`);
+  const warmNamespace = await createNamespace(client, `${NS_PREFIX}warm`);
+  const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
+  try {
+    await warmUp(client, namespace, warmNamespace, { inline: configMaps() });
+    record(rows, LABEL.opInlineWarm, await createConfigMapSync(bench, op, namespace, { inline: configMaps() }));
+  } finally {
+    await op.stop();
+  }
+  await deleteSyncNamespace(client, namespace);
+  await deleteSyncNamespace(client, warmNamespace);
+}
+
 /** Creates the Sync of the ConfigMaps with `source` and times it until Ready (the objects applied counted). */
 async function createConfigMapSync(bench: Bench, op: OperatorProcess, namespace: string, source: Record<string, unknown>): Promise<Sample> {
   const sync: KubeObject = {
@@ -552,7 +570,7 @@ async function operatorHttpConfigMaps(bench: Bench, server: ArchiveServer, rows:
   const op = await OperatorProcess.start(OPERATOR, namespace, [], OPERATOR_NODE_ARGS);
   const warmNamespace = warm ? await createNamespace(client, `${NS_PREFIX}warm`) : undefined;
   try {
-    if (warmNamespace) await warmUp(client, namespace, warmNamespace, url);
+    if (warmNamespace) await warmUp(client, namespace, warmNamespace, { http: { url } });
     record(rows, warm ? LABEL.opHttpWarm : LABEL.opHttp, await createConfigMapSync(bench, op, namespace, { http: { url } }));
   } finally {
     await op.stop();
@@ -567,9 +585,9 @@ async function operatorHttpConfigMaps(bench: Bench, server: ArchiveServer, rows:
  * compiling its code (the JIT), which the bare client, in this long-running process, paid in the
  * warm-up round.
  */
-async function warmUp(client: KubeClient, namespace: string, target: string, url: string): Promise<void> {
+async function warmUp(client: KubeClient, namespace: string, target: string, source: Record<string, unknown>): Promise<void> {
   const name = 'warm-up';
-  const sync: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace }, spec: { source: { http: { url } }, defaultNamespace: target, wait: true } };
+  const sync: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace }, spec: { source, defaultNamespace: target, wait: true } };
   const syncPath = `${collectionPath(SYNCS, namespace)}/${name}`;
   await createSyncUntilReady(client, namespace, sync);
   await client.request({ method: 'DELETE', path: syncPath });
@@ -1103,6 +1121,8 @@ function configMapNotes(rows: Rows): string {
     comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh in a new process`, get(LABEL.bareProcess(bare))),
     comparison('operator create', get(LABEL.opCreate), `bare ${bare} fresh in a new process`, get(LABEL.bareProcess(bare))),
     comparison('operator create (http source)', get(LABEL.opHttp), `bare ${bare} fresh with a watch`, get(LABEL.bareWatched(bare))),
+    comparison('operator create (inline, warm)', get(LABEL.opInlineWarm), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
+    comparison('operator create (inline, warm)', get(LABEL.opInlineWarm), 'operator create', get(LABEL.opCreate)),
     comparison('operator create (http source, warm)', get(LABEL.opHttpWarm), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
     comparison('operator create (http source, warm)', get(LABEL.opHttpWarm), 'operator create (http source)', get(LABEL.opHttp)),
     comparison(`bare ${bare} fresh with a watch`, get(LABEL.bareWatched(bare)), `bare ${bare} fresh`, get(LABEL.bareFresh(bare))),
@@ -1166,9 +1186,9 @@ fresh namespace:
   127.0.0.1, no digest), timed the same way: inline, the Sync object itself carries the 1,000 objects (about
   250 KB) through its POST and each of its writes and watch events. Every operator row above runs a
   new process, whose first Sync also pays for compiling the operator's code (V8's JIT), which the bare
-  client, in this long-running benchmark process, has paid by its first recorded round. The "warm" row is
-  the http source again, in a process that first applied a Sync of the same 1,000 ConfigMaps (into another
-  namespace), saw it Ready, deleted it and saw it gone (its objects pruned), all before the clock starts:
+  client, in this long-running benchmark process, has paid by its first recorded round. The two "warm" rows are
+  the inline Sync and the http source again, each in a process that first applied a Sync of the same 1,000 ConfigMaps,
+  in the same form (into another namespace), saw it Ready, deleted it and saw it gone (its objects pruned), all before the clock starts:
   what an operator that has been running a while has done before.
 - **kubectl**: \`kubectl apply --server-side --force-conflicts -f <one file>\` (\`--force-conflicts\`
   because the operator and the bare client force too; \`--cache-dir\` in a temporary folder, warmed by
@@ -1210,6 +1230,7 @@ the operator's own log lines, and the bench's watch; for kubectl, from the proce
 ${timelineTable([
   ['operator, create', r.cmRows.get(LABEL.opCreate) ?? []],
   ['operator, no-op resync', r.cmRows.get(LABEL.opResync) ?? []],
+  ['operator, inline, warm, create', r.cmRows.get(LABEL.opInlineWarm) ?? []],
   ['operator, http source, create', r.cmRows.get(LABEL.opHttp) ?? []],
   ['operator, http source, warm, create', r.cmRows.get(LABEL.opHttpWarm) ?? []],
   ['kubectl, fresh', r.cmRows.get(LABEL.kubectlFresh) ?? []],
@@ -1281,6 +1302,7 @@ function cpuNote(rows: Rows): string {
   };
   const lines = [
     line(LABEL.opCreate, 'operator, inline'),
+    line(LABEL.opInlineWarm, 'operator, inline, warm'),
     line(LABEL.opHttp, 'operator, http source'),
     line(LABEL.opHttpWarm, 'operator, http source, warm'),
     line(LABEL.bareFresh(BARE_CONCURRENCY[0] ?? 16), `bare client, ${BARE_CONCURRENCY[0] ?? 16} in flight`),
