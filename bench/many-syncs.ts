@@ -365,7 +365,7 @@ function causesSince(op: OperatorProcess, epoch: number): Record<string, number>
   for (const l of op.logsSince(epoch)) {
     if (l.msg !== 'reconciled' || l.fields.kind !== 'Sync') continue;
     for (const cause of (l.fields.causes as string[] | undefined) ?? []) {
-      const k = cause.replace(/ [\w.-]+\/[\w.-]+ changed \(resourceVersion \d+\)$/, ' changed');
+      const k = cause.replace(/ [\w.-]+\/[\w.-]+ changed \(resourceVersion \d+\)$/, ' changed').replace(/^(owned object \w+): .*$/, '$1');
       out[k] = (out[k] ?? 0) + 1;
     }
   }

@@ -12,7 +12,7 @@ import { objectId, parseObjectId } from './inventory.js';
 import { ownerKey, Waiters } from './waiters.js';
 import { kindKey, type KindKey } from './render.js';
 
-/** `cause`: why the owner is woken (`owned object`, or `owned object drifted: <id>`). */
+/** `cause`: why the owner is woken (`owned object updated: <id>`, `owned object drifted: <id>`, ...). */
 export type OwnerListener = (owner: Owner, cause: string) => void;
 
 /** The store index from an owned kind (`apiVersion|kind`) to the syncs whose inventory lists it. */
@@ -354,6 +354,16 @@ export class OwnedObjects implements LiveObjects {
     return this.drifts.take(ownerKey(owner), intervalMs);
   }
 
+  /** Every drift of `owner`, backed off or not: a full apply corrects them all (it applies whatever differs). */
+  takeAllDrifts(owner: Owner): Drift[] {
+    return this.drifts.takeAll(ownerKey(owner));
+  }
+
+  /** The drifts of `owner` waiting, backed off, for their correction (see `takeDrifts`): its objects differ from what it applied. */
+  waitingDrifts(owner: Owner): Drift[] {
+    return this.drifts.waitingOf(ownerKey(owner));
+  }
+
   /** Whether a drift of object `id` of `owner` is waiting, backed off, for its correction (see `takeDrifts`). */
   driftWaiting(owner: Owner, id: string): boolean {
     return this.drifts.waiting(ownerKey(owner), id);
@@ -389,7 +399,7 @@ export class OwnedObjects implements LiveObjects {
     const drift = owner ? driftOfEvent(e) : undefined;
     if (drift && owner) this.drifts.flag(ownerKey(owner), drift);
     if (!owner) return;
-    const cause = drift ? `owned object ${drift.deleted ? 'deleted' : 'drifted'}: ${drift.id}` : 'owned object';
+    const cause = drift ? `owned object ${drift.deleted ? 'deleted' : 'drifted'}: ${drift.id}` : `owned object ${e.type}: ${objectId(obj)}`;
     const at = ++this.events;
     if (!drift && this.isEcho(obj)) return;
     const flight = drift ? undefined : this.inFlight.get(ownerKey(owner));
