@@ -127,9 +127,16 @@ export class ApplyEngine {
       if (existing && ownedByOther(existing, opts.owner)) {
         return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}` };
       }
-      if (existing && (await this.unchanged(id, path, obj, existing, opts))) return { id, action: 'unchanged', object: existing };
+      const decision = existing ? await this.decide(id, path, obj, existing, opts) : 'create';
+      if (decision === 'unchanged') return { id, action: 'unchanged', object: existing };
       let status = 0;
       const applied = await this.ssaOrRecreate(path, obj, opts.force, (s) => (status = s));
+      if (decision === 'differs' && existing && applied.metadata.resourceVersion === existing.metadata.resourceVersion) {
+        // Nothing was written: what differed is a value the API server stores in another form (`cpu: 0.5`
+        // is kept as `500m`). Remembered as a dry run's verdict is, so the next resync sends nothing.
+        opts.live?.verdicts?.remember(id, verdictHash(existing, obj));
+        return { id, action: 'unchanged', object: applied };
+      }
       return { id, action: status === 201 ? 'created' : 'configured', object: applied };
     } catch (err) {
       return failure(id, obj, err);
@@ -137,21 +144,26 @@ export class ApplyEngine {
   }
 
   /**
-   * Whether applying `obj` would leave `existing` as it is: decided from the
-   * object and our managedFields entry where that is certain (no request),
-   * else by a dry run, whose "unchanged" is remembered for this version.
+   * Whether applying `obj` would leave `existing` as it is, decided from the
+   * object and our managedFields entry where that is certain (no request):
+   * `unchanged`; `differs` where a field we set differs from the live one or
+   * is not ours (applied without a dry run: it would only say so). Else a
+   * dry run decides (`unchanged` or `changes`), and its "unchanged" is
+   * remembered for this version.
    */
-  private async unchanged(id: string, path: string, obj: KubeObject, existing: KubeObject, opts: ApplyOptions): Promise<boolean> {
-    if (decideNoop(obj, existing).noop) return true;
+  private async decide(id: string, path: string, obj: KubeObject, existing: KubeObject, opts: ApplyOptions): Promise<'unchanged' | 'differs' | 'changes'> {
+    const decision = decideNoop(obj, existing);
+    if (decision.noop) return 'unchanged';
     const verdict = verdictHash(existing, obj);
-    if (opts.live?.verdicts?.has(id, verdict)) return true;
+    if (opts.live?.verdicts?.has(id, verdict)) return 'unchanged';
+    if (decision.drifted.length > 0) return 'differs';
     const dry = await this.ssa(path, obj, true).catch((err: unknown) => {
       if (opts.force && isImmutable(err)) return undefined; // recreated by the caller
       throw err;
     });
-    if (!dry || !sameObject(dry, existing)) return false;
+    if (!dry || !sameObject(dry, existing)) return 'changes';
     opts.live?.verdicts?.remember(id, verdict);
-    return true;
+    return 'unchanged';
   }
 
   /** What the API server says: whether applying `obj` leaves `existing` as it is (a dry run; for tests of decideNoop). */

@@ -64,11 +64,11 @@ describe('drift', () => {
     const causes = reconcilesSince('hand', since).flatMap((l) => l.causes as string[]);
     expect(causes).toContain(`owned object drifted: ${ns()}_hand__ConfigMap`);
     expect(causes.filter((c) => !c.startsWith('owned object'))).toEqual([]);
-    // One correction: one dry run (the cache showed the drift) and one apply; nothing else to the object.
+    // One correction: one apply, no dry run first (the cache showed the drift); nothing else to the object.
     const sent = requestsTo(cmPath('hand'), since);
     expect(sent.writes).toHaveLength(1);
-    expect(sent.dryRuns).toHaveLength(1);
-    expect(sent.all).toHaveLength(2);
+    expect(sent.dryRuns).toHaveLength(0);
+    expect(sent.all).toHaveLength(1);
   });
 
   test("a hand edit of a Secret's value applied through stringData is corrected (stringData is applied as the data it is stored as)", async () => {
@@ -136,6 +136,7 @@ describe('drift', () => {
     );
     expect(fighting.message).toMatch(new RegExp(`^ConfigMap/${ns()}/fought: \\.data\\.replicas changed by hpa-like-fighter; corrected \\(\\d+ times in a row: fighting hpa-like-fighter; the next correction waits \\d+s\\)$`));
 
+
     // Gone, so that its backed-off correction still due does not land in the next tests' windows.
     await client.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought` });
     await eventually('the fought Sync gone', async () => ((await find(client, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought`)) === undefined ? true : undefined), 30_000);
@@ -188,5 +189,28 @@ describe('resync without requests', () => {
     // The status write (lastHandledReconcileAt) is all: at most a few requests in all, against 200 dry runs before.
     expect(sent.filter((l) => String(l.path).endsWith('/syncs/noop/status'))).toHaveLength(1);
     expect(sent.length).toBeLessThanOrEqual(3);
+  });
+
+  test('a value the API server stores in another form (cpu: 0.5 is kept as 500m): applied once without a dry run, found unchanged, then not sent again', async () => {
+    const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'normalised', namespace: ns() }, spec: { hard: { cpu: 0.5 } } };
+    const quotaPath = `/api/v1/namespaces/${ns()}/resourcequotas/normalised`;
+    await applySync(client, ns(), 'normalised', { interval: '1h', source: { inline: [quota] } });
+    await waitForReady(client, ns(), 'normalised', 'True');
+    expect((await find<{ spec: { hard: Record<string, string> } }>(client, quotaPath))?.spec.hard.cpu).toBe('500m');
+    await settled('normalised');
+    const version = (await find<KubeObject>(client, quotaPath))?.metadata.resourceVersion;
+    const request = async (value: string): Promise<LogLine[]> => {
+      const since = Date.now();
+      await applySync(client, ns(), 'normalised', { interval: '1h', source: { inline: [quota] } }, { annotations: { 'syncprims.dev/reconcile-requested-at': value } });
+      await eventually('the requested reconcile', async () => ((await getSync(client, ns(), 'normalised')).status?.lastHandledReconcileAt === value ? true : undefined));
+      await settled('normalised');
+      return requestsTo(quotaPath, since).all;
+    };
+    // The cache shows 0.5 where the object has 500m: applied (no dry run first); the server writes nothing.
+    expect((await request('first')).map((l) => `${l.method}${JSON.stringify(l.query ?? '').includes('dryRun') ? ' dry run' : ''}`)).toEqual(['PATCH']);
+    expect((await find<KubeObject>(client, quotaPath))?.metadata.resourceVersion).toBe(version);
+    expect(op.logs.filter((l) => l.msg === 'applied' && l.namespace === ns() && l.name === 'normalised')).toHaveLength(1); // the creation only
+    // That verdict is remembered for this version: the next resync sends nothing for it.
+    expect(await request('second')).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { watchEvents } from '../../src/kube/watch-stream.js';
-import { writesSince, type AuditEvent } from '../support/audit.js';
+import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
 import { applySync, createSyncs, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
@@ -106,5 +106,8 @@ describe('writes per sync', () => {
     expect(edited.metadata.generation).toBe(2);
     const writes = writesOf(await writesSince(CLUSTER, since, OPERATOR), 'again');
     expect(writes).toEqual({ objects: OBJECTS, events: 1, status: 2 });
+    // Each changed object cost one request: the cache shows our value differs, so no dry run asks first.
+    const toObjects = (await requestsSince(CLUSTER, since, OPERATOR)).filter((e) => e.objectRef?.resource === 'configmaps' && e.objectRef.name?.startsWith('again-'));
+    expect(toObjects.map((e) => `${e.verb}${e.requestURI.includes('dryRun=') ? ' (dry run)' : ''}`)).toEqual(Array(OBJECTS).fill('patch'));
   });
 });
