@@ -85,6 +85,18 @@ export class DriftLedger {
     return this.pending.get(owner)?.has(id) ?? false;
   }
 
+  /** Every drift of `owner`, due or not (taken): a full apply corrects them all. */
+  takeAll(owner: string): Drift[] {
+    const drifts = [...(this.pending.get(owner)?.values() ?? [])];
+    this.pending.delete(owner);
+    return drifts;
+  }
+
+  /** The drifts of `owner` waiting, backed off, for their correction (after `take`, the ones not due). */
+  waitingOf(owner: string): Drift[] {
+    return [...(this.pending.get(owner)?.values() ?? [])];
+  }
+
   /** An object was corrected: how many times lately, and how long the next correction waits. */
   corrected(id: string, intervalMs: number, now = Date.now()): { count: number; nextMs: number } {
     const prev = this.corrections.get(id);

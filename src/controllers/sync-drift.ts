@@ -5,6 +5,7 @@ import type { OwnedObjects } from '../apply/owned-objects.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
+import { listProblems } from '../runtime/messages.js';
 import type { KubeObject } from '../kube/resources.js';
 
 /**
@@ -33,10 +34,24 @@ export async function announceDrift(
 
 /** `ConfigMap/app/settings: .data.a changed by kubectl-patch; corrected` (and, when fighting, whom and for how long). */
 export function driftMessage(d: Drift, count: number, nextMs: number): string {
-  const by = d.managers.length > 0 ? d.managers.join(', ') : d.deleted ? 'whoever deleted it' : 'an unknown field manager';
+  const by = byOf(d);
   const line = d.deleted ? `${nameOf(d.id)}: deleted, not by this sync; recreated` : `${nameOf(d.id)}: ${d.fields.join(', ')} changed by ${by}; corrected`;
   if (count < 2) return line;
   return `${line} (${count} times in a row: fighting ${by}; the next correction waits ${Math.round(nextMs / 1000)}s)`;
+}
+
+/**
+ * What a Ready message adds while corrections wait, backed off (a fight):
+ * the objects differ from the applied revision until then. Empty when none
+ * waits. Names no count or time, so that the status is not rewritten at
+ * each step of the fight: once when a correction starts to wait, once when
+ * it is made.
+ */
+export function backedOffNote(waiting: readonly Drift[]): string {
+  if (waiting.length === 0) return '';
+  const what = waiting.map((d) => (d.deleted ? `${nameOf(d.id)} deleted` : `${nameOf(d.id)} ${d.fields.join(', ')} changed by ${byOf(d)}`));
+  const objects = waiting.length === 1 ? '1 object differs until its correction' : `${waiting.length} objects differ until their corrections`;
+  return `; ${objects}, backed off (fighting): ${listProblems(what)}`;
 }
 
 /** A requeue no later than `waitMs` (when backed-off drifts are due). */
@@ -44,6 +59,10 @@ export function dueBy(result: ReconcileResult, waitMs: number | undefined): Reco
   if (waitMs === undefined) return result;
   const after = result.requeueAfterMs === undefined ? waitMs : Math.min(result.requeueAfterMs, waitMs);
   return { ...result, requeueAfterMs: Math.max(1, after) };
+}
+
+function byOf(d: Drift): string {
+  return d.managers.length > 0 ? d.managers.join(', ') : d.deleted ? 'whoever deleted it' : 'an unknown field manager';
 }
 
 function nameOf(id: string): string {

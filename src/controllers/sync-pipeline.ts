@@ -23,7 +23,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ObjectWriter } from '../runtime/object-writer.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
-import { announceDrift, dueBy } from './sync-drift.js';
+import { announceDrift, backedOffNote, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 import { CleanUpFailed } from './lifecycle.js';
@@ -148,6 +148,9 @@ export class SyncPipeline {
       return dueBy(await this.report(run, base, prev, log), drift.waitMs);
     }
     this.sourceChanged.delete(key);
+    // A full apply corrects every drifted object, backed off or not (it applies whatever differs from
+    // the set): all are taken, and announced as corrected, and none is left to say it still waits.
+    const corrections = stillOwned({ due: [...drift.due, ...target.owned.takeAllDrifts(ownerOf(obj))] }, prev).due;
 
     const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
     // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
@@ -172,7 +175,7 @@ export class SyncPipeline {
     // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
     // goes on to the status write and the next sync while it is sent.
     void this.announce(obj, outcome.applied, outcome.pruned, log);
-    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, drift.due, outcome.applied, log);
+    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, corrections, outcome.applied, log);
     const now = Date.now();
     const state: AppliedState = {
       target: target.id,
@@ -193,7 +196,7 @@ export class SyncPipeline {
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
       return afterProblem(problem, outcome.arrived, interval);
     }
-    return dueBy(await this.report(run, status, state, log), drift.waitMs);
+    return this.report(run, status, state, log);
   }
 
   /**
@@ -382,8 +385,9 @@ export class SyncPipeline {
     const summary = summarize(health.map((h) => h.status));
     let status: SyncStatusDraft = { ...base, summary, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision };
     const notReady = health.filter((h) => h.status !== 'Current');
+    const fight = backedOffNote(target.owned.waitingDrifts(ownerOf(obj)));
     if (!spec.wait || notReady.length === 0) {
-      status = succeeded({ ...status, lastAppliedRevision: state.revision }, `applied revision ${state.revision}`, generation);
+      status = succeeded({ ...status, lastAppliedRevision: state.revision }, `applied revision ${state.revision}${fight}`, generation);
       if (await this.deps.writer.updateStatus(obj, status)) log.info({ revision: state.revision }, 'ready');
       return { requeueAfterMs: jitter(interval) };
     }
@@ -395,7 +399,7 @@ export class SyncPipeline {
       await this.fail(obj, { ...status, lastAppliedRevision: state.revision }, Reason.HealthCheckFailed, message, generation, log);
       return { requeueAfterMs: jitter(interval) };
     }
-    status = progressing({ ...status, lastAppliedRevision: state.revision }, `waiting for ${notReady.length} of ${health.length} objects: ${why}`, generation);
+    status = progressing({ ...status, lastAppliedRevision: state.revision }, `waiting for ${notReady.length} of ${health.length} objects: ${why}${fight}`, generation);
     await this.deps.writer.updateStatus(obj, status);
     // Watches wake us when an object changes; this only brings the timeout.
     return { requeueAfterMs: timeout - waited + 100 };

@@ -8,7 +8,7 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator, type LogLine, type OperatorProcess } from '../support/operator.js';
-import { applySync, eventsFor, find, getSync, waitForReady } from '../support/syncs.js';
+import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
@@ -136,6 +136,29 @@ describe('drift', () => {
     );
     expect(fighting.message).toMatch(new RegExp(`^ConfigMap/${ns()}/fought: \\.data\\.replicas changed by hpa-like-fighter; corrected \\(\\d+ times in a row: fighting hpa-like-fighter; the next correction waits \\d+s\\)$`));
 
+    // While a correction waits, backed off, the Ready message says the object differs and who changes it
+    // (one more change by the fighter now, corrected several times in a row: its correction waits seconds).
+    await patchAs('hpa-like-fighter', 'fought', { replicas: '7' });
+    const note = `; 1 object differs until its correction, backed off (fighting): ConfigMap/${ns()}/fought .data.replicas changed by hpa-like-fighter`;
+    const waiting = await eventually('the Ready message to say a correction waits', async () => {
+      const ready = readyOf(await getSync(client, ns(), 'fought'));
+      return ready?.message.endsWith(note) ? ready : undefined;
+    });
+    expect(waiting).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    // A requested reconcile applies in full, which corrects every drifted object, backed off or not:
+    // the status that echoes the request no longer says one waits.
+    await client.request({
+      method: 'PATCH',
+      path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought`,
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': 'mid-fight' } } },
+    });
+    const handled = await eventually('the reconcile request handled', async () => {
+      const s = await getSync(client, ns(), 'fought');
+      return s.status?.lastHandledReconcileAt === 'mid-fight' ? s : undefined;
+    });
+    expect(readyOf(handled)?.message).toBe(waiting.message.slice(0, -note.length));
+    expect((await find<{ data: Record<string, string> }>(client, cmPath('fought')))?.data.replicas).toBe('1');
 
     // Gone, so that its backed-off correction still due does not land in the next tests' windows.
     await client.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought` });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { DriftLedger, backoffMs, driftOf } from '../../src/apply/drift.js';
+import { backedOffNote } from '../../src/controllers/sync-drift.js';
 import { changersOf, displayPath, lostFields, type FieldSet } from '../../src/apply/managed-fields.js';
 import { decideNoop } from '../../src/apply/noop.js';
 import type { KubeObject } from '../../src/kube/resources.js';
@@ -178,8 +179,11 @@ describe('DriftLedger', () => {
     expect(ledger.take('Sync/ns/s', 60_000, 400)).toEqual({ due: [], waitMs: 600 });
     expect(ledger.waiting('Sync/ns/s', drift.id)).toBe(true);
     expect(ledger.waiting('Sync/ns/other', drift.id)).toBe(false);
+    expect(ledger.waitingOf('Sync/ns/s')).toEqual([drift]);
+    expect(ledger.waitingOf('Sync/ns/other')).toEqual([]);
     expect(ledger.take('Sync/ns/s', 60_000, 1000).due).toEqual([drift]);
     expect(ledger.waiting('Sync/ns/s', drift.id)).toBe(false);
+    expect(ledger.waitingOf('Sync/ns/s')).toEqual([]);
     expect(ledger.corrected(drift.id, 60_000, 1000).count).toBe(2);
     expect(ledger.corrected(drift.id, 60_000, 100_000)).toEqual({ count: 1, nextMs: 1000 });
   });
@@ -193,5 +197,29 @@ describe('DriftLedger', () => {
     ledger.flag('Sync/ns/s', deleted);
     ledger.forgetOwner('Sync/ns/s');
     expect(ledger.take('Sync/ns/s', 60_000, 0)).toEqual({ due: [] });
+  });
+});
+
+describe('backedOffNote', () => {
+  const changed = (name: string, managers: string[]) => ({ id: `ns_${name}__ConfigMap`, fields: ['.data.a', '.data.b'], managers });
+
+  test('nothing waiting: nothing added', () => {
+    expect(backedOffNote([])).toBe('');
+  });
+
+  test('names each object waiting, its fields and who changed them; no count or time, so the message stays while the fight goes on', () => {
+    expect(backedOffNote([changed('a', ['hpa-controller'])])).toBe(
+      '; 1 object differs until its correction, backed off (fighting): ConfigMap/ns/a .data.a, .data.b changed by hpa-controller',
+    );
+    const deleted = { id: 'ns_b__ConfigMap', fields: [], managers: [], deleted: true as const };
+    expect(backedOffNote([changed('a', []), deleted])).toBe(
+      '; 2 objects differ until their corrections, backed off (fighting): ConfigMap/ns/a .data.a, .data.b changed by an unknown field manager; ConfigMap/ns/b deleted',
+    );
+  });
+
+  test('many: five named, the rest counted', () => {
+    const note = backedOffNote(Array.from({ length: 40 }, (_, i) => changed(`o${i}`, ['m'])));
+    expect(note.startsWith('; 40 objects differ until their corrections, backed off (fighting): ConfigMap/ns/o0 ')).toBe(true);
+    expect(note.endsWith('ConfigMap/ns/o4 .data.a, .data.b changed by m; and 35 more')).toBe(true);
   });
 });
