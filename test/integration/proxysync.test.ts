@@ -155,7 +155,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
         const c = reconciledSince(hub, 'ProxySync', 'app', since).flatMap((l) => l.causes as string[]);
         return c.length > 0 ? c : undefined;
       });
-      expect(causes).toContain(`owned object in ${edgeCluster()}`);
+      expect(causes).toContain(`owned object updated: ${ns()}_app_syncprims.dev_Sync in ${edgeCluster()}`);
       // Every request to edge-1 is logged (trace): the apply of the test before is there; none since reads Syncs but a watch.
       expect(hub.logs.some((l) => l.msg === 'request' && l.cluster === edgeCluster() && l.method === 'PATCH')).toBe(true);
       const requests = hub.logs.filter((l) => l.msg === 'request' && l.cluster === edgeCluster() && at(l) >= since);
