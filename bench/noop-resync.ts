@@ -13,10 +13,13 @@
 //    `lastHandledReconcileAt` (and 2 s of quiet after), from the API server's
 //    audit log (so dry runs are told from writes);
 // 2. a restart: the operator stopped and started again, its requests until
-//    it has reconciled the Sync and been quiet for 2 s.
+//    it has reconciled the Sync and been quiet for 2 s;
+// 3. a new revision that changes every object (each ConfigMap's value): its
+//    requests until Ready with that revision and 2 s of quiet.
 //
-// Run it with `bench/run.sh noop-resync`. N (default 1000) and RUNS (default 2)
-// can be changed through the environment. It prints figures and writes
+// Run it with `bench/run.sh noop-resync`. N (default 1000), RUNS (default 2)
+// and BASELINE (the baseline's commit, default HEAD) can be changed through
+// the environment. It prints figures and writes
 // docs/benchmarks/noop-resync.md; it asserts nothing about them.
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -56,11 +59,12 @@ const KUBECONFIG = path.join(LOCAL, `${CLUSTER}.kubeconfig`);
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'noop-resync.md');
 const N = Number(process.env.N ?? 1000);
 const RUNS = Number(process.env.RUNS ?? 2);
+const BASELINE = process.env.BASELINE ?? 'HEAD';
 const BENCH_UA = 'syncprims-bench/noop-resync';
 const OPERATOR_UA = 'syncprims-operator';
 
 interface Build {
-  name: 'baseline (HEAD)' | 'working tree';
+  name: string;
   target: OperatorTarget;
   description: string;
 }
@@ -76,6 +80,8 @@ interface Run {
   build: Build['name'];
   resync: Phase;
   restart: Phase;
+  /** A new revision that changes every object. */
+  revision: Phase;
   /** Heap per cached owned ConfigMap, managedFields dropped / kept (measured in the working tree's runs). */
   heap?: { dropped: number; kept: number };
 }
@@ -95,8 +101,8 @@ function target(dir: string, name: string): OperatorTarget {
   return { main: path.join(dir, 'dist', 'cli', 'main.js'), kubeconfig: KUBECONFIG, log: path.join(LOCAL, `${CLUSTER}-${name}-operator.log`) };
 }
 
-function configMaps(namespace: string): KubeObject[] {
-  return Array.from({ length: N }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace }, data: { index: String(i), value: `value-${i}` } }));
+function configMaps(namespace: string, edit = ''): KubeObject[] {
+  return Array.from({ length: N }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace }, data: { index: String(i), value: `value-${i}${edit}` } }));
 }
 
 async function syncOf(client: KubeClient, namespace: string): Promise<KubeObject> {
@@ -168,8 +174,20 @@ async function oneRun(client: KubeClient, build: Build, round: number): Promise<
     op = await OperatorProcess.start(build.target, namespace);
     await quiet(restartedAt);
     const restart = { ...(await counted(restartedAt)), ms: Date.now() - restartedAt.getTime() };
+
+    // 3. A new revision that changes every object.
+    const editedAt = new Date();
+    const before = statusOf(await syncOf(client, namespace)).lastAppliedRevision;
+    await client.request({ method: 'PATCH', path: `${collectionPath(SYNCS, namespace)}/set`, contentType: 'application/merge-patch+json', body: { spec: { source: { inline: configMaps(namespace, '-edited') } } } });
+    await until('the new revision applied', async () => {
+      const sync = await syncOf(client, namespace);
+      return readyTrue(sync) && statusOf(sync).observedGeneration === sync.metadata.generation && statusOf(sync).lastAppliedRevision !== before;
+    }, 300_000, 20);
+    const revisionMs = Date.now() - editedAt.getTime();
+    await quiet(editedAt);
+    const revision = { ...(await counted(editedAt)), ms: revisionMs };
     const heap = build.name === 'working tree' ? await heapPerObject(client, namespace) : undefined;
-    return { build: build.name, resync, restart, heap };
+    return { build: build.name, resync, restart, revision, heap };
   } finally {
     await op?.stop();
     await deleteSyncNamespace(client, namespace);
@@ -219,7 +237,7 @@ async function main(): Promise<void> {
   const baselineDir = path.join(LOCAL, `${CLUSTER}-baseline`);
   const currentDir = path.join(LOCAL, `${CLUSTER}-current`);
   const builds: Build[] = [
-    { name: 'baseline (HEAD)', target: target(baselineDir, 'baseline'), description: await buildOperator(baselineDir) },
+    { name: `baseline (${BASELINE})`, target: target(baselineDir, 'baseline'), description: await buildOperator(baselineDir, BASELINE) },
     { name: 'working tree', target: target(currentDir, 'current'), description: await buildWorkingTree(currentDir) },
   ];
   let client: KubeClient | undefined;
@@ -233,7 +251,10 @@ async function main(): Promise<void> {
       for (const build of round % 2 ? builds : [...builds].reverse()) {
         console.log(`run ${round} of ${RUNS}, ${build.name}: one Sync of ${N} ConfigMaps...`);
         const r = await oneRun(client, build, round);
-        console.log(`  no-op resync: ${r.resync.total} requests (${describe(r.resync.counts)}) in ${sec(r.resync.ms)} s; restart: ${r.restart.total} requests (${describe(r.restart.counts)})`);
+        console.log(
+          `  no-op resync: ${r.resync.total} requests (${describe(r.resync.counts)}) in ${sec(r.resync.ms)} s; restart: ${r.restart.total} requests (${describe(r.restart.counts)}); ` +
+            `new revision: ${r.revision.total} requests (${describe(r.revision.counts)}) in ${sec(r.revision.ms)} s`,
+        );
         runs.push(r);
       }
     }
@@ -253,13 +274,13 @@ function writeReport(runs: Run[], builds: Build[], kubernetes: string, load: num
   const date = new Date().toISOString().slice(0, 10);
   const rows = runs.map(
     (r, i) =>
-      `| ${i + 1} | ${r.build} | ${int(r.resync.total)} | ${describe(r.resync.counts)} | ${sec(r.resync.ms)} s | ${int(r.restart.total)} | ${describe(r.restart.counts)} |`,
+      `| ${i + 1} | ${r.build} | ${int(r.resync.total)} | ${describe(r.resync.counts)} | ${sec(r.resync.ms)} s | ${int(r.restart.total)} | ${describe(r.restart.counts)} | ${int(r.revision.total)} | ${describe(r.revision.counts)} | ${sec(r.revision.ms)} s |`,
   );
   const med = (name: Build['name'], f: (r: Run) => number) => median(runs.filter((r) => r.build === name).map(f));
   const summary = builds.map(
     (b) =>
       `- ${b.name}: a no-op resync sent ${int(med(b.name, (r) => r.resync.total))} requests (${int(med(b.name, (r) => r.resync.counts['dry-run patch'] ?? 0))} dry runs), ` +
-      `a restart ${int(med(b.name, (r) => r.restart.total))} (${int(med(b.name, (r) => r.restart.counts['dry-run patch'] ?? 0))} dry runs, ${int(med(b.name, (r) => r.restart.counts.patch ?? 0) + med(b.name, (r) => r.restart.counts.create ?? 0))} patches and creates) (medians).`,
+      `a restart ${int(med(b.name, (r) => r.restart.total))} (${int(med(b.name, (r) => r.restart.counts['dry-run patch'] ?? 0))} dry runs, ${int(med(b.name, (r) => r.restart.counts.patch ?? 0) + med(b.name, (r) => r.restart.counts.create ?? 0))} patches and creates), a new revision that changes every object ${int(med(b.name, (r) => r.revision.total))} (${int(med(b.name, (r) => r.revision.counts['dry-run patch'] ?? 0))} dry runs) in ${sec(med(b.name, (r) => r.revision.ms))} s (medians).`,
   );
   const heaps = runs.flatMap((r) => (r.heap ? [r.heap] : []));
   const heapLine = heaps.length
@@ -279,12 +300,13 @@ working tree ${builds[1]!.description}.
 
 Method: ${RUNS} runs, alternating which build goes first; per run and build a fresh namespace, one Sync of ${int(N)} inline
 ConfigMaps (\`interval: 1h\`), an operator process (\`--namespace\`), the Sync Ready, then (1) a requested reconcile
-(\`syncprims.dev/reconcile-requested-at\`) of the unchanged set, and (2) the operator stopped and started again. Requests are
+(\`syncprims.dev/reconcile-requested-at\`) of the unchanged set, (2) the operator stopped and started again, and (3) a new
+revision that changes every ConfigMap's value (the Sync's spec edited), timed until Ready with it. Requests are
 the operator's (User-Agent \`${OPERATOR_UA}\`), read from the API server's audit log (Lease renewals and watches left out),
 from the request (or the start) until the operator has been quiet for 2 s; a dry run is a PATCH with \`dryRun=All\`.
 
-| run | build | no-op resync: requests | by verb | to lastHandledReconcileAt | restart: requests | by verb |
-|---|---|---|---|---|---|---|
+| run | build | no-op resync: requests | by verb | to lastHandledReconcileAt | restart: requests | by verb | new revision: requests | by verb | to Ready |
+|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 ${summary.join('\n')}
@@ -296,7 +318,8 @@ names, never values) and the entries written by others since; an unchanged objec
 would apply are exactly those we own, each value equal to the live one) and not sent; where that cannot be told (a value the
 server normalises, a list key it defaults), one dry run is sent and its "unchanged" remembered as a hash of (resourceVersion,
 rendered object). \`test/integration/noop-safety.test.ts\` checks the decision against real dry runs over the corpus and
-\`examples/\` with hand edits.
+\`examples/\` with hand edits. Where the cache shows one of our values differs (a new revision's change, drift), the object is
+applied without a dry run first (since 96381d0); a build before that sends a dry run and then the apply for each changed object.
 `;
   writeFileSync(OUT, report);
   console.log(`wrote ${path.relative(ROOT, OUT)}`);

@@ -190,6 +190,7 @@ export interface Condition {
 
 export interface SyncStatus {
   conditions?: Condition[];
+  observedGeneration?: number;
   lastHandledReconcileAt?: string;
   lastAttemptedRevision?: string;
   lastAppliedRevision?: string;
@@ -206,22 +207,22 @@ export const statusOf = (o: KubeObject): SyncStatus => (o.status ?? {}) as SyncS
  * is measured is one commit, whatever others do to src/ and dist/ during the
  * run. Returns a description for the report.
  */
-export async function buildOperator(dir: string): Promise<string> {
+export async function buildOperator(dir: string, ref = 'HEAD'): Promise<string> {
   const git = async (args: string[]): Promise<string> => (await run('git', args, { cwd: ROOT })).stdout.trim();
-  const commit = await git(['rev-parse', '--short', 'HEAD']);
+  const commit = await git(['rev-parse', '--short', ref]);
   const dirty = (await git(['status', '--porcelain', '--', 'src'])).split('\n').filter(Boolean).length;
   console.log(`compiling the operator from commit ${commit} into ${path.relative(ROOT, dir)}...`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
-  await run('bash', ['-c', `git archive HEAD ${files.join(' ')} | tar -x -C "${dir}"`], { cwd: ROOT });
+  await run('bash', ['-c', `git archive ${commit} ${files.join(' ')} | tar -x -C "${dir}"`], { cwd: ROOT });
   // Inside the repository, so node_modules (and @types) are found by walking up.
   await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(dir, 'tsconfig.build.json')], {
     cwd: ROOT,
     maxBuffer: 16 * 2 ** 20,
   });
-  const left = dirty > 0 ? `; ${dirty} file${dirty === 1 ? '' : 's'} under \`src/\` had uncommitted changes, not measured` : '';
-  return `compiled by the benchmark from commit ${commit} (\`git archive HEAD\`, \`tsconfig.build.json\`)${left}`;
+  const left = ref === 'HEAD' && dirty > 0 ? `; ${dirty} file${dirty === 1 ? '' : 's'} under \`src/\` had uncommitted changes, not measured` : '';
+  return `compiled by the benchmark from commit ${commit} (\`git archive ${ref === 'HEAD' ? 'HEAD' : commit}\`, \`tsconfig.build.json\`)${left}`;
 }
 
 /** Which operator to run, against which cluster, and where its output goes. */
