@@ -146,8 +146,9 @@ export class ApplyEngine {
   /**
    * Whether applying `obj` would leave `existing` as it is, decided from the
    * object and our managedFields entry where that is certain (no request):
-   * `unchanged`; `differs` where a field we set differs from the live one or
-   * is not ours (applied without a dry run: it would only say so). Else a
+   * `unchanged`; `differs` where the apply certainly changes it (a value of
+   * ours differs, a field is not ours, or ours no longer set: applied without
+   * a dry run, which would only say so). Else a
    * dry run decides (`unchanged` or `changes`), and its "unchanged" is
    * remembered for this version.
    */
@@ -156,7 +157,7 @@ export class ApplyEngine {
     if (decision.noop) return 'unchanged';
     const verdict = verdictHash(existing, obj);
     if (opts.live?.verdicts?.has(id, verdict)) return 'unchanged';
-    if (decision.drifted.length > 0) return 'differs';
+    if (decision.differs.length > 0) return 'differs';
     const dry = await this.ssa(path, obj, true).catch((err: unknown) => {
       if (opts.force && isImmutable(err)) return undefined; // recreated by the caller
       throw err;

@@ -107,7 +107,17 @@ describe('writes per sync', () => {
     const writes = writesOf(await writesSince(CLUSTER, since, OPERATOR), 'again');
     expect(writes).toEqual({ objects: OBJECTS, events: 1, status: 2 });
     // Each changed object cost one request: the cache shows our value differs, so no dry run asks first.
-    const toObjects = (await requestsSince(CLUSTER, since, OPERATOR)).filter((e) => e.objectRef?.resource === 'configmaps' && e.objectRef.name?.startsWith('again-'));
-    expect(toObjects.map((e) => `${e.verb}${e.requestURI.includes('dryRun=') ? ' (dry run)' : ''}`)).toEqual(Array(OBJECTS).fill('patch'));
+    const verbs = (events: AuditEvent[]): string[] =>
+      events.filter((e) => e.objectRef?.resource === 'configmaps' && e.objectRef.name?.startsWith('again-')).map((e) => `${e.verb}${e.requestURI.includes('dryRun=') ? ' (dry run)' : ''}`);
+    expect(verbs(await requestsSince(CLUSTER, since, OPERATOR))).toEqual(Array(OBJECTS).fill('patch'));
+
+    // A revision that no longer sets a field we own (the data): certainly a change too, one request each.
+    const last = statuses.at(-1)!;
+    const removedSince = new Date();
+    const withoutData = configMaps('again', 'two').map(({ data: _data, ...rest }) => rest);
+    await applySync(client, ns(), 'again', { source: { inline: withoutData } });
+    await statusesUntil('again', last.metadata.resourceVersion!, (s) => readyTrue(s) && s.status?.lastAppliedRevision !== last.status?.lastAppliedRevision);
+    expect(verbs(await requestsSince(CLUSTER, removedSince, OPERATOR))).toEqual(Array(OBJECTS).fill('patch'));
+    expect((await client.request<KubeObject>({ path: `/api/v1/namespaces/${ns()}/configmaps/again-0` })).data).toBeUndefined();
   });
 });

@@ -38,15 +38,23 @@ describe('decideNoop', () => {
     const live = cm({ a: '9', b: '2' }, [entry({ ...cmFields, 'f:data': { 'f:b': {} } })]);
     const d = decideNoop(rendered, live);
     expect(d.noop).toBe(false);
-    expect(d.noop ? [] : d.drifted.map(displayPath)).toEqual(['.data.a']);
+    expect(d.noop ? [] : d.differs.map(displayPath)).toEqual(['.data.a']);
   });
 
   test('a value that differs while still ours (the server normalised it, or we changed it) is not a no-op', () => {
     expect(decideNoop(rendered, cm({ a: '1', b: '3' }, [entry(cmFields)])).noop).toBe(false);
   });
 
-  test('a field we own but no longer set: not a no-op (the apply removes it)', () => {
-    expect(decideNoop(cm({ a: '1' }), cm({ a: '1', b: '2' }, [entry(cmFields)])).noop).toBe(false);
+  test('a field we own but no longer set: not a no-op, and certainly a change (the apply removes it, or our ownership)', () => {
+    const d = decideNoop(cm({ a: '1' }), cm({ a: '1', b: '2' }, [entry(cmFields)]));
+    expect(d.noop ? [] : d.differs.map(displayPath)).toEqual(['.data.b']);
+  });
+
+  test('what cannot be told is unsure, not a change: no entry of ours, a value where we own an object', () => {
+    const none = decideNoop(rendered, cm({ a: '1', b: '2' }));
+    expect(none).toMatchObject({ noop: false, differs: [] });
+    const shape = decideNoop(rendered, cm({ a: '1', b: '2' }, [entry({ ...cmFields, 'f:data': { 'f:a': { 'f:x': {} }, 'f:b': {} } })]));
+    expect(shape).toMatchObject({ noop: false, differs: [] });
   });
 
   test('no entry of ours, another apiVersion, or an entry of another operation: not a no-op', () => {
@@ -103,7 +111,8 @@ describe('decideNoop', () => {
     delete live.data;
     expect(decideNoop({ ...rendered, data: {} }, live).noop).toBe(true);
     expect(decideNoop({ ...rendered, data: {} }, { ...live, data: { theirs: 'x' } }).noop).toBe(true);
-    expect(decideNoop({ ...rendered, data: {} }, cm({ a: '1' }, [entry({ 'f:data': { 'f:a': {} }, 'f:metadata': cmFields['f:metadata']! })])).noop).toBe(false);
+    const emptied = decideNoop({ ...rendered, data: {} }, cm({ a: '1' }, [entry({ 'f:data': { 'f:a': {} }, 'f:metadata': cmFields['f:metadata']! })]));
+    expect(emptied.noop ? [] : emptied.differs.map(displayPath)).toEqual(['.data']);
     expect(decideNoop({ ...rendered, data: {} }, cm({}, [entry({ 'f:metadata': cmFields['f:metadata']! })])).noop).toBe(false);
     expect(decideNoop({ ...rendered, data: { a: null } as unknown as Record<string, string> }, cm({}, [entry(cmFields)])).noop).toBe(false);
   });
