@@ -137,6 +137,11 @@ release() {
 }
 
 mkdir -p "$OPS"
+# kubectl's discovery cache, of this run only: the local clusters reuse their ports, and what
+# ~/.kube/cache holds for a port from another cluster that had it (other CRDs; another kind whose
+# short name is also `sync`) sent `kubectl wait sync/syncprims` to that kind (NotFound).
+export KUBECACHEDIR=$ROOT/.local/kubectl-cache
+rm -rf "$KUBECACHEDIR"
 step "Starting the local clusters: ${CLUSTERS[*]}"
 "$CP" --dir "$ROOT/.local" up "${CLUSTERS[@]}"
 # A second run starts its operators afresh.
