@@ -87,7 +87,7 @@ export class DriftLedger {
 
   /** Every drift of `owner`, due or not (taken): a full apply corrects them all. */
   takeAll(owner: string): Drift[] {
-    const drifts = [...(this.pending.get(owner)?.values() ?? [])];
+    const drifts = this.waitingOf(owner);
     this.pending.delete(owner);
     return drifts;
   }

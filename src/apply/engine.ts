@@ -148,9 +148,8 @@ export class ApplyEngine {
    * object and our managedFields entry where that is certain (no request):
    * `unchanged`; `differs` where the apply certainly changes it (a value of
    * ours differs, a field is not ours, or ours no longer set: applied without
-   * a dry run, which would only say so). Else a
-   * dry run decides (`unchanged` or `changes`), and its "unchanged" is
-   * remembered for this version.
+   * a dry run, which would only say so). Else a dry run decides (`unchanged`
+   * or `changes`), and its "unchanged" is remembered for this version.
    */
   private async decide(id: string, path: string, obj: KubeObject, existing: KubeObject, opts: ApplyOptions): Promise<'unchanged' | 'differs' | 'changes'> {
     const decision = decideNoop(obj, existing);
