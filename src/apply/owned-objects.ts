@@ -399,9 +399,9 @@ export class OwnedObjects implements LiveObjects {
     const drift = owner ? driftOfEvent(e) : undefined;
     if (drift && owner) this.drifts.flag(ownerKey(owner), drift);
     if (!owner) return;
-    const cause = drift ? `owned object ${drift.deleted ? 'deleted' : 'drifted'}: ${drift.id}` : `owned object ${e.type}: ${objectId(obj)}`;
     const at = ++this.events;
     if (!drift && this.isEcho(obj)) return;
+    const cause = drift ? `owned object ${drift.deleted ? 'deleted' : 'drifted'}: ${drift.id}` : `owned object ${e.type}: ${objectId(obj)}`;
     const flight = drift ? undefined : this.inFlight.get(ownerKey(owner));
     if (flight) return void flight.held.push({ at, cause });
     this.wake(owner, cause);

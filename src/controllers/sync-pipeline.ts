@@ -148,9 +148,6 @@ export class SyncPipeline {
       return dueBy(await this.report(run, base, prev, log), drift.waitMs);
     }
     this.sourceChanged.delete(key);
-    // A full apply corrects every drifted object, backed off or not (it applies whatever differs from
-    // the set): all are taken, and announced as corrected, and none is left to say it still waits.
-    const corrections = stillOwned({ due: [...drift.due, ...target.owned.takeAllDrifts(ownerOf(obj))] }, prev).due;
 
     const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
     // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
@@ -170,6 +167,10 @@ export class SyncPipeline {
       return {};
     }
     void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
+    // The apply corrects every drifted object, backed off or not (it applies whatever differs from the
+    // set): all are taken, and announced as corrected, and none is left to say it still waits. Taken
+    // only now: a set that does not render or fit applies nothing, and its waiting drifts stay.
+    const corrections = stillOwned({ due: [...drift.due, ...target.owned.takeAllDrifts(ownerOf(obj))] }, prev).due;
     let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
     const outcome = await this.applyAndPrune(run, set, previous);
     // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
