@@ -80,9 +80,9 @@ export class DriftLedger {
     return { due, waitMs };
   }
 
-  /** Whether a drift of object `id` of `owner` is waiting, backed off, for its correction. */
-  waiting(owner: string, id: string): boolean {
-    return this.pending.get(owner)?.has(id) ?? false;
+  /** The drift of object `id` of `owner` waiting, backed off, for its correction, if one is. */
+  waiting(owner: string, id: string): Drift | undefined {
+    return this.pending.get(owner)?.get(id);
   }
 
   /** Every drift of `owner`, due or not (taken): a full apply corrects them all. */

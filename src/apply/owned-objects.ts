@@ -364,8 +364,8 @@ export class OwnedObjects implements LiveObjects {
     return this.drifts.waitingOf(ownerKey(owner));
   }
 
-  /** Whether a drift of object `id` of `owner` is waiting, backed off, for its correction (see `takeDrifts`). */
-  driftWaiting(owner: Owner, id: string): boolean {
+  /** The drift of object `id` of `owner` waiting, backed off, for its correction (see `takeDrifts`), if one is. */
+  driftWaiting(owner: Owner, id: string): Drift | undefined {
     return this.drifts.waiting(ownerKey(owner), id);
   }
 

@@ -9,9 +9,11 @@ import { API_VERSION } from '../api/kinds.js';
 import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import type { InventoryEntry } from '../api/status.js';
+import type { Drift } from '../apply/drift.js';
 import { objectId } from '../apply/inventory.js';
 import type { KubeObject } from '../kube/resources.js';
 import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
+import { driftChange } from './sync-drift.js';
 import type { SyncStatusDraft } from './sync-status.js';
 
 /** Where the remote Sync lives: the template's name and namespace, else the ProxySync's. */
@@ -161,31 +163,32 @@ export function remoteLag(live: KubeObject, mark: string | undefined): string | 
 }
 
 /**
- * The remote Sync was changed by someone else and its correction waits
- * (backed off, as a fight is). No countdown: the message stays the same
- * while it waits, so a fight does not rewrite the ProxySync's status.
+ * The remote Sync was changed by someone else (`drift`: which fields, by
+ * whom) and its correction waits (backed off, as a fight is). No countdown:
+ * the message stays the same while it waits, so a fight does not rewrite
+ * the ProxySync's status.
  */
-function heldBackMessage(live: KubeObject): string {
+function heldBackMessage(live: KubeObject, drift: Drift): string {
   const where = `${live.metadata.namespace}/${live.metadata.name}`;
-  return `the remote Sync ${where} was changed by another field manager and differs from the template: it is put back when its correction, backed off while it keeps being changed, is due (see the Drifted Event)`;
+  return `the remote Sync ${where} differs from the template, ${driftChange(drift)}: it is put back when its correction, backed off while it keeps being changed (fighting), is due (see the Drifted Event)`;
 }
 
 /**
  * The ProxySync's status from its remote Sync: Ready and Stalled mirrored
  * (Ready only once the remote Sync speaks for what we last gave it, and is
- * not held back changed by someone else (`heldBack`): else Ready=Unknown,
+ * not held back changed by someone else (`heldBack`, that drift): else Ready=Unknown,
  * reason RemoteNotReady), revisions, summary, and under
  * `remote` its location, observedGeneration and pending dependencies.
  */
 export function mirroredStatus(
   base: SyncStatusDraft,
   live: KubeObject,
-  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: boolean },
+  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: Drift },
   generation: number | undefined,
   now: Date,
 ): SyncStatusDraft {
   const rs = (live.status ?? {}) as RemoteStatus;
-  const lag = remote.heldBack ? heldBackMessage(live) : remoteLag(live, remote.mark);
+  const lag = remote.heldBack ? heldBackMessage(live, remote.heldBack) : remoteLag(live, remote.mark);
   const ready = findCondition(rs.conditions, ConditionType.Ready);
   let conditions = base.conditions ?? [];
   if (lag !== undefined || !ready) {

@@ -49,9 +49,14 @@ export function driftMessage(d: Drift, count: number, nextMs: number): string {
  */
 export function backedOffNote(waiting: readonly Drift[]): string {
   if (waiting.length === 0) return '';
-  const what = waiting.map((d) => (d.deleted ? `${nameOf(d.id)} deleted` : `${nameOf(d.id)} ${d.fields.join(', ')} changed by ${byOf(d)}`));
+  const what = waiting.map((d) => `${nameOf(d.id)} ${driftChange(d)}`);
   const objects = waiting.length === 1 ? '1 object differs until its correction' : `${waiting.length} objects differ until their corrections`;
   return `; ${objects}, backed off (fighting): ${listProblems(what)}`;
+}
+
+/** What someone else did to an object: `.data.a changed by kubectl-patch`, or `deleted`. */
+export function driftChange(d: Drift): string {
+  return d.deleted ? 'deleted' : `${d.fields.join(', ')} changed by ${byOf(d)}`;
 }
 
 /** A requeue no later than `waitMs` (when backed-off drifts are due). */

@@ -126,7 +126,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     const fighting = await eventually('an Event naming the fight', async () => (await eventsFor(mgmt, ns(), 'fought')).find((e) => e.reason === 'Drifted' && e.message.includes('fighting')));
     expect(fighting.message).toMatch(/: \.spec\.interval changed by fighter; corrected \(\d+ times in a row: fighting fighter; the next correction waits \d+s\)$/);
     expect([...said]).toContain(
-      `Unknown RemoteNotReady: the remote Sync ${ns()}/fought was changed by another field manager and differs from the template: it is put back when its correction, backed off while it keeps being changed, is due (see the Drifted Event)`,
+      `Unknown RemoteNotReady: the remote Sync ${ns()}/fought differs from the template, .spec.interval changed by fighter: it is put back when its correction, backed off while it keeps being changed (fighting), is due (see the Drifted Event)`,
     );
 
     // Gone, so that its backed-off correction does not land in the next tests' windows.

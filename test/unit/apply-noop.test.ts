@@ -186,12 +186,12 @@ describe('DriftLedger', () => {
     ledger.corrected(drift.id, 60_000, 0);
     ledger.flag('Sync/ns/s', drift);
     expect(ledger.take('Sync/ns/s', 60_000, 400)).toEqual({ due: [], waitMs: 600 });
-    expect(ledger.waiting('Sync/ns/s', drift.id)).toBe(true);
-    expect(ledger.waiting('Sync/ns/other', drift.id)).toBe(false);
+    expect(ledger.waiting('Sync/ns/s', drift.id)).toEqual(drift);
+    expect(ledger.waiting('Sync/ns/other', drift.id)).toBeUndefined();
     expect(ledger.waitingOf('Sync/ns/s')).toEqual([drift]);
     expect(ledger.waitingOf('Sync/ns/other')).toEqual([]);
     expect(ledger.take('Sync/ns/s', 60_000, 1000).due).toEqual([drift]);
-    expect(ledger.waiting('Sync/ns/s', drift.id)).toBe(false);
+    expect(ledger.waiting('Sync/ns/s', drift.id)).toBeUndefined();
     expect(ledger.waitingOf('Sync/ns/s')).toEqual([]);
     expect(ledger.corrected(drift.id, 60_000, 1000).count).toBe(2);
     expect(ledger.corrected(drift.id, 60_000, 100_000)).toEqual({ count: 1, nextMs: 1000 });

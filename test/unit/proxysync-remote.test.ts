@@ -96,10 +96,13 @@ describe('the mirrored status', () => {
     expect(ready(s)).toMatchObject({ status: 'Unknown', reason: 'RemoteNotReady' });
   });
 
-  test('nor one changed by another manager whose correction is held back (a fight): its Ready speaks for their spec', () => {
-    const s = mirroredStatus({}, live({ observedGeneration: 2, conditions: [readyTrue] }), { ...remote, heldBack: true }, 5, now);
+  test('nor one changed by another manager whose correction is held back (a fight): its Ready speaks for their spec, and says who changed what', () => {
+    const heldBack = { id: 'team_app_syncprims.dev_Sync', fields: ['.spec.interval', '.spec.suspend'], managers: ['fighter'] };
+    const s = mirroredStatus({}, live({ observedGeneration: 2, conditions: [readyTrue] }), { ...remote, heldBack }, 5, now);
     expect(ready(s)).toMatchObject({ status: 'Unknown', reason: 'RemoteNotReady' });
-    expect(ready(s)?.message).toContain('the remote Sync team/app was changed by another field manager and differs from the template');
+    expect(ready(s)?.message).toBe(
+      'the remote Sync team/app differs from the template, .spec.interval, .spec.suspend changed by fighter: it is put back when its correction, backed off while it keeps being changed (fighting), is due (see the Drifted Event)',
+    );
   });
 
   test('once caught up, Ready, revisions and summary are mirrored, and the rest goes under remote', () => {
