@@ -21,7 +21,7 @@ import { clusterClient, closeClients, ensureClusters, kubeconfigPath, ROOT } fro
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { OperatorProcess, trackOperator } from '../support/operator.js';
 import { sampleValue } from '../support/prometheus.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig } from '../support/remote.js';
 import { applySync, find, syncPath, waitForReady } from '../support/syncs.js';
@@ -172,6 +172,8 @@ class QuietOperator {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const op = new QuietOperator(child, { metrics, health });
+    // Stopped before the test namespace's cleanup releases the finalizers: one still running would put them back.
+    trackOperator(op, child, HOME, args);
     await eventually(`/healthz of the operator at ${args.join(' ')} (stderr: ${op.stderr.join('\n')})`, async () => ((await fetch(`http://127.0.0.1:${health}/healthz`)).ok ? true : undefined));
     return op;
   }

@@ -8,7 +8,7 @@ import { schemalessCrd } from '../support/crds.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, useSyncOperator } from '../support/operator.js';
-import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
+import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
@@ -25,6 +25,12 @@ const cm = (name: string, namespace: string | undefined, data: Record<string, st
   metadata: namespace ? { name, namespace } : { name },
   data,
 });
+
+/** A pruned object is gone, or on its way (a CRD or Namespace has finalizers of its own). */
+async function stateOf(path: string): Promise<'gone' | 'terminating' | 'still there'> {
+  const obj = await find<KubeObject>(client, path);
+  return obj === undefined ? 'gone' : obj.metadata.deletionTimestamp ? 'terminating' : 'still there';
+}
 
 describe('apply, edit, prune, drift', () => {
   test('a CRD, its custom resource, a Namespace and objects in it become Ready in one reconcile', async () => {
@@ -90,6 +96,11 @@ describe('apply, edit, prune, drift', () => {
       return s.status?.lastHandledReconcileAt === 'now-1' ? s : undefined;
     });
     expect(readyOf(handled)?.status).toBe('True');
+
+    // Deleted, it prunes what it applied, the cluster-scoped CRD and Namespace too.
+    await deleteSyncAndWait(client, ns(), 'stack');
+    expect(await stateOf(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`)).not.toBe('still there');
+    expect(await stateOf(`/api/v1/namespaces/${target}`)).not.toBe('still there');
   });
 
   test('objects are read from the watches, not fetched: one PATCH per new object, no request per unchanged one', async () => {
@@ -145,6 +156,9 @@ describe('apply, edit, prune, drift', () => {
     await waitForReady(client, ns(), 'crd-used', 'True');
     // Waiting for Established reads the CRD; discovery is read again for the new kind.
     expect((await gets()) - before).toBeGreaterThan(0);
+    // Their CRDs are cluster-scoped: pruned, not left behind by the run.
+    for (const name of ['crd-warmup', 'crd-unused', 'crd-used']) await deleteSyncAndWait(client, ns(), name);
+    for (const plural of ['warmups', 'gadgets', 'gizmos']) expect(await stateOf(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${plural}.${group}`)).not.toBe('still there');
   });
 
   test('drift is corrected within the interval', async () => {

@@ -17,7 +17,18 @@ export interface LogLine {
 }
 
 /** The operators this test file started that still run: their cluster and the namespace they watch (`--namespace`; '' for all). */
-const running = new Map<OperatorProcess, { cluster: string; namespace: string }>();
+const running = new Map<{ stop(signal: NodeJS.Signals): Promise<unknown> }, { cluster: string; namespace: string }>();
+
+/**
+ * Counts an operator process (`child`, run on `cluster` with `args`) among
+ * those that stopOperatorsWatching stops: every operator a test file starts
+ * must be, OperatorProcess or not.
+ */
+export function trackOperator(op: { stop(signal: NodeJS.Signals): Promise<unknown> }, child: ChildProcess, cluster: string, args: string[]): void {
+  const at = args.indexOf('--namespace');
+  running.set(op, { cluster, namespace: at >= 0 ? (args[at + 1] ?? '') : '' });
+  child.once('exit', () => running.delete(op));
+}
 
 /**
  * Stops the operators of this test file that watch `namespace` of `cluster`
@@ -68,9 +79,7 @@ export class OperatorProcess {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const op = new OperatorProcess(child);
-    const at = args.indexOf('--namespace');
-    running.set(op, { cluster, namespace: at >= 0 ? (args[at + 1] ?? '') : '' });
-    child.once('exit', () => running.delete(op));
+    trackOperator(op, child, cluster, args);
     await eventually(`the operator's endpoints (stderr: ${op.stderr.join('\n')})`, async () =>
       op.ports.health ? true : undefined,
     );

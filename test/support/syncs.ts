@@ -71,6 +71,19 @@ export async function waitForReady(
   });
 }
 
+/**
+ * Deletes a sync and waits until it is gone, its operator having pruned what
+ * it applied. A test whose sync applies cluster-scoped objects (CRDs,
+ * Namespaces) ends with it: deleting the test namespace would not remove
+ * them, and every run would leave them behind in the local clusters.
+ */
+export async function deleteSyncAndWait(client: KubeClient, namespace: string, name: string, plural = 'syncs'): Promise<void> {
+  await client.request({ method: 'DELETE', path: syncPath(namespace, name, plural) });
+  await eventually(`${plural} ${namespace}/${name} to be gone (its objects pruned)`, async () =>
+    (await find(client, syncPath(namespace, name, plural))) === undefined ? true : undefined,
+  );
+}
+
 /** The object at `path`, or undefined when it does not exist. */
 export async function find<T = KubeObject>(client: KubeClient, path: string): Promise<T | undefined> {
   try {
