@@ -15,6 +15,7 @@ export function useTestNamespace(cluster: string, prefix: string): () => string 
   let name = '';
   beforeAll(async () => {
     const client = await clusterClient(cluster);
+    await releaseStuckTestNamespaces(client);
     name = `${prefix}-${randomBytes(3).toString('hex')}`;
     await client.request({
       method: 'POST',
@@ -34,6 +35,22 @@ export function useTestNamespace(cluster: string, prefix: string): () => string 
     if (!name) throw new Error('the test namespace exists only inside tests (after beforeAll)');
     return name;
   };
+}
+
+/** How long a test namespace may take to go before it counts as stuck. */
+const STUCK_AFTER_MS = 2 * 60_000;
+
+/**
+ * Test namespaces left Terminating by an earlier run that was cut short (its
+ * afterAll never ran): their syncs' finalizers are released, so that the
+ * namespace controller stops retrying them. The local clusters keep their
+ * state between runs; without this, each interrupted run would leave the API
+ * server busy for good and every later run slower.
+ */
+async function releaseStuckTestNamespaces(client: KubeClient): Promise<void> {
+  const list = await client.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces', query: { labelSelector: `${TEST_LABEL}=true` } });
+  const stuck = list.items.filter((n) => n.metadata.deletionTimestamp && Date.now() - Date.parse(n.metadata.deletionTimestamp) > STUCK_AFTER_MS);
+  await Promise.all(stuck.map((n) => releaseSyncFinalizers(client, n.metadata.name!)));
 }
 
 /**
