@@ -48,17 +48,31 @@ export const MIN_INTERVAL = '1s';
 const MIN_INTERVAL_MESSAGE = `must be at least ${MIN_INTERVAL}: a shorter interval re-reads the source and re-checks every object without pause`;
 
 /**
- * The `interval` field: a duration of at least MIN_INTERVAL. In the CRD, a
- * second CEL rule beside the pattern's (CEL's `duration()` reads Go's syntax).
+ * A duration whose numbers have at most 5 digits of hours, 7 of minutes, 9
+ * of seconds (12 of ms, 15 of us, 18 of ns). Within 64 characters no sum of
+ * such parts exceeds what a Go duration holds (about 2,562,047h), which CEL's
+ * `duration()` refuses with a type conversion error instead of our message.
+ */
+const BOUNDED_DURATION_PATTERN =
+  '^([0-9]{1,5}([.][0-9]+)?h|[0-9]{1,7}([.][0-9]+)?m|[0-9]{1,9}([.][0-9]+)?s|[0-9]{1,12}([.][0-9]+)?ms|[0-9]{1,15}([.][0-9]+)?(us|µs)|[0-9]{1,18}([.][0-9]+)?ns)+$';
+const BOUNDED_DURATION_RE = new RegExp(BOUNDED_DURATION_PATTERN);
+const BOUNDED_DURATION_MESSAGE = 'is too long: at most 5 digits of hours (99999h, over 11 years), 7 of minutes or 9 of seconds';
+
+/**
+ * The `interval` field: a duration of at least MIN_INTERVAL. In the CRD, CEL
+ * rules beside the pattern's: the bound, then the minimum (CEL's `duration()`
+ * reads Go's syntax, and is only called on a duration it can hold).
  */
 export const intervalSchema = z
   .string()
   .max(64)
   .refine(isDuration, { message: DURATION_MESSAGE })
-  .refine((s) => !isDuration(s) || parseDuration(s) >= parseDuration(MIN_INTERVAL), { message: MIN_INTERVAL_MESSAGE })
+  .refine((s) => !isDuration(s) || BOUNDED_DURATION_RE.test(s), { message: BOUNDED_DURATION_MESSAGE })
+  .refine((s) => !BOUNDED_DURATION_RE.test(s) || parseDuration(s) >= parseDuration(MIN_INTERVAL), { message: MIN_INTERVAL_MESSAGE })
   .meta({
     [CEL_KEY]: [
       { rule: `self.matches('${DURATION_PATTERN}')`, message: DURATION_MESSAGE },
-      { rule: `!self.matches('${DURATION_PATTERN}') || duration(self) >= duration('${MIN_INTERVAL}')`, message: MIN_INTERVAL_MESSAGE },
+      { rule: `!self.matches('${DURATION_PATTERN}') || self.matches('${BOUNDED_DURATION_PATTERN}')`, message: BOUNDED_DURATION_MESSAGE },
+      { rule: `!self.matches('${BOUNDED_DURATION_PATTERN}') || duration(self) >= duration('${MIN_INTERVAL}')`, message: MIN_INTERVAL_MESSAGE },
     ],
   });

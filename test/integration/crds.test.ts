@@ -236,6 +236,16 @@ describe('invalid objects are refused with readable messages', () => {
     expect(await refusal(object('ProxySync', 'hot', { ...clusterRef, template }))).toContain(`spec.template.spec.interval: Invalid value: "999ms": ${message}`);
   });
 
+  test('an interval longer than a Go duration holds is refused as too long, not with a conversion error', async () => {
+    const message = 'is too long: at most 5 digits of hours (99999h, over 11 years), 7 of minutes or 9 of seconds';
+    const refused = await refusal(object('Sync', 'long', { source: inline, interval: '99999999999h' }));
+    expect(refused).toContain(`spec.interval: Invalid value: "99999999999h": ${message}`);
+    expect(refused).not.toContain('conversion error');
+    expect(refused).not.toContain('at least 1s');
+    const template = { spec: { source: inline, interval: '3000000h' } };
+    expect(await refusal(object('ProxySync', 'long', { ...clusterRef, template }))).toContain(`spec.template.spec.interval: Invalid value: "3000000h": ${message}`);
+  });
+
   test('an unknown dependsOn kind', async () => {
     const dependsOn = [{ kind: 'Kustomization', name: 'x' }];
     expect(await refusal(object('Sync', 'dep', { source: inline, dependsOn }))).toContain(
@@ -292,6 +302,7 @@ describe('invalid objects are refused with readable messages', () => {
       ['RemoteSync', { source: inline }],
       ['RemoteSync', { ...validSpec('RemoteSync'), interval: '1d' }],
       ['Sync', { source: inline, interval: '0s' }],
+      ['Sync', { source: inline, interval: '99999999999h' }],
       ['RemoteSync', { ...validSpec('RemoteSync'), interval: '0.5s' }],
       ['ProxySync', { ...validSpec('ProxySync'), kubeConfig: { secretRef: { name: 'k' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: inline, interval: '-1m' } } }],
