@@ -34,10 +34,9 @@ export async function announceDrift(
 
 /** `ConfigMap/app/settings: .data.a changed by kubectl-patch; corrected` (and, when fighting, whom and for how long). */
 export function driftMessage(d: Drift, count: number, nextMs: number): string {
-  const by = byOf(d);
-  const line = d.deleted ? `${nameOf(d.id)}: deleted, not by this sync; recreated` : `${nameOf(d.id)}: ${d.fields.join(', ')} changed by ${by}; corrected`;
+  const line = d.deleted ? `${nameOf(d.id)}: deleted, not by this sync; recreated` : `${nameOf(d.id)}: ${driftChange(d)}; corrected`;
   if (count < 2) return line;
-  return `${line} (${count} times in a row: fighting ${by}; the next correction waits ${Math.round(nextMs / 1000)}s)`;
+  return `${line} (${count} times in a row: fighting ${byOf(d)}; the next correction waits ${Math.round(nextMs / 1000)}s)`;
 }
 
 /**

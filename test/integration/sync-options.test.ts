@@ -14,7 +14,7 @@ import { ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
-import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
@@ -39,10 +39,7 @@ const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Rec
 const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;
 const gone = (path: string) => async () => ((await find(client, path)) === undefined ? true : undefined);
 
-async function deleteSync(name: string): Promise<void> {
-  await client.request({ method: 'DELETE', path: syncPath(ns(), name) });
-  await eventually(`Sync ${name} to be gone`, gone(syncPath(ns(), name)));
-}
+const deleteSync = (name: string): Promise<void> => deleteSyncAndWait(client, ns(), name);
 
 describe('sync spec switches', () => {
   test('force recreates an object whose immutable fields changed; without it the failure says so', async () => {
