@@ -16,15 +16,18 @@ export interface LogLine {
   [key: string]: unknown;
 }
 
+/** An operator process a test can stop. */
+type Stoppable = { stop(signal: NodeJS.Signals): Promise<unknown> };
+
 /** The operators this test file started that still run: their cluster and the namespace they watch (`--namespace`; '' for all). */
-const running = new Map<{ stop(signal: NodeJS.Signals): Promise<unknown> }, { cluster: string; namespace: string }>();
+const running = new Map<Stoppable, { cluster: string; namespace: string }>();
 
 /**
  * Counts an operator process (`child`, run on `cluster` with `args`) among
  * those that stopOperatorsWatching stops: every operator a test file starts
  * must be, OperatorProcess or not.
  */
-export function trackOperator(op: { stop(signal: NodeJS.Signals): Promise<unknown> }, child: ChildProcess, cluster: string, args: string[]): void {
+export function trackOperator(op: Stoppable, child: ChildProcess, cluster: string, args: string[]): void {
   const at = args.indexOf('--namespace');
   running.set(op, { cluster, namespace: at >= 0 ? (args[at + 1] ?? '') : '' });
   child.once('exit', () => running.delete(op));
