@@ -145,6 +145,10 @@ describe('a Sync', () => {
 describe('across clusters', () => {
   test("a RemoteSync's own Events and those of what it applied in edge-1; a ProxySync's and its remote Sync's", async () => {
     const [edgeCm, remoteSync, rsApplied] = await Promise.all([get(edge, cmPath('edge-cm')), get(edge, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/proxy`), appliedEvent('RemoteSync', 'edge')]);
+    // Events carry whole seconds: ours must be seen a second after the Applied one, or the two tie
+    // and the order falls to when each was first seen (ours a minute earlier).
+    const after = Date.parse(rsApplied.lastTimestamp) + 1000;
+    if (Date.now() < after) await new Promise((resolve) => setTimeout(resolve, after - Date.now()));
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     await recordEvent(edge, { ...edgeCm, apiVersion: 'v1', kind: 'ConfigMap' }, { type: 'Warning', reason: 'EdgeTrouble', message: 'seen in edge-1', last: now });
     await recordEvent(edge, { ...remoteSync, apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync' }, { type: 'Normal', reason: 'RemoteSaid', message: 'from the remote Sync', last: now });
