@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CEL_KEY, matchingString } from './cel.js';
+import { CEL_KEY } from './cel.js';
 
 /**
  * Go duration syntax without sign: one or more `<number><unit>`, units ns, us
@@ -37,12 +37,6 @@ export function parseDuration(text: string): number {
   return ns / 1e6;
 }
 
-/**
- * A duration field. The CRD checks it with a CEL rule (its message reads
- * better than the API server's "should match '<regex>'").
- */
-export const durationSchema = matchingString(DURATION_PATTERN, DURATION_MESSAGE, 64);
-
 /** The shortest `interval`: a shorter one (`0s`) re-reads the source and re-checks every object without pause. */
 export const MIN_INTERVAL = '1s';
 const MIN_INTERVAL_MESSAGE = `must be at least ${MIN_INTERVAL}: a shorter interval re-reads the source and re-checks every object without pause`;
@@ -58,21 +52,31 @@ const BOUNDED_DURATION_PATTERN =
 const BOUNDED_DURATION_RE = new RegExp(BOUNDED_DURATION_PATTERN);
 const BOUNDED_DURATION_MESSAGE = 'is too long: at most 5 digits of hours (99999h, over 11 years), 7 of minutes or 9 of seconds';
 
+const PATTERN_RULE = { rule: `self.matches('${DURATION_PATTERN}')`, message: DURATION_MESSAGE };
+const BOUND_RULE = { rule: `!self.matches('${DURATION_PATTERN}') || self.matches('${BOUNDED_DURATION_PATTERN}')`, message: BOUNDED_DURATION_MESSAGE };
+
+const boundedDuration = () =>
+  z
+    .string()
+    .max(64)
+    .refine(isDuration, { message: DURATION_MESSAGE })
+    .refine((s) => !isDuration(s) || BOUNDED_DURATION_RE.test(s), { message: BOUNDED_DURATION_MESSAGE });
+
 /**
- * The `interval` field: a duration of at least MIN_INTERVAL. In the CRD, CEL
- * rules beside the pattern's: the bound, then the minimum (CEL's `duration()`
- * reads Go's syntax, and is only called on a duration it can hold).
+ * A duration field such as `timeout`: Go's syntax, and no longer than a Go
+ * duration holds (a longer one would mean "never", and Flux's Go types refuse
+ * it). In the CRD, a CEL rule each, so each refusal has its own message (it
+ * reads better than the API server's "should match '<regex>'").
  */
-export const intervalSchema = z
-  .string()
-  .max(64)
-  .refine(isDuration, { message: DURATION_MESSAGE })
-  .refine((s) => !isDuration(s) || BOUNDED_DURATION_RE.test(s), { message: BOUNDED_DURATION_MESSAGE })
+export const boundedDurationSchema = boundedDuration().meta({ [CEL_KEY]: [PATTERN_RULE, BOUND_RULE] });
+
+/**
+ * The `interval` field: a bounded duration of at least MIN_INTERVAL. In the
+ * CRD, the minimum's CEL rule follows the bound's (CEL's `duration()` reads
+ * Go's syntax, and is only called on a duration it can hold).
+ */
+export const intervalSchema = boundedDuration()
   .refine((s) => !BOUNDED_DURATION_RE.test(s) || parseDuration(s) >= parseDuration(MIN_INTERVAL), { message: MIN_INTERVAL_MESSAGE })
   .meta({
-    [CEL_KEY]: [
-      { rule: `self.matches('${DURATION_PATTERN}')`, message: DURATION_MESSAGE },
-      { rule: `!self.matches('${DURATION_PATTERN}') || self.matches('${BOUNDED_DURATION_PATTERN}')`, message: BOUNDED_DURATION_MESSAGE },
-      { rule: `!self.matches('${BOUNDED_DURATION_PATTERN}') || duration(self) >= duration('${MIN_INTERVAL}')`, message: MIN_INTERVAL_MESSAGE },
-    ],
+    [CEL_KEY]: [PATTERN_RULE, BOUND_RULE, { rule: `!self.matches('${BOUNDED_DURATION_PATTERN}') || duration(self) >= duration('${MIN_INTERVAL}')`, message: MIN_INTERVAL_MESSAGE }],
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { durationSchema, intervalSchema } from './duration.js';
+import { boundedDurationSchema, intervalSchema } from './duration.js';
 import { MAX_NAME_LENGTH, SERVICE_ACCOUNT_NAME, SYNC_KINDS } from './kinds.js';
 import { sourceSchema } from './source.js';
 
@@ -58,7 +58,7 @@ export const syncSpecSchema = z.object({
   dependsOn: z.array(dependencyRefSchema).optional().describe('syncs that must be ready before this one applies'),
   prune: z.boolean().default(SPEC_DEFAULTS.prune).describe('delete objects that left the set'),
   wait: z.boolean().default(SPEC_DEFAULTS.wait).describe('Ready only once every applied object is Current'),
-  timeout: durationSchema.default(SPEC_DEFAULTS.timeout).describe('how long to wait for health'),
+  timeout: boundedDurationSchema.default(SPEC_DEFAULTS.timeout).describe('how long to wait for health'),
   interval: intervalSchema
     .default(SPEC_DEFAULTS.interval)
     .describe('re-read the source and correct drift at least this often'),

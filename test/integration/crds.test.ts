@@ -244,6 +244,10 @@ describe('invalid objects are refused with readable messages', () => {
     expect(refused).not.toContain('at least 1s');
     const template = { spec: { source: inline, interval: '3000000h' } };
     expect(await refusal(object('ProxySync', 'long', { ...clusterRef, template }))).toContain(`spec.template.spec.interval: Invalid value: "3000000h": ${message}`);
+    // A timeout as long would never end: refused the same way.
+    const timeout = await refusal(object('RemoteSync', 'long', { ...validSpec('RemoteSync'), timeout: '100000h' }));
+    expect(timeout).toContain(`spec.timeout: Invalid value: "100000h": ${message}`);
+    expect(timeout).not.toContain('must be a duration');
   });
 
   test('an unknown dependsOn kind', async () => {
@@ -303,6 +307,7 @@ describe('invalid objects are refused with readable messages', () => {
       ['RemoteSync', { ...validSpec('RemoteSync'), interval: '1d' }],
       ['Sync', { source: inline, interval: '0s' }],
       ['Sync', { source: inline, interval: '99999999999h' }],
+      ['RemoteSync', { ...validSpec('RemoteSync'), timeout: '100000h' }],
       ['RemoteSync', { ...validSpec('RemoteSync'), interval: '0.5s' }],
       ['ProxySync', { ...validSpec('ProxySync'), kubeConfig: { secretRef: { name: 'k' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: inline, interval: '-1m' } } }],

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { DURATION_PATTERN, durationSchema, intervalSchema, isDuration, parseDuration } from '../../src/api/duration.js';
+import { boundedDurationSchema, DURATION_PATTERN, intervalSchema, isDuration, parseDuration } from '../../src/api/duration.js';
 
 describe('parseDuration', () => {
   test.each([
@@ -41,24 +41,28 @@ describe('parseDuration', () => {
     expect(intervalSchema.safeParse('1d').error?.issues.map((i) => i.message)).toEqual([expect.stringMatching(/^must be a duration/)]);
   });
 
-  test('an interval no Go duration can hold is refused as too long, once (CEL would fail to convert it)', () => {
+  test.each([
+    ['an interval', intervalSchema],
+    ['a timeout', boundedDurationSchema],
+  ])('%s no Go duration can hold is refused as too long, once (CEL would fail to convert it)', (_, schema) => {
     for (const ok of ['99999h', '9999999m', '999999999s', '999999999999ms', '99999h9999999m999999999s', '0.001h', '10000h59m59.999s']) {
-      expect([ok, intervalSchema.safeParse(ok).success]).toEqual([ok, true]);
+      expect([ok, schema.safeParse(ok).success]).toEqual([ok, true]);
     }
     for (const long of ['99999999999h', '100000h', '10000000m', '1000000000s', '9999999999999999999ns']) {
-      expect([long, intervalSchema.safeParse(long).error?.issues.map((i) => i.message)]).toEqual([long, [expect.stringMatching(/^is too long: at most 5 digits of hours/)]]);
+      expect([long, schema.safeParse(long).error?.issues.map((i) => i.message)]).toEqual([long, [expect.stringMatching(/^is too long: at most 5 digits of hours/)]]);
     }
     // The largest accepted within 64 characters (seconds carry the most per character) still fits a Go duration (2,562,047h).
-    expect(intervalSchema.safeParse('999999999s'.repeat(6)).success).toBe(true);
+    expect(schema.safeParse('999999999s'.repeat(6)).success).toBe(true);
     expect(parseDuration('999999999s'.repeat(6)) / 3_600_000).toBeLessThan(2_562_047);
     expect(parseDuration('99999h'.repeat(10)) / 3_600_000).toBeLessThan(2_562_047);
   });
 
   test('the zod schema and the CRD rule use one pattern', () => {
-    expect(durationSchema.safeParse('1h30m').success).toBe(true);
-    const bad = durationSchema.safeParse('90 seconds');
+    expect(boundedDurationSchema.safeParse('1h30m').success).toBe(true);
+    expect(boundedDurationSchema.safeParse('0s').success).toBe(true);
+    const bad = boundedDurationSchema.safeParse('90 seconds');
     expect(bad.success).toBe(false);
-    expect(bad.error?.issues[0]?.message).toMatch(/^must be a duration such as 30s, 5m or 1h30m/);
+    expect(bad.error?.issues.map((i) => i.message)).toEqual([expect.stringMatching(/^must be a duration such as 30s, 5m or 1h30m/)]);
     // RE2 (CEL) has no lookarounds or backreferences, and the rule quotes it in '...'.
     expect(DURATION_PATTERN).not.toMatch(/['\\]|\(\?/);
   });
