@@ -11,8 +11,34 @@ const MAX_IN_FLIGHT = 16;
 const MAX_WAITING = 1000;
 
 /**
+ * Events on one object, as client-go's spam filter allows them: a burst of 25,
+ * then one per 5 minutes. A message that changes at each retry (an error that
+ * quotes a request id, say) is not a duplicate, and would otherwise send an
+ * Event per retry for as long as the failure lasts.
+ */
+export const DEFAULT_EVENT_BURST = 25;
+export const DEFAULT_EVENT_REFILL_MS = 5 * 60_000;
+/** Objects whose Event budget is remembered before full ones are forgotten. */
+const MAX_BUDGETS = 10_000;
+
+export interface EventRecorderOptions {
+  /** The Events' source component. Default `syncprims`. */
+  component?: string;
+  log?: Logger;
+  /** The same reason and message for the same object within this is recorded once. Default 10 minutes. */
+  dedupeMs?: number;
+  /** Events one object may have at once, before they are limited to one per `refillMs`. Default 25. */
+  burst?: number;
+  refillMs?: number;
+  /** Milliseconds; default Date.now. */
+  now?: () => number;
+}
+
+/**
  * Records Kubernetes Events (core/v1) on objects. The same reason and message
- * for the same object within `dedupeMs` is recorded once: an Event is a write.
+ * for the same object within `dedupeMs` is recorded once: an Event is a write;
+ * and one object has at most `burst` Events, then one per `refillMs` (the
+ * others are dropped, at debug level in the log), as client-go's recorder.
  * Failures are logged, never thrown: an Event must not fail a reconcile. An
  * Event is best effort, as client-go's are: a caller need not wait for it
  * (record() resolves once it is sent, failed or dropped), and at most
@@ -20,22 +46,42 @@ const MAX_WAITING = 1000;
  */
 export class EventRecorder {
   private readonly recent = new Map<string, number>();
+  /** Per object (uid): the Events it may still have, as of `at`. */
+  private readonly budgets = new Map<string, { tokens: number; at: number }>();
+  /** The size of `budgets` at which full ones are forgotten (doubled while most are not full). */
+  private forgetAt = MAX_BUDGETS;
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
+  private readonly component: string;
+  private readonly log: Logger;
+  private readonly dedupeMs: number;
+  private readonly burst: number;
+  private readonly refillMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly client: KubeClient,
-    private readonly component = 'syncprims',
-    private readonly log: Logger = silentLogger,
-    private readonly dedupeMs = 10 * 60_000,
-  ) {}
+    opts: EventRecorderOptions = {},
+  ) {
+    this.component = opts.component ?? 'syncprims';
+    this.log = opts.log ?? silentLogger;
+    this.dedupeMs = opts.dedupeMs ?? 10 * 60_000;
+    this.burst = opts.burst ?? DEFAULT_EVENT_BURST;
+    this.refillMs = opts.refillMs ?? DEFAULT_EVENT_REFILL_MS;
+    this.now = opts.now ?? Date.now;
+  }
 
   async record(obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const namespace = obj.metadata.namespace ?? 'default';
-    const id = `${obj.metadata.uid}|${reason}|${message}`;
-    const now = Date.now();
+    const uid = obj.metadata.uid ?? `${namespace}/${obj.kind}/${obj.metadata.name}`;
+    const id = `${uid}|${reason}|${message}`;
+    const now = this.now();
     const last = this.recent.get(id);
     if (last !== undefined && now - last < this.dedupeMs) return;
+    if (!this.take(uid, now)) {
+      this.log.debug({ reason, kind: obj.kind, namespace, name: obj.metadata.name }, `an Event was dropped: more than ${this.burst} on this object (then one per ${this.refillMs / 1000}s)`);
+      return;
+    }
     this.recent.set(id, now);
     if (this.recent.size > 10_000) this.prune(now);
     const time = new Date(now).toISOString();
@@ -97,5 +143,26 @@ export class EventRecorder {
 
   private prune(now: number): void {
     for (const [id, at] of this.recent) if (now - at >= this.dedupeMs) this.recent.delete(id);
+  }
+
+  /** Takes one of the object's Events, if it has one left (refilled one per refillMs, up to burst). */
+  private take(uid: string, now: number): boolean {
+    const budget = this.budgets.get(uid) ?? { tokens: this.burst, at: now };
+    const refilled = Math.min(this.burst, budget.tokens + Math.max(0, now - budget.at) / this.refillMs);
+    if (refilled < 1) {
+      this.budgets.set(uid, { tokens: refilled, at: now });
+      return false;
+    }
+    this.budgets.set(uid, { tokens: refilled - 1, at: now });
+    if (this.budgets.size > this.forgetAt) {
+      this.forgetFullBudgets(now);
+      this.forgetAt = Math.max(MAX_BUDGETS, 2 * this.budgets.size);
+    }
+    return true;
+  }
+
+  /** An object whose budget has refilled is as if never seen. */
+  private forgetFullBudgets(now: number): void {
+    for (const [uid, b] of this.budgets) if (b.tokens + (now - b.at) / this.refillMs >= this.burst) this.budgets.delete(uid);
   }
 }

@@ -75,7 +75,7 @@ export class Manager {
       metrics: this.metrics,
       tuning: opts.tuning,
     });
-    this.events = new EventRecorder(opts.client, 'syncprims', opts.logger);
+    this.events = new EventRecorder(opts.client, { log: opts.logger });
     this.metrics.trackClient(opts.client, this.log);
     opts.client.observe((r) => {
       this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') });

@@ -44,7 +44,8 @@ describe('EventRecorder', () => {
         };
       },
     });
-    const recorder = new EventRecorder(counting);
+    // These tests are about sending; the per-object limit has its own test below.
+    const recorder = new EventRecorder(counting, { burst: Infinity });
     await Promise.all(Array.from({ length: 60 }, (_, i) => recorder.record(subject, 'Normal', 'Burst', `event ${i}`)));
     await recorder.record(subject, 'Normal', 'Burst', 'event 0');
     expect(most).toBe(16);
@@ -53,7 +54,7 @@ describe('EventRecorder', () => {
   });
 
   test('past 16 sent and 1,000 waiting an Event is dropped, and the same Event later is recorded (not taken for a duplicate)', async () => {
-    const recorder = new EventRecorder(client);
+    const recorder = new EventRecorder(client, { burst: Infinity });
     const burst = Array.from({ length: 1016 }, (_, i) => recorder.record(subject, 'Normal', 'Flood', `event ${i}`));
     await recorder.record(subject, 'Normal', 'Flood', 'dropped');
     await Promise.all(burst);
@@ -62,4 +63,22 @@ describe('EventRecorder', () => {
     await recorder.record(subject, 'Normal', 'Flood', 'dropped');
     expect(await messages()).toContain('dropped');
   }, 120_000);
+
+  test('one object has at most 25 Events, then one per 5 minutes; another object is not held back; a duplicate takes none', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const recorder = new EventRecorder(client, { now: () => now });
+    const other = await client.request<KubeObject>({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } } });
+    // A message that changes at each retry is no duplicate: without the limit, 40 Events.
+    for (let i = 0; i < 40; i++) await recorder.record(subject, 'Warning', 'Spam', `failed, request ${i}`);
+    await recorder.record({ ...other, apiVersion: 'v1', kind: 'ConfigMap' }, 'Warning', 'Spam', 'on another object');
+    now += 4 * 60_000; // not yet one more
+    await recorder.record(subject, 'Warning', 'Spam', 'after 4 minutes');
+    now += 60_000;
+    await recorder.record(subject, 'Warning', 'Spam', 'after 5 minutes');
+    await recorder.record(subject, 'Warning', 'Spam', 'after 5 minutes');
+    await recorder.record(subject, 'Warning', 'Spam', 'after 5 minutes, another');
+    const spam = async (name: string) => (await eventsFor(client, ns(), name)).filter((e) => e.reason === 'Spam').map((e) => e.message);
+    expect((await spam('subject')).sort()).toEqual([...Array.from({ length: 25 }, (_, i) => `failed, request ${i}`), 'after 5 minutes'].sort());
+    expect(await spam('other')).toEqual(['on another object']);
+  });
 });
