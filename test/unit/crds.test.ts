@@ -157,6 +157,10 @@ describe('generated CRDs', () => {
         rule: "self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",
         message: 'must be a duration such as 30s, 5m or 1h30m (units: ns, us, ms, s, m, h)',
       },
+      {
+        rule: expect.stringMatching(/^!self\.matches\('\^\(\[0-9\]\+.*\) \|\| self\.matches\('\^\(\[0-9\]\{1,5\}/),
+        message: 'is too long: at most 5 digits of hours (99999h, over 11 years), 7 of minutes or 9 of seconds',
+      },
     ]);
   });
 
