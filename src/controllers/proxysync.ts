@@ -201,7 +201,8 @@ export class ProxySyncReconciler implements Reconciler {
     // Changed by someone else while its correction is backed off: left as it is until due, unless we have
     // something new to give it (a deleted remote Sync is recreated at once: there is nothing to mirror).
     const heldBack = live !== undefined && this.lastApplied.get(key) === applying ? cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id) : undefined;
-    if (!remoteSyncMatches(live, desired) && !heldBack) {
+    const matches = remoteSyncMatches(live, desired);
+    if (!matches && !heldBack) {
       const existed = live !== undefined;
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
       this.lastApplied.set(key, applying);
@@ -213,7 +214,8 @@ export class ProxySyncReconciler implements Reconciler {
     const inventory = inventoryOf([desired, ...related.shells]);
     await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
     // Held back, the remote Sync is not what the template says: its status does not speak for the ProxySync.
-    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory, heldBack: remoteSyncMatches(live, desired) ? undefined : heldBack }, generation, new Date());
+    // (Applied just now, it was not held back.)
+    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory, heldBack: matches ? undefined : heldBack }, generation, new Date());
     await this.writeStatus(obj, next, log);
     return drift.waitMs === undefined ? undefined : dueBy({}, drift.waitMs);
   }
