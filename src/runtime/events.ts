@@ -18,8 +18,6 @@ const MAX_WAITING = 1000;
  */
 export const DEFAULT_EVENT_BURST = 25;
 export const DEFAULT_EVENT_REFILL_MS = 5 * 60_000;
-/** Objects whose Event budget is remembered before full ones are forgotten. */
-const MAX_BUDGETS = 10_000;
 
 export interface EventRecorderOptions {
   /** The Events' source component. Default `syncprims`. */
@@ -45,11 +43,10 @@ export interface EventRecorderOptions {
  * MAX_IN_FLIGHT are sent at once, the others queued.
  */
 export class EventRecorder {
+  /** When each Event (object, reason, message) was last recorded; oldest first. */
   private readonly recent = new Map<string, number>();
-  /** Per object (uid): the Events it may still have, as of `at`. */
+  /** Per object (uid): the Events it may still have, as of `at`; the least recently used first. */
   private readonly budgets = new Map<string, { tokens: number; at: number }>();
-  /** The size of `budgets` at which full ones are forgotten (doubled while most are not full). */
-  private forgetAt = MAX_BUDGETS;
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly component: string;
@@ -82,8 +79,8 @@ export class EventRecorder {
       this.log.debug({ reason, kind: obj.kind, namespace, name: obj.metadata.name }, `an Event was dropped: more than ${this.burst} on this object (then one per ${this.refillMs / 1000}s)`);
       return;
     }
-    this.recent.set(id, now);
-    if (this.recent.size > 10_000) this.prune(now);
+    touch(this.recent, id, now);
+    forgetUntil(this.recent, now - this.dedupeMs, (at) => at);
     const time = new Date(now).toISOString();
     if (!(await this.turn())) {
       this.recent.delete(id); // not sent: the same Event later is recorded
@@ -141,28 +138,28 @@ export class EventRecorder {
     );
   }
 
-  private prune(now: number): void {
-    for (const [id, at] of this.recent) if (now - at >= this.dedupeMs) this.recent.delete(id);
-  }
-
   /** Takes one of the object's Events, if it has one left (refilled one per refillMs, up to burst). */
   private take(uid: string, now: number): boolean {
     const budget = this.budgets.get(uid) ?? { tokens: this.burst, at: now };
     const refilled = Math.min(this.burst, budget.tokens + Math.max(0, now - budget.at) / this.refillMs);
-    if (refilled < 1) {
-      this.budgets.set(uid, { tokens: refilled, at: now });
-      return false;
-    }
-    this.budgets.set(uid, { tokens: refilled - 1, at: now });
-    if (this.budgets.size > this.forgetAt) {
-      this.forgetFullBudgets(now);
-      this.forgetAt = Math.max(MAX_BUDGETS, 2 * this.budgets.size);
-    }
-    return true;
+    const allowed = refilled >= 1;
+    touch(this.budgets, uid, { tokens: allowed ? refilled - 1 : refilled, at: now });
+    // Untouched for burst × refillMs, a budget is full again: as if the object was never seen.
+    forgetUntil(this.budgets, now - this.burst * this.refillMs, (b) => b.at);
+    return allowed;
   }
+}
 
-  /** An object whose budget has refilled is as if never seen. */
-  private forgetFullBudgets(now: number): void {
-    for (const [uid, b] of this.budgets) if (b.tokens + (now - b.at) / this.refillMs >= this.burst) this.budgets.delete(uid);
+/** Sets a key as the newest of a map kept in the order its keys were last set. */
+function touch<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+}
+
+/** Forgets the oldest entries of such a map, up to those set after `until` (amortized O(1) per call). */
+function forgetUntil<V>(map: Map<string, V>, until: number, at: (value: V) => number): void {
+  for (const [key, value] of map) {
+    if (at(value) > until) return;
+    map.delete(key);
   }
 }

@@ -80,5 +80,9 @@ describe('EventRecorder', () => {
     const spam = async (name: string) => (await eventsFor(client, ns(), name)).filter((e) => e.reason === 'Spam').map((e) => e.message);
     expect((await spam('subject')).sort()).toEqual([...Array.from({ length: 25 }, (_, i) => `failed, request ${i}`), 'after 5 minutes'].sort());
     expect(await spam('other')).toEqual(['on another object']);
+    // Ten minutes after an Event the same one is no duplicate any more (its budget has one again by then).
+    now += 10 * 60_000;
+    await recorder.record({ ...other, apiVersion: 'v1', kind: 'ConfigMap' }, 'Warning', 'Spam', 'on another object');
+    expect(await spam('other')).toEqual(['on another object', 'on another object']);
   });
 });
