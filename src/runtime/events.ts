@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { KubeClient } from '../kube/client.js';
+import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { silentLogger, type Logger } from './logger.js';
 
@@ -19,11 +20,18 @@ const MAX_WAITING = 1000;
 export const DEFAULT_EVENT_BURST = 25;
 export const DEFAULT_EVENT_REFILL_MS = 5 * 60_000;
 
+/**
+ * How long an Event is remembered after it was last written, to count its
+ * repeats on it: the API server's default `--event-ttl` (it deletes an Event
+ * that long after its last write).
+ */
+const EVENT_TTL_MS = 60 * 60_000;
+
 export interface EventRecorderOptions {
   /** The Events' source component. Default `syncprims`. */
   component?: string;
   log?: Logger;
-  /** The same reason and message for the same object within this is recorded once. Default 10 minutes. */
+  /** The same reason and message for the same object within this is written once. Default 10 minutes. */
   dedupeMs?: number;
   /** Events one object may have at once, before they are limited to one per `refillMs`. Default 25. */
   burst?: number;
@@ -32,19 +40,29 @@ export interface EventRecorderOptions {
   now?: () => number;
 }
 
+/** An Event written: its object's name, when it was last written, and how often it happened since it was created. */
+interface Written {
+  name: string;
+  at: number;
+  count: number;
+}
+
 /**
- * Records Kubernetes Events (core/v1) on objects. The same reason and message
- * for the same object within `dedupeMs` is recorded once: an Event is a write;
- * and one object has at most `burst` Events, then one per `refillMs` (the
- * others are dropped, at debug level in the log), as client-go's recorder.
- * Failures are logged, never thrown: an Event must not fail a reconcile. An
- * Event is best effort, as client-go's are: a caller need not wait for it
- * (record() resolves once it is sent, failed or dropped), and at most
- * MAX_IN_FLIGHT are sent at once, the others queued.
+ * Records Kubernetes Events (core/v1) on objects, as client-go's recorder
+ * does: a repeat of an Event (same object, type, reason and message) counts on
+ * the Event already there (`count`, `lastTimestamp`: kubectl shows `x3 over
+ * 30m`), and one object has at most `burst` Event writes, then one per
+ * `refillMs` (the others are dropped, at debug level in the log). Unlike
+ * client-go, a repeat within `dedupeMs` of the last write is only counted, and
+ * written with the next one: an Event is a write. Failures are logged, never
+ * thrown: an Event must not fail a reconcile. An Event is best effort, as
+ * client-go's are: a caller need not wait for it (record() resolves once it is
+ * sent, failed or dropped), and at most MAX_IN_FLIGHT are sent at once, the
+ * others queued.
  */
 export class EventRecorder {
-  /** When each Event (object, reason, message) was last recorded; oldest first. */
-  private readonly recent = new Map<string, number>();
+  /** The Events written in the last hour, by a hash of (object, type, reason, message); the least recently written first. */
+  private readonly written = new Map<string, Written>();
   /** Per object (uid): the Events it may still have, as of `at`; the least recently used first. */
   private readonly budgets = new Map<string, { tokens: number; at: number }>();
   private inFlight = 0;
@@ -71,55 +89,82 @@ export class EventRecorder {
   async record(obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const namespace = obj.metadata.namespace ?? 'default';
     const uid = obj.metadata.uid ?? `${namespace}/${obj.kind}/${obj.metadata.name}`;
-    const id = `${uid}|${reason}|${message}`;
+    const key = createHash('sha256').update(`${uid}\0${type}\0${reason}\0${message}`).digest('base64');
     const now = this.now();
-    const last = this.recent.get(id);
-    if (last !== undefined && now - last < this.dedupeMs) return;
+    forgetUntil(this.written, now - EVENT_TTL_MS, (w) => w.at);
+    const before = this.written.get(key);
+    if (before && now - before.at < this.dedupeMs) {
+      before.count++; // counted, written with the next repeat
+      return;
+    }
     if (!this.take(uid, now)) {
+      if (before) before.count++;
       this.log.debug({ reason, kind: obj.kind, namespace, name: obj.metadata.name }, `an Event was dropped: more than ${this.burst} on this object (then one per ${this.refillMs / 1000}s)`);
       return;
     }
-    touch(this.recent, id, now);
-    forgetUntil(this.recent, now - this.dedupeMs, (at) => at);
-    const time = new Date(now).toISOString();
+    const event: Written = before ? { name: before.name, at: now, count: before.count + 1 } : { name: eventName(obj), at: now, count: 1 };
+    touch(this.written, key, event);
     if (!(await this.turn())) {
-      this.recent.delete(id); // not sent: the same Event later is recorded
+      // Not sent: the same Event later is written (and counts this one).
+      if (before) touch(this.written, key, { ...before, count: event.count });
+      else this.written.delete(key);
       this.log.warn({ reason, waiting: this.waiting.length }, 'an Event was dropped: too many waiting to be sent');
       return;
     }
+    const time = new Date(now).toISOString();
     try {
-      await this.client.request({
-        method: 'POST',
-        path: `/api/v1/namespaces/${namespace}/events`,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Event',
-          metadata: { name: `${obj.metadata.name}.${randomBytes(6).toString('hex')}`, namespace },
-          involvedObject: {
-            apiVersion: obj.apiVersion,
-            kind: obj.kind,
-            name: obj.metadata.name,
-            namespace: obj.metadata.namespace,
-            uid: obj.metadata.uid,
-            resourceVersion: obj.metadata.resourceVersion,
+      if (!before || !(await this.countRepeat(namespace, event, time))) {
+        if (before) Object.assign(event, { name: eventName(obj), count: 1 }); // the one we knew has expired
+        await this.client.request({
+          method: 'POST',
+          path: `/api/v1/namespaces/${namespace}/events`,
+          body: {
+            apiVersion: 'v1',
+            kind: 'Event',
+            metadata: { name: event.name, namespace },
+            involvedObject: {
+              apiVersion: obj.apiVersion,
+              kind: obj.kind,
+              name: obj.metadata.name,
+              namespace: obj.metadata.namespace,
+              uid: obj.metadata.uid,
+              resourceVersion: obj.metadata.resourceVersion,
+            },
+            type,
+            reason,
+            message: message.slice(0, 1024),
+            source: { component: this.component },
+            reportingComponent: this.component,
+            reportingInstance: this.component,
+            firstTimestamp: time,
+            lastTimestamp: time,
+            count: 1,
           },
-          type,
-          reason,
-          message: message.slice(0, 1024),
-          source: { component: this.component },
-          reportingComponent: this.component,
-          reportingInstance: this.component,
-          firstTimestamp: time,
-          lastTimestamp: time,
-          count: 1,
-        },
-        timeoutMs: 10_000,
-      });
+          timeoutMs: 10_000,
+        });
+      }
     } catch (err) {
       this.log.warn({ err: String(err), reason }, 'could not record an Event');
     } finally {
       this.inFlight--;
       this.waiting.shift()?.();
+    }
+  }
+
+  /** Writes a repeat's count on the Event already there; false when it is gone (expired, or deleted). */
+  private async countRepeat(namespace: string, event: Written, time: string): Promise<boolean> {
+    try {
+      await this.client.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${namespace}/events/${event.name}`,
+        contentType: 'application/merge-patch+json',
+        body: { count: event.count, lastTimestamp: time },
+        timeoutMs: 10_000,
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return false;
+      throw err;
     }
   }
 
@@ -148,6 +193,11 @@ export class EventRecorder {
     forgetUntil(this.budgets, now - this.burst * this.refillMs, (b) => b.at);
     return allowed;
   }
+}
+
+/** A new Event's name: its object's, and 12 random hex digits. */
+function eventName(obj: KubeObject): string {
+  return `${obj.metadata.name}.${randomBytes(6).toString('hex')}`;
 }
 
 /** Sets a key as the newest of a map kept in the order its keys were last set. */

@@ -80,9 +80,35 @@ describe('EventRecorder', () => {
     const spam = async (name: string) => (await eventsFor(client, ns(), name)).filter((e) => e.reason === 'Spam').map((e) => e.message);
     expect((await spam('subject')).sort()).toEqual([...Array.from({ length: 25 }, (_, i) => `failed, request ${i}`), 'after 5 minutes'].sort());
     expect(await spam('other')).toEqual(['on another object']);
-    // Ten minutes after an Event the same one is no duplicate any more (its budget has one again by then).
-    now += 10 * 60_000;
-    await recorder.record({ ...other, apiVersion: 'v1', kind: 'ConfigMap' }, 'Warning', 'Spam', 'on another object');
-    expect(await spam('other')).toEqual(['on another object', 'on another object']);
+  });
+
+  test('a repeat counts on the Event already there (written at most every 10 minutes); a new Event once that one is gone, or an hour old', async () => {
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    let now = start;
+    const recorder = new EventRecorder(client, { now: () => now });
+    const at = (minutes: number) => new Date(start + minutes * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const repeated = async () => (await eventsFor(client, ns(), 'subject')).filter((e) => e.reason === 'Repeated');
+    const repeat = async (minutes: number) => {
+      now = start + minutes * 60_000;
+      await recorder.record(subject, 'Warning', 'Repeated', 'the same failure');
+    };
+    await repeat(0);
+    await repeat(1); // counted, not written
+    await repeat(2);
+    expect((await repeated()).map((e) => e.count)).toEqual([1]);
+    await repeat(11); // written with the two before it
+    const [first] = await repeated();
+    expect(first).toMatchObject({ count: 4, firstTimestamp: at(0), lastTimestamp: at(11) });
+    // Another type is another Event.
+    await recorder.record(subject, 'Normal', 'Repeated', 'the same failure');
+    expect((await repeated()).map((e) => [e.type, e.count]).sort()).toEqual([['Normal', 1], ['Warning', 4]]);
+    await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}/events/${first!.metadata.name}` });
+    await repeat(22); // the Event it counted on is gone (the API server's TTL): a new one
+    const warnings = async () => (await repeated()).filter((e) => e.type === 'Warning');
+    const [second] = await warnings();
+    expect(second).toMatchObject({ count: 1, firstTimestamp: at(22) });
+    expect(second!.metadata.name).not.toBe(first!.metadata.name);
+    await repeat(83); // an hour after its last write the API server has deleted it: not looked for
+    expect((await warnings()).map((e) => [e.count, e.firstTimestamp]).sort()).toEqual([[1, at(22)], [1, at(83)]]);
   });
 });

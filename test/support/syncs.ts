@@ -101,6 +101,9 @@ export interface EventObject {
   involvedObject: { name: string; kind: string };
   /** How many times it happened (a repeat of the same Event raises it). */
   count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  metadata: { name: string };
 }
 
 /** Events recorded on an object. */
