@@ -113,42 +113,47 @@ export class EventRecorder {
     }
     const time = new Date(now).toISOString();
     try {
-      if (!before || !(await this.countRepeat(namespace, event, time))) {
-        if (before) Object.assign(event, { name: eventName(obj), count: 1 }); // the one we knew has expired
-        await this.client.request({
-          method: 'POST',
-          path: `/api/v1/namespaces/${namespace}/events`,
-          body: {
-            apiVersion: 'v1',
-            kind: 'Event',
-            metadata: { name: event.name, namespace },
-            involvedObject: {
-              apiVersion: obj.apiVersion,
-              kind: obj.kind,
-              name: obj.metadata.name,
-              namespace: obj.metadata.namespace,
-              uid: obj.metadata.uid,
-              resourceVersion: obj.metadata.resourceVersion,
-            },
-            type,
-            reason,
-            message: message.slice(0, 1024),
-            source: { component: this.component },
-            reportingComponent: this.component,
-            reportingInstance: this.component,
-            firstTimestamp: time,
-            lastTimestamp: time,
-            count: 1,
-          },
-          timeoutMs: 10_000,
-        });
-      }
+      if (before && (await this.countRepeat(namespace, event, time))) return;
+      if (before) Object.assign(event, { name: eventName(obj), count: 1 }); // the one we knew has expired
+      await this.create(obj, event.name, { type, reason, message }, time);
     } catch (err) {
       this.log.warn({ err: String(err), reason }, 'could not record an Event');
     } finally {
       this.inFlight--;
       this.waiting.shift()?.();
     }
+  }
+
+  /** Creates the Event, seen once at `time`. */
+  private async create(obj: KubeObject, name: string, e: { type: EventType; reason: string; message: string }, time: string): Promise<void> {
+    const namespace = obj.metadata.namespace ?? 'default';
+    await this.client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${namespace}/events`,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name, namespace },
+        involvedObject: {
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          name: obj.metadata.name,
+          namespace: obj.metadata.namespace,
+          uid: obj.metadata.uid,
+          resourceVersion: obj.metadata.resourceVersion,
+        },
+        type: e.type,
+        reason: e.reason,
+        message: e.message.slice(0, 1024),
+        source: { component: this.component },
+        reportingComponent: this.component,
+        reportingInstance: this.component,
+        firstTimestamp: time,
+        lastTimestamp: time,
+        count: 1,
+      },
+      timeoutMs: 10_000,
+    });
   }
 
   /** Writes a repeat's count on the Event already there; false when it is gone (expired, or deleted). */
