@@ -165,6 +165,42 @@ describe('drift', () => {
     await eventually('the fought Sync gone', async () => ((await find(client, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought`)) === undefined ? true : undefined), 30_000);
   });
 
+  test('a correction backed off outlives a source that fails to render: once the source is fixed, it is made and announced', async () => {
+    const spec = (inline: KubeObject[]) => ({ interval: '1m', source: { inline } });
+    await applySync(client, ns(), 'halted', spec([cm('halted', { replicas: '1' })]));
+    await waitForReady(client, ns(), 'halted', 'True');
+    await settled('halted');
+    const id = `${ns()}_halted__ConfigMap`;
+    const corrections = (since = 0) => op.logs.filter((l) => l.level === 'warn' && l.object === id && at(l) >= since && String(l.msg).includes('changed by render-fighter'));
+    // Fought until the next correction waits 16 s or more (corrections back off 1 s, 2 s, 4 s, 8 s...).
+    for (let round = 1; !corrections().some((l) => Number(/waits (\d+)s/.exec(String(l.msg))?.[1]) >= 16); round++) {
+      await patchAs('render-fighter', 'halted', { replicas: '5' });
+      await op.waitForLog(`correction ${round}`, (l) => l.level === 'warn' && l.object === id && l.corrections === round, 30_000);
+    }
+    // Once more: this correction waits, backed off, and the Ready message says so.
+    await patchAs('render-fighter', 'halted', { replicas: '7' });
+    await eventually('the Ready message to say a correction waits', async () =>
+      readyOf(await getSync(client, ns(), 'halted'))?.message.endsWith(`backed off (fighting): ConfigMap/${ns()}/halted .data.replicas changed by render-fighter`) || undefined,
+    );
+    // Meanwhile the source breaks (the same object twice: it does not render, nothing is applied), then is fixed.
+    const fought = corrections().length;
+    await applySync(client, ns(), 'halted', spec([cm('halted', { replicas: '1' }), cm('halted', { replicas: '2' })]));
+    await waitForReady(client, ns(), 'halted', 'False', 'SourceError');
+    expect((await find<{ data: Record<string, string> }>(client, cmPath('halted')))?.data.replicas).toBe('7');
+    const fixedAt = Date.now();
+    await applySync(client, ns(), 'halted', spec([cm('halted', { replicas: '1' })]));
+    // The fixed source's apply corrects the object and names who changed it: the waiting correction was
+    // not dropped by the reconcile that rendered nothing.
+    const ready = await waitForReady(client, ns(), 'halted', 'True', 'Succeeded');
+    expect(readyOf(ready)?.message).not.toContain('backed off');
+    expect((await find<{ data: Record<string, string> }>(client, cmPath('halted')))?.data.replicas).toBe('1');
+    expect(corrections(fixedAt)).toHaveLength(1);
+    expect(corrections()).toHaveLength(fought + 1);
+
+    await client.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/halted` });
+    await eventually('the halted Sync gone', async () => ((await find(client, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/halted`)) === undefined ? true : undefined), 30_000);
+  });
+
   test('an owned object deleted by hand is recreated at once, caused by the watch event; one pruned by the sync is not', async () => {
     await applySync(client, ns(), 'gone', { interval: '1h', source: { inline: [cm('gone-a', { a: '1' }), cm('gone-b', { b: '1' })] } });
     await waitForReady(client, ns(), 'gone', 'True');
