@@ -10,6 +10,7 @@ import { parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { packageVersion } from '../version.js';
+import { addSourceOptions, sourceLimitsOf, sourceMemoryBudgetOf, type SourceFlags } from './source-flags.js';
 
 /** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -32,7 +33,7 @@ export function operatorUserAgent(context: string, instance: string): string {
   return `${OPERATOR_USER_AGENT}/${packageVersion()} (${context}) instance/${instance}`;
 }
 
-interface RunFlags {
+interface RunFlags extends SourceFlags {
   kubeconfig?: string;
   namespace?: string;
   concurrency: string;
@@ -55,12 +56,11 @@ interface RunFlags {
   defaultServiceAccount?: string;
   livenessLeaseDuration: string;
   uiAddr?: string;
-  sourceMemoryBudget: string;
 }
 
 /** `syncprims run`: the operator. */
 export function addRunCommand(program: Command): void {
-  program
+  const command = program
     .command('run')
     .description('run the operator: reconcile Syncs, RemoteSyncs and ProxySyncs')
     .option('--kubeconfig <file>', 'kubeconfig of the cluster to manage (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
@@ -102,13 +102,8 @@ export function addRunCommand(program: Command): void {
       '--ui-addr <addr>',
       'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
     )
-    .option(
-      '--source-memory-budget <MiB>',
-      'the memory all sources being read at once may hold together (fetched bytes, manifest files unpacked from archives), in MiB; a read that does not fit waits, one that never could is refused (docs/source.md)',
-      '128',
-    )
-    .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; the values of Secrets, including those applied by syncs, are redacted) on the health address')
-    .action(run);
+    .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; the values of Secrets, including those applied by syncs, are redacted) on the health address');
+  addSourceOptions(command).action(run);
 }
 
 /** The operator's modules, loaded when it runs: the other commands (and --help) start without them. */
@@ -135,7 +130,7 @@ async function run(flags: RunFlags): Promise<void> {
   const liveness = livenessOf(flags);
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
-  await useSourceMemoryBudget(flags.sourceMemoryBudget);
+  await useSourceFlags(flags);
   const name = kc.getCurrentContext() || 'local';
   const instance = newInstanceId();
   const userAgent = operatorUserAgent(name, instance);
@@ -236,12 +231,13 @@ function defaultServiceAccountOf(flags: RunFlags): string | undefined {
   return name;
 }
 
-/** --source-memory-budget: at least 8 MiB (one manifest file of a few MiB must fit). */
-async function useSourceMemoryBudget(text: string): Promise<void> {
-  const mib = Number(text);
-  if (!Number.isInteger(mib) || mib < 8) throw new Error(`--source-memory-budget ${text}: want a whole number of MiB, at least 8`);
-  const { setSourceMemoryBudget } = await import('../source/index.js');
-  setSourceMemoryBudget(mib * 1024 * 1024);
+/** The source flags, checked before anything starts; the limits and the budget of this process. */
+async function useSourceFlags(flags: SourceFlags): Promise<void> {
+  const limits = sourceLimitsOf(flags);
+  const budget = sourceMemoryBudgetOf(flags.sourceMemoryBudget);
+  const { setSourceLimits, setSourceMemoryBudget } = await import('../source/index.js');
+  setSourceLimits(limits);
+  setSourceMemoryBudget(budget);
 }
 
 /** The leader Lease and its timing, checked as the elector would (renew deadline under the lease, above the retry period). */

@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import tar, { type Header } from 'tar-stream';
 import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
-import { formatBytes, type SourceLimits } from './limits.js';
+import { formatBytes, SOURCE_LIMIT_FLAGS, type SourceLimits } from './limits.js';
 
 /**
  * In-memory extraction of a .tar.gz, refusing hostile archives whole: entries
@@ -96,7 +96,7 @@ function inflatedCounter(max: number, label: string): Transform {
     transform(chunk: Buffer, _encoding, done) {
       total += chunk.length;
       if (total > max) {
-        done(new SourceError(`${label}: more than ${formatBytes(max)} once unpacked (the source limit); archive refused`));
+        done(new SourceError(`${label}: more than ${formatBytes(max)} once unpacked (the source limit, ${SOURCE_LIMIT_FLAGS.maxUnpackedBytes}); archive refused`));
         return;
       }
       done(null, chunk);
@@ -113,7 +113,7 @@ async function readEntries(extract: tar.Extract, limits: ArchiveLimits, label: s
     const { header } = entry;
     const name = checkEntry(header, label);
     if (header.type !== 'directory' && ++count > limits.maxFiles) {
-      throw new SourceError(`${label}: more than ${limits.maxFiles} files (the source limit); archive refused`);
+      throw new SourceError(`${label}: more than ${limits.maxFiles} files (the source limit, ${SOURCE_LIMIT_FLAGS.maxFiles}); archive refused`);
     }
     const isFile = Boolean(name) && (header.type === 'file' || header.type === 'contiguous-file');
     // A later entry of the same path replaces an earlier one (as tar does): the earlier content is dropped.

@@ -8,7 +8,7 @@ import { sourceMemoryBudget, type BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { digestOf, displayUrl, httpGet, verifyDigest } from './http.js';
 import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from './kube-refs.js';
-import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './limits.js';
+import { sourceLimits, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
 import { ParsedSets } from './parsed-sets.js';
 import { manifestFilter, selectManifests } from './select.js';
@@ -29,7 +29,7 @@ export interface FetchSourceOptions {
   cached?: (ref: ObjectRef) => KubeObject | undefined;
   /** Files or folders inside an archive; the whole archive when omitted. */
   paths?: string[];
-  /** Missing fields take DEFAULT_SOURCE_LIMITS. */
+  /** Missing fields take the process's limits (sourceLimits(): the defaults unless `syncprims run`'s flags set them). */
   limits?: Partial<SourceLimits>;
   signal?: AbortSignal;
 }
@@ -75,7 +75,7 @@ export function referencedObjectsOf(source: unknown, namespace: string): ObjectR
 
 /** Reads a sync's source and parses its objects. Every failure is a SourceError. */
 export async function fetchSource(opts: FetchSourceOptions): Promise<FetchedSource> {
-  const ctx: Context = { ...opts, limits: { ...DEFAULT_SOURCE_LIMITS, ...opts.limits } };
+  const ctx: Context = { ...opts, limits: { ...sourceLimits(), ...opts.limits } };
   const set = SOURCE_FORMS.filter((f) => opts.source?.[f] !== undefined);
   const form = set[0];
   if (set.length !== 1 || form === undefined) {

@@ -4,7 +4,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
-import { formatBytes } from './limits.js';
+import { formatBytes, SOURCE_LIMIT_FLAGS } from './limits.js';
 
 /** One GET of a source URL: a deadline on the whole exchange, a size limit while streaming. */
 export interface HttpGetOptions {
@@ -38,7 +38,7 @@ export async function httpGet(opts: HttpGetOptions): Promise<Buffer> {
   const label = displayUrl(opts.url);
   const deadline = new AbortController();
   const timer = setTimeout(() => {
-    deadline.abort(new SourceError(`GET ${label}: no complete answer within ${opts.timeoutMs} ms (the fetch timeout)`));
+    deadline.abort(new SourceError(`GET ${label}: no complete answer within ${opts.timeoutMs} ms (the fetch timeout, ${SOURCE_LIMIT_FLAGS.fetchTimeoutMs})`));
   }, opts.timeoutMs);
   const onAbort = (): void => deadline.abort(new SourceError(`GET ${label}: cancelled`));
   if (opts.signal?.aborted) onAbort();
@@ -118,7 +118,7 @@ async function readLimited(
   signal: AbortSignal,
 ): Promise<Buffer> {
   const tooBig = (): SourceError =>
-    new SourceError(`GET ${label}: more than ${formatBytes(max)} (the source limit on fetched bytes)`);
+    new SourceError(`GET ${label}: more than ${formatBytes(max)} (the source limit on fetched bytes, ${SOURCE_LIMIT_FLAGS.maxFetchedBytes})`);
   const announced = Number(res.headers['content-length']);
   if (Number.isFinite(announced) && announced > max) {
     res.destroy();

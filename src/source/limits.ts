@@ -22,6 +22,27 @@ export const DEFAULT_SOURCE_LIMITS: Readonly<SourceLimits> = Object.freeze({
   maxObjects: 10_000,
 });
 
+/** The `syncprims run` flag that sets each limit: a source refused by one names it. */
+export const SOURCE_LIMIT_FLAGS = {
+  fetchTimeoutMs: '--source-fetch-timeout',
+  maxFetchedBytes: '--source-max-fetched',
+  maxUnpackedBytes: '--source-max-unpacked',
+  maxFiles: '--source-max-files',
+  maxObjects: '--source-max-objects',
+} as const satisfies Record<keyof SourceLimits, string>;
+
+let operatorLimits: Readonly<SourceLimits> = DEFAULT_SOURCE_LIMITS;
+
+/** The limits of this process (`syncprims run`'s flags; the defaults unless set). */
+export function sourceLimits(): Readonly<SourceLimits> {
+  return operatorLimits;
+}
+
+/** Sets the limits of this process (`syncprims run`, from its flags); unset fields keep their defaults. */
+export function setSourceLimits(limits: Partial<SourceLimits>): void {
+  operatorLimits = Object.freeze({ ...DEFAULT_SOURCE_LIMITS, ...limits });
+}
+
 /** A size for people: `50 MiB`, `1.5 KiB`, `12 bytes`. */
 export function formatBytes(n: number): string {
   if (n >= MiB) return `${+(n / MiB).toFixed(1)} MiB`;

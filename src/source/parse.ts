@@ -3,6 +3,7 @@ import { KUBECTL_YAML } from '../kube/kubectl-yaml.js';
 import type { KubeObject } from '../kube/resources.js';
 import { messageOf, SourceError } from './errors.js';
 import { jsonErrorOffset, lineColumn } from './json-position.js';
+import { SOURCE_LIMIT_FLAGS } from './limits.js';
 import { readYamlSubset } from './yaml-subset.js';
 
 /**
@@ -68,7 +69,7 @@ function objectsOf(docs: RawDocument[], file: string, options: ParseOptions): Ku
     collect(doc.value, place, doc.itemLine, out, 0);
     if (out.length > max) {
       throw new SourceError(
-        `${file}: more than ${max} objects (the source limit): split the manifests into several syncs`,
+        `${file}: more than ${max} objects (the source limit, ${SOURCE_LIMIT_FLAGS.maxObjects}): split the manifests into several syncs`,
       );
     }
   }
@@ -307,7 +308,7 @@ export function checkObjects(values: unknown[], label: string, options: ParseOpt
     collect(copy, { file: label, unit: 'object', doc: i + 1, within: '' }, undefined, out, 0);
   });
   const max = options.maxObjects ?? Infinity;
-  if (out.length > max) throw new SourceError(`${label}: more than ${max} objects (the source limit)`);
+  if (out.length > max) throw new SourceError(`${label}: more than ${max} objects (the source limit, ${SOURCE_LIMIT_FLAGS.maxObjects})`);
   return out;
 }
 

@@ -31,4 +31,17 @@ describe('syncprims CLI', () => {
     expect(err).toMatchObject({ code: 1 });
     expect((err as { stderr: string }).stderr).toContain('--source-memory-budget 4: want a whole number of MiB, at least 8');
   });
+
+  test.each([
+    ['--source-max-objects', '0', 'want a whole number of objects, at least 1'],
+    ['--source-max-files', '1.5', 'want a whole number of files, at least 1'],
+    ['--source-max-fetched', '-1', 'want a whole number of MiB, at least 1'],
+    ['--source-fetch-timeout', '0s', 'want a duration above 0'],
+    ['--source-fetch-timeout', '60', 'invalid duration "60": must be a duration such as 30s'],
+  ])('run refuses %s %s before it starts', async (flag, value, why) => {
+    await ensureClusters(['mgmt']);
+    const err = await run('node', [CLI, 'run', '--kubeconfig', kubeconfigPath('mgmt'), flag, value], { timeout: 60_000 }).catch((e: unknown) => e as { code: number; stderr: string });
+    expect(err).toMatchObject({ code: 1 });
+    expect((err as { stderr: string }).stderr).toContain(`${flag} ${value}: ${why}`);
+  });
 });

@@ -83,8 +83,8 @@ describe('memory under hostile input', () => {
     // the unpack limit for the one that is drained, the fetch limit (or the budget) for the endless one.
     messages.forEach((m, i) => expect(m).toContain(`${server.base}/bomb-${i}.tar.gz: `));
     for (const i of [0, 1, 2]) expect(messages[i]).toMatch(/the operator's memory budget for sources/);
-    expect(messages[3]).toContain('more than 200 MiB once unpacked (the source limit); archive refused');
-    expect(messages[4]).toMatch(/more than 50 MiB \(the source limit on fetched bytes\)|the operator's memory budget for sources/);
+    expect(messages[3]).toContain('more than 200 MiB once unpacked (the source limit, --source-max-unpacked); archive refused');
+    expect(messages[4]).toMatch(/more than 50 MiB \(the source limit on fetched bytes, --source-max-fetched\)|the operator's memory budget for sources/);
     for (let i = 0; i < BOMBS; i++) {
       await expectWarningEvent(ns(), `bomb-${i}`, 'SourceError');
       expect(await find(client, cmPath(ns(), `bomb-cm-${i}`))).toBeUndefined();
@@ -148,7 +148,7 @@ describe('broken and hostile sources', () => {
     {
       name: 'too-many',
       reason: 'SourceError',
-      message: /too-many\.yaml: more than 10000 objects \(the source limit\): split the manifests into several syncs/,
+      message: /too-many\.yaml: more than 10000 objects \(the source limit, --source-max-objects\): split the manifests into several syncs/,
       never: ['many-0', 'many-10000'],
       spec: async () => ({ source: file('/too-many.yaml', cms('many', 10_001)) }),
     },
@@ -306,7 +306,7 @@ if (process.env.SOAK === '1') {
       await waitForReady(client, ns(), 'meanwhile', 'True', 'Succeeded', 30_000);
       for (const name of ['silent', 'trickle']) {
         const failed = await waitForReady(client, ns(), name, 'False', 'SourceError', 180_000);
-        expect(readyOf(failed)?.message).toBe(`GET ${server.base}/${name}.yaml: no complete answer within 60000 ms (the fetch timeout)`);
+        expect(readyOf(failed)?.message).toBe(`GET ${server.base}/${name}.yaml: no complete answer within 60000 ms (the fetch timeout, --source-fetch-timeout)`);
         await expectWarningEvent(ns(), name, 'SourceError');
       }
     }, 300_000);
@@ -339,5 +339,35 @@ describe('a smaller --source-memory-budget', () => {
     await expectWarningEvent(ns(), 'too-large', 'SourceError');
     expect(await find(client, cmPath(ns(), 'budget-fits'))).toBeDefined();
     expect(await find(client, cmPath(ns(), 'budget-too-large'))).toBeUndefined();
+  });
+});
+
+describe('source limits set by the operator\'s flags', () => {
+  const ns = useTestNamespace(CLUSTER, 'limits');
+  let op: OperatorProcess;
+  beforeAll(async () => {
+    op = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--source-max-objects', '3', '--source-max-fetched', '1']);
+  });
+  afterAll(async () => {
+    await op?.stop('SIGTERM');
+  });
+
+  test('lower than the defaults: a source past one is refused naming the flag that sets it; one within them is applied', async () => {
+    const cms = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${i}`, namespace: ns() }, data: { a: '1' } }));
+    server.files.set('/two-mib.yaml', Buffer.from(`# ${'x'.repeat(2 * MiB)}\n${cmYaml('limits-big')}`));
+    server.files.set('/small.yaml', Buffer.from(cmYaml('limits-small')));
+    await applySync(client, ns(), 'three', { source: { inline: cms(3, 'three') } });
+    await applySync(client, ns(), 'four', { source: { inline: cms(4, 'four') } });
+    await applySync(client, ns(), 'big', { defaultNamespace: ns(), source: { http: { url: `${server.base}/two-mib.yaml` } } });
+    await applySync(client, ns(), 'small', { defaultNamespace: ns(), source: { http: { url: `${server.base}/small.yaml` } } });
+    await waitForReady(client, ns(), 'three', 'True', 'Succeeded');
+    await waitForReady(client, ns(), 'small', 'True', 'Succeeded');
+    const four = await waitForReady(client, ns(), 'four', 'False', 'SourceError');
+    expect(readyOf(four)?.message).toBe('spec.source.inline: more than 3 objects (the source limit, --source-max-objects)');
+    const big = await waitForReady(client, ns(), 'big', 'False', 'SourceError');
+    expect(readyOf(big)?.message).toBe(`GET ${server.base}/two-mib.yaml: more than 1 MiB (the source limit on fetched bytes, --source-max-fetched)`);
+    await expectWarningEvent(ns(), 'four', 'SourceError');
+    expect(await find(client, cmPath(ns(), 'four-0'))).toBeUndefined();
+    expect(await find(client, cmPath(ns(), 'limits-big'))).toBeUndefined();
   });
 });

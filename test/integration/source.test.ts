@@ -306,7 +306,7 @@ describe('http', () => {
     for (const p of ['/stalls.yaml', '/trickle.yaml', '/silent.yaml']) {
       const started = Date.now();
       expect(await refusal(fetch({ http: { url: `${base}${p}` } }, { limits }))).toBe(
-        `GET ${base}${p}: no complete answer within 300 ms (the fetch timeout)`,
+        `GET ${base}${p}: no complete answer within 300 ms (the fetch timeout, --source-fetch-timeout)`,
       );
       expect(Date.now() - started).toBeLessThan(5_000);
     }
@@ -315,7 +315,7 @@ describe('http', () => {
   test('the size limit: refused while streaming, the connection dropped', async () => {
     const limits = { maxFetchedBytes: 64 * 1024 };
     expect(await refusal(fetch({ http: { url: `${base}/endless.yaml` } }, { limits }))).toBe(
-      `GET ${base}/endless.yaml: more than 64 KiB (the source limit on fetched bytes)`,
+      `GET ${base}/endless.yaml: more than 64 KiB (the source limit on fetched bytes, --source-max-fetched)`,
     );
     await endlessClosed;
     // Socket buffers hold a few MiB at most; a client that read on would have taken it all.

@@ -87,14 +87,14 @@ describe('hostile archives are refused whole, naming the entry', () => {
   test('more than maxFiles files', async () => {
     const data = await tarGz([{ name: '1.yaml' }, { name: '2.yaml' }, { name: '3.yaml' }, { name: '4.yaml' }]);
     expect(await refusal(data, { ...LIMITS, maxFiles: 3 })).toBe(
-      'https://example.test/x.tgz: more than 3 files (the source limit); archive refused',
+      'https://example.test/x.tgz: more than 3 files (the source limit, --source-max-files); archive refused',
     );
   });
 
   test('more than maxUnpackedBytes in ordinary files', async () => {
     const data = await tarGz([{ name: 'big.yaml', data: 'x'.repeat(3 * MiB) }]);
     expect(await refusal(data, { ...LIMITS, maxUnpackedBytes: 2 * MiB })).toBe(
-      'https://example.test/x.tgz: more than 2 MiB once unpacked (the source limit); archive refused',
+      'https://example.test/x.tgz: more than 2 MiB once unpacked (the source limit, --source-max-unpacked); archive refused',
     );
   });
 });
@@ -117,7 +117,7 @@ describe('gzip bombs stop at the limit, without inflating the rest', () => {
     const valid = await tarGz([{ name: 'a.yaml', data: cm('a') }]);
     const counter = { members: 0 };
     const msg = await refusal(endless(valid, counter), { ...LIMITS, maxUnpackedBytes: 8 * MiB });
-    expect(msg).toBe('https://example.test/x.tgz: more than 8 MiB once unpacked (the source limit); archive refused');
+    expect(msg).toBe('https://example.test/x.tgz: more than 8 MiB once unpacked (the source limit, --source-max-unpacked); archive refused');
     // 8 MiB is 8 members; a few more may sit in stream buffers, not hundreds.
     expect(counter.members).toBeGreaterThanOrEqual(8);
     expect(counter.members).toBeLessThan(40);
@@ -218,7 +218,7 @@ describe('memory: only what will be parsed is kept, charged to a shared budget',
     const budget = new ByteBudget(MiB);
     const lease = budget.lease('x.tgz');
     const err = await extractTarGz(bomb('bomb.bin', 12), { ...LIMITS, maxUnpackedBytes: 8 * MiB }, 'x.tgz', { keep: manifestFilter(undefined), lease }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe('x.tgz: more than 8 MiB once unpacked (the source limit); archive refused');
+    expect((err as Error).message).toBe('x.tgz: more than 8 MiB once unpacked (the source limit, --source-max-unpacked); archive refused');
     expect(lease.held).toBe(0);
   });
 

@@ -255,7 +255,7 @@ describe('limits', () => {
   test('exactly maxObjects is fine; one more is refused', () => {
     expect(parseManifests(many(5), 'five.yaml', { maxObjects: 5 })).toHaveLength(5);
     const err = errorOf(() => parseManifests(many(6), 'six.yaml', { maxObjects: 5 }));
-    expect(err.message).toContain('six.yaml: more than 5 objects (the source limit)');
+    expect(err.message).toContain('six.yaml: more than 5 objects (the source limit, --source-max-objects)');
   });
 
   test('objects inside Lists count', () => {
