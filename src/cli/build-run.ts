@@ -4,14 +4,15 @@ import path from 'node:path';
 import type { KubeClient } from '../kube/client.js';
 import { crdScopes, kindKey } from '../apply/render.js';
 import type { KubeObject } from '../kube/resources.js';
-import { DEFAULT_SOURCE_LIMITS, parseManifests, selectManifests, SourceError } from '../source/index.js';
+import { parseManifests, selectManifests, SourceError, sourceLimits } from '../source/index.js';
 import { buildInputsOf, fetchInput, HOME, renderInput, type BuildCluster, type BuildInput, type Built, type Fetched } from './build-render.js';
 import type { Cluster, ClusterFlags } from './cluster.js';
 import { CliError, UsageError } from './errors.js';
 import { parseSyncRef } from './kind-name.js';
+import { useSourceLimitFlags, type SourceLimitFlags } from './source-flags.js';
 import { listOf, toJson, toYaml } from './output.js';
 
-export interface BuildFlags extends ClusterFlags {
+export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
   path?: string;
   url?: string;
   owner?: string;
@@ -26,6 +27,7 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
   if (file !== undefined && (flags.owner || flags.defaultNamespace)) {
     throw new UsageError('--owner and --default-namespace go with --path or --url; a sync file says them itself');
   }
+  useSourceLimitFlags(flags);
   const inputs = await inputsOf(file, flags);
   const cluster = flags.kubeconfig || flags.context ? new LazyCluster(flags) : undefined;
   const built: Built[] = [];
@@ -96,7 +98,7 @@ async function defaultNamespaceOf(flags: BuildFlags): Promise<string> {
 /** The objects of one file, as the operator parses a source: YAML 1.1, Lists flattened; errors name file, document and line. */
 function parse(text: string, file: string): KubeObject[] {
   try {
-    return parseManifests(text, file, { maxObjects: DEFAULT_SOURCE_LIMITS.maxObjects });
+    return parseManifests(text, file, { maxObjects: sourceLimits().maxObjects });
   } catch (err) {
     if (err instanceof SourceError) throw new CliError(err.message, undefined, { cause: err });
     throw err;
@@ -135,7 +137,7 @@ async function readPath(given: string): Promise<KubeObject[]> {
 }
 
 async function walk(root: string, rel: string, files: Map<string, Buffer>): Promise<void> {
-  if (files.size > DEFAULT_SOURCE_LIMITS.maxFiles) throw new CliError(`--path ${root}: more than ${DEFAULT_SOURCE_LIMITS.maxFiles} files`);
+  if (files.size > sourceLimits().maxFiles) throw new CliError(`--path ${root}: more than ${sourceLimits().maxFiles} files (the source limit, --source-max-files)`);
   for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue;
     const p = rel ? `${rel}/${entry.name}` : entry.name;

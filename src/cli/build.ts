@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { BuildFlags } from './build-run.js';
 import { clusterOptions, examples, outputOption } from './options.js';
+import { addSourceLimitOptions } from './source-flags.js';
 
 /** `syncprims build`: what the operator would apply, rendered here. */
 export function addBuildCommand(program: Command): void {
@@ -18,6 +19,7 @@ export function addBuildCommand(program: Command): void {
     namespace: 'the namespace of a sync that names none, and of --owner (default: the context\'s with --kubeconfig or --context, else "default")',
   });
   outputOption(cmd, ['yaml', 'json'], 'yaml');
+  addSourceLimitOptions(cmd, true);
   cmd.addHelpText('after', `
 --kubeconfig or --context are needed only for ConfigMap, Secret and Flux artifact sources (read in the
 sync's namespace) and to look up kinds that are neither built in nor defined by a CRD in the set, or in

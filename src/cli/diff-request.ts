@@ -9,8 +9,9 @@ import { parseManifests } from '../source/parse.js';
 import type { ClusterFlags } from './cluster.js';
 import { CliError, UsageError } from './errors.js';
 import { parseSyncRef, type KindName } from './kind-name.js';
+import { useSourceLimitFlags, type SourceLimitFlags } from './source-flags.js';
 
-export interface DiffFlags extends ClusterFlags {
+export interface DiffFlags extends ClusterFlags, SourceLimitFlags {
   filename?: string;
   clusterId?: string;
   defaultServiceAccount?: string;
@@ -24,6 +25,7 @@ export async function diffRequest(target: string | undefined, flags: DiffFlags):
   if ((target === undefined) === (flags.filename === undefined)) {
     throw new UsageError('give diff a sync as kind/name, or a file with -f (see syncprims diff --help)');
   }
+  useSourceLimitFlags(flags);
   if (target !== undefined) return { ref: parseSyncRef(target) };
   const file = flags.filename as string;
   const objects = parseFile(await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {

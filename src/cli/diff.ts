@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { DiffFlags } from './diff-request.js';
 import { KIND_HELP } from './kind-name.js';
 import { clusterOptions, examples } from './options.js';
+import { addSourceLimitOptions } from './source-flags.js';
 
 /** `syncprims diff kind/name` or `-f file`: what applying would change, by a server-side dry run. */
 export function addDiffCommand(program: Command): void {
@@ -14,6 +15,7 @@ export function addDiffCommand(program: Command): void {
     .option('--default-service-account <name>', "as given to the operator's --default-service-account: syncs that name no serviceAccountName apply as this service account");
   clusterOptions(cmd, { namespace: 'the namespace of the sync (default: the context\'s, else "default"); a file\'s syncs may name their own' });
   cmd.addOption(new Option('-o, --output <format>', 'diff: a unified diff per object; yaml or json: the changed objects, before and after').choices(['diff', 'yaml', 'json']).default('diff'));
+  addSourceLimitOptions(cmd, true);
   cmd.addHelpText('after', `
 Each object is applied as the operator applies it (server-side apply, field manager syncprims) with
 dryRun=All; objects of the sync's inventory that left the set are shown as removed ("would be

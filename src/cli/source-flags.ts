@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../api/duration.js';
-import { DEFAULT_SOURCE_LIMITS, SOURCE_LIMIT_FLAGS, type SourceLimits } from '../source/limits.js';
+import { DEFAULT_SOURCE_LIMITS, setSourceLimits, SOURCE_LIMIT_FLAGS, type SourceLimits } from '../source/limits.js';
+import { UsageError } from './errors.js';
 
-/** `syncprims run`'s flags of what reading sources may cost (API.md "Source limits": flags change them). */
-export interface SourceFlags {
-  sourceMemoryBudget: string;
+/** The flags of the source limits (API.md "Source limits": flags change them). */
+export interface SourceLimitFlags {
   sourceFetchTimeout: string;
   sourceMaxFetched: string;
   sourceMaxUnpacked: string;
@@ -12,26 +12,43 @@ export interface SourceFlags {
   sourceMaxObjects: string;
 }
 
+/** `syncprims run`'s flags of what reading sources may cost. */
+export interface SourceFlags extends SourceLimitFlags {
+  sourceMemoryBudget: string;
+}
+
 const MiB = 1024 * 1024;
 
 /** Adds the source flags to `syncprims run`. */
 export function addSourceOptions(command: Command): Command {
+  command.option(
+    '--source-memory-budget <MiB>',
+    'the memory all sources being read at once may hold together (fetched bytes, manifest files unpacked from archives), in MiB; a read that does not fit waits, one that never could is refused (docs/source.md)',
+    '128',
+  );
+  return addSourceLimitOptions(command);
+}
+
+/**
+ * Adds the flags of the source limits: to `syncprims run`, and (`asOperator`)
+ * to the commands that read sources as it does (build, diff), where they take
+ * the values given to the operator.
+ */
+export function addSourceLimitOptions(command: Command, asOperator = false): Command {
   const d = DEFAULT_SOURCE_LIMITS;
-  return command
-    .option(
-      '--source-memory-budget <MiB>',
-      'the memory all sources being read at once may hold together (fetched bytes, manifest files unpacked from archives), in MiB; a read that does not fit waits, one that never could is refused (docs/source.md)',
-      '128',
-    )
-    .option(`${SOURCE_LIMIT_FLAGS.fetchTimeoutMs} <duration>`, 'the whole of one HTTP fetch of a source (connecting, headers and body)', `${d.fetchTimeoutMs / 1000}s`)
-    .option(`${SOURCE_LIMIT_FLAGS.maxFetchedBytes} <MiB>`, 'bytes one HTTP fetch of a source may bring, before unpacking, in MiB', String(d.maxFetchedBytes / MiB))
-    .option(`${SOURCE_LIMIT_FLAGS.maxUnpackedBytes} <MiB>`, 'bytes an archive may inflate to, in MiB', String(d.maxUnpackedBytes / MiB))
-    .option(`${SOURCE_LIMIT_FLAGS.maxFiles} <n>`, 'entries in an archive, directories aside', String(d.maxFiles))
-    .option(`${SOURCE_LIMIT_FLAGS.maxObjects} <n>`, 'objects in one source, Lists flattened', String(d.maxObjects));
+  const help = (flag: string, what: string) => (asOperator ? `as given to the operator's ${flag}: ${what}` : what);
+  const option = (limit: keyof typeof SOURCE_LIMIT_FLAGS, arg: string, what: string, byDefault: string) =>
+    command.option(`${SOURCE_LIMIT_FLAGS[limit]} <${arg}>`, help(SOURCE_LIMIT_FLAGS[limit], what), byDefault);
+  option('fetchTimeoutMs', 'duration', 'the whole of one HTTP fetch of a source (connecting, headers and body)', `${d.fetchTimeoutMs / 1000}s`);
+  option('maxFetchedBytes', 'MiB', 'bytes one HTTP fetch of a source may bring, before unpacking, in MiB', String(d.maxFetchedBytes / MiB));
+  option('maxUnpackedBytes', 'MiB', 'bytes an archive may inflate to, in MiB', String(d.maxUnpackedBytes / MiB));
+  option('maxFiles', 'n', 'entries in an archive, directories aside', String(d.maxFiles));
+  option('maxObjects', 'n', 'objects in one source, Lists flattened', String(d.maxObjects));
+  return command;
 }
 
 /** The limits the flags say; throws, naming the flag, on a value that is not one. */
-export function sourceLimitsOf(flags: SourceFlags): SourceLimits {
+export function sourceLimitsOf(flags: SourceLimitFlags): SourceLimits {
   return {
     fetchTimeoutMs: positiveDuration(SOURCE_LIMIT_FLAGS.fetchTimeoutMs, flags.sourceFetchTimeout),
     maxFetchedBytes: wholeNumber(SOURCE_LIMIT_FLAGS.maxFetchedBytes, flags.sourceMaxFetched, 'MiB') * MiB,
@@ -39,6 +56,15 @@ export function sourceLimitsOf(flags: SourceFlags): SourceLimits {
     maxFiles: wholeNumber(SOURCE_LIMIT_FLAGS.maxFiles, flags.sourceMaxFiles, 'files'),
     maxObjects: wholeNumber(SOURCE_LIMIT_FLAGS.maxObjects, flags.sourceMaxObjects, 'objects'),
   };
+}
+
+/** build and diff: the limits their flags say, for this process's reads of sources (a bad value is bad usage). */
+export function useSourceLimitFlags(flags: SourceLimitFlags): void {
+  try {
+    setSourceLimits(sourceLimitsOf(flags));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 /** --source-memory-budget: at least 8 MiB (one manifest file of a few MiB must fit); in bytes. */

@@ -226,6 +226,26 @@ describe('plain manifests and URLs', () => {
     });
   });
 
+  test('the source limits as given to the operator: a source past one is refused naming the flag; a bad value is bad usage', async () => {
+    const two = path.join(dir, 'two.yaml');
+    writeFileSync(two, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: x}\n');
+    const syncFile = path.join(dir, 'two-inline.yaml');
+    const inline = ['a', 'b'].map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'x' } }));
+    writeFileSync(syncFile, JSON.stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'two' }, spec: { source: { inline } } }));
+    const [byDefault, path1, sync1, sync2, bad] = await Promise.all([
+      runCli(['build', '--path', two]),
+      runCli(['build', '--path', two, '--source-max-objects', '1']),
+      runCli(['build', syncFile, '--source-max-objects', '1']),
+      runCli(['build', syncFile, '--source-max-objects', '2']),
+      runCli(['build', syncFile, '--source-max-objects', 'many']),
+    ]);
+    expect(byDefault.code).toBe(0);
+    expect(path1).toMatchObject({ code: 1, stderr: `syncprims: ${two}: more than 1 objects (the source limit, --source-max-objects): split the manifests into several syncs\n` });
+    expect(sync1).toMatchObject({ code: 1, stderr: expect.stringContaining('spec.source.inline: more than 1 objects (the source limit, --source-max-objects)') });
+    expect(sync2.code).toBe(0);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--source-max-objects many: want a whole number of objects, at least 1') });
+  });
+
   test('--url: fetched as source.http, the revision is the digest of the bytes', async () => {
     const body = 'apiVersion: v1\nkind: Namespace\nmetadata: {name: served}\n';
     const server: Server = createServer((_req, res) => res.end(body));

@@ -190,14 +190,16 @@ describe('exit codes and errors', () => {
     writeFileSync(broken, 'apiVersion: syncprims.dev/v1alpha1\nkind: Sync\nmetadata: {name: x\n');
     // Applied as the service account the sync names (which may do nothing here), as the operator applies it.
     const asNobody = file('nobody.yaml', [{ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'nobody' }, spec: { serviceAccountName: 'nobody', source: { inline: [configMap('app-a', { a: '1' }), configMap('nobody-cm', {})] } } }]);
-    const [missing, neither, both, badFile, help, forbidden] = await Promise.all([
+    const [missing, neither, both, badFile, help, forbidden, badLimit] = await Promise.all([
       diff('sync/nope'),
       diff(),
       diff('sync/app', '-f', broken),
       diff('-f', broken),
       runCli(['diff', '--help']),
       diff('-f', asNobody),
+      diff('sync/app', '--source-fetch-timeout', 'soon'),
     ]);
+    expect(badLimit).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('--source-fetch-timeout soon: invalid duration "soon"') });
     expect(forbidden).toMatchObject({ code: 1, stdout: '' });
     // Another sync's object is left alone; the account may not patch ConfigMaps.
     expect(forbidden.stderr.split('\n')).toEqual([
