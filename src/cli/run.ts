@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { parseDuration } from '../api/duration.js';
 import { SERVICE_ACCOUNT_NAME } from '../api/kinds.js';
 import type { KubeClient } from '../kube/client.js';
 import type { FleetReachability } from '../controllers/index.js';
@@ -10,7 +9,8 @@ import { parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { packageVersion } from '../version.js';
-import { addSourceOptions, sourceLimitsOf, sourceMemoryBudgetOf, type SourceFlags } from './source-flags.js';
+import { durationFlag } from './flag-values.js';
+import { addSourceOptions, useSourceFlags, type SourceFlags } from './source-flags.js';
 
 /** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -130,7 +130,7 @@ async function run(flags: RunFlags): Promise<void> {
   const liveness = livenessOf(flags);
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
-  await useSourceFlags(flags);
+  useSourceFlags(flags);
   const name = kc.getCurrentContext() || 'local';
   const instance = newInstanceId();
   const userAgent = operatorUserAgent(name, instance);
@@ -214,14 +214,6 @@ function addrFlag(flag: string, text: string): void {
   }
 }
 
-function durationFlag(flag: string, text: string): number {
-  try {
-    return parseDuration(text);
-  } catch (err) {
-    throw new Error(`${flag} ${text}: ${(err as Error).message}`);
-  }
-}
-
 /** --default-service-account: a service account's name, as serviceAccountName must be. */
 function defaultServiceAccountOf(flags: RunFlags): string | undefined {
   const name = flags.defaultServiceAccount;
@@ -229,15 +221,6 @@ function defaultServiceAccountOf(flags: RunFlags): string | undefined {
     throw new Error(`--default-service-account ${name}: want a service account's name (lowercase letters, digits, - and .), without its namespace`);
   }
   return name;
-}
-
-/** The source flags, checked before anything starts; the limits and the budget of this process. */
-async function useSourceFlags(flags: SourceFlags): Promise<void> {
-  const limits = sourceLimitsOf(flags);
-  const budget = sourceMemoryBudgetOf(flags.sourceMemoryBudget);
-  const { setSourceLimits, setSourceMemoryBudget } = await import('../source/index.js');
-  setSourceLimits(limits);
-  setSourceMemoryBudget(budget);
 }
 
 /** The leader Lease and its timing, checked as the elector would (renew deadline under the lease, above the retry period). */

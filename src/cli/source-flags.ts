@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { parseDuration } from '../api/duration.js';
+import { setSourceMemoryBudget } from '../source/budget.js';
 import { DEFAULT_SOURCE_LIMITS, setSourceLimits, SOURCE_LIMIT_FLAGS, type SourceLimits } from '../source/limits.js';
 import { UsageError } from './errors.js';
+import { durationFlag, wholeNumberFlag } from './flag-values.js';
 
 /** The flags of the source limits (API.md "Source limits": flags change them). */
 export interface SourceLimitFlags {
@@ -51,10 +52,10 @@ export function addSourceLimitOptions(command: Command, asOperator = false): Com
 export function sourceLimitsOf(flags: SourceLimitFlags): SourceLimits {
   return {
     fetchTimeoutMs: positiveDuration(SOURCE_LIMIT_FLAGS.fetchTimeoutMs, flags.sourceFetchTimeout),
-    maxFetchedBytes: wholeNumber(SOURCE_LIMIT_FLAGS.maxFetchedBytes, flags.sourceMaxFetched, 'MiB') * MiB,
-    maxUnpackedBytes: wholeNumber(SOURCE_LIMIT_FLAGS.maxUnpackedBytes, flags.sourceMaxUnpacked, 'MiB') * MiB,
-    maxFiles: wholeNumber(SOURCE_LIMIT_FLAGS.maxFiles, flags.sourceMaxFiles, 'files'),
-    maxObjects: wholeNumber(SOURCE_LIMIT_FLAGS.maxObjects, flags.sourceMaxObjects, 'objects'),
+    maxFetchedBytes: wholeNumberFlag(SOURCE_LIMIT_FLAGS.maxFetchedBytes, flags.sourceMaxFetched, 'MiB') * MiB,
+    maxUnpackedBytes: wholeNumberFlag(SOURCE_LIMIT_FLAGS.maxUnpackedBytes, flags.sourceMaxUnpacked, 'MiB') * MiB,
+    maxFiles: wholeNumberFlag(SOURCE_LIMIT_FLAGS.maxFiles, flags.sourceMaxFiles, 'files'),
+    maxObjects: wholeNumberFlag(SOURCE_LIMIT_FLAGS.maxObjects, flags.sourceMaxObjects, 'objects'),
   };
 }
 
@@ -67,26 +68,20 @@ export function useSourceLimitFlags(flags: SourceLimitFlags): void {
   }
 }
 
-/** --source-memory-budget: at least 8 MiB (one manifest file of a few MiB must fit); in bytes. */
-export function sourceMemoryBudgetOf(text: string): number {
-  const mib = Number(text);
-  if (!Number.isInteger(mib) || mib < 8) throw new Error(`--source-memory-budget ${text}: want a whole number of MiB, at least 8`);
-  return mib * MiB;
-}
-
-function wholeNumber(flag: string, text: string, unit: string): number {
-  const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new Error(`${flag} ${text}: want a whole number of ${unit}, at least 1`);
-  return n;
+/**
+ * `syncprims run`: the limits and the memory budget (at least 8 MiB: one
+ * manifest file of a few MiB must fit) of this process, checked before
+ * anything starts.
+ */
+export function useSourceFlags(flags: SourceFlags): void {
+  const limits = sourceLimitsOf(flags);
+  const budget = wholeNumberFlag('--source-memory-budget', flags.sourceMemoryBudget, 'MiB', 8) * MiB;
+  setSourceLimits(limits);
+  setSourceMemoryBudget(budget);
 }
 
 function positiveDuration(flag: string, text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    throw new Error(`${flag} ${text}: ${(err as Error).message}`);
-  }
+  const ms = durationFlag(flag, text);
   if (!(ms > 0)) throw new Error(`${flag} ${text}: want a duration above 0`);
   return ms;
 }
