@@ -8,7 +8,7 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useSyncOperator, type LogLine, type OperatorProcess } from '../support/operator.js';
-import { applySync, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
+import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
@@ -161,8 +161,7 @@ describe('drift', () => {
     expect((await find<{ data: Record<string, string> }>(client, cmPath('fought')))?.data.replicas).toBe('1');
 
     // Gone, so that its backed-off correction still due does not land in the next tests' windows.
-    await client.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought` });
-    await eventually('the fought Sync gone', async () => ((await find(client, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/fought`)) === undefined ? true : undefined), 30_000);
+    await deleteSyncAndWait(client, ns(), 'fought');
   });
 
   test('a correction backed off outlives a source that fails to render: once the source is fixed, it is made and announced', async () => {
@@ -197,8 +196,7 @@ describe('drift', () => {
     expect(corrections(fixedAt)).toHaveLength(1);
     expect(corrections()).toHaveLength(fought + 1);
 
-    await client.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/halted` });
-    await eventually('the halted Sync gone', async () => ((await find(client, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/halted`)) === undefined ? true : undefined), 30_000);
+    await deleteSyncAndWait(client, ns(), 'halted');
   });
 
   test('an owned object deleted by hand is recreated at once, caused by the watch event; one pruned by the sync is not', async () => {
