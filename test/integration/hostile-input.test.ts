@@ -283,7 +283,8 @@ describe('broken and hostile sources', () => {
 
 // The operator's fetch timeout is 60 s, so these take a minute: `make soak` (SOAK=1)
 // runs them; `make test` covers the same deadline on fetchSource with a short
-// timeout (test/integration/source.test.ts, "the fetch timeout ...").
+// timeout (test/integration/source.test.ts, "the fetch timeout ..."), and
+// through an operator started with --source-fetch-timeout 2s (below).
 if (process.env.SOAK === '1') {
   describe('servers that never answer or trickle (SOAK=1: the 60 s fetch timeout)', () => {
     const ns = useTestNamespace(CLUSTER, 'slow');
@@ -346,26 +347,31 @@ describe('source limits set by the operator\'s flags', () => {
   const ns = useTestNamespace(CLUSTER, 'limits');
   let op: OperatorProcess;
   beforeAll(async () => {
-    op = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--source-max-objects', '3', '--source-max-fetched', '1']);
+    op = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--source-max-objects', '3', '--source-max-fetched', '1', '--source-fetch-timeout', '2s']);
   });
   afterAll(async () => {
     await op?.stop('SIGTERM');
   });
 
-  test('lower than the defaults: a source past one is refused naming the flag that sets it; one within them is applied', async () => {
+  test('lower than the defaults: a source past one (objects, fetched bytes, fetch time) is refused naming the flag that sets it; one within them is applied', async () => {
     const cms = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${i}`, namespace: ns() }, data: { a: '1' } }));
     server.files.set('/two-mib.yaml', Buffer.from(`# ${'x'.repeat(2 * MiB)}\n${cmYaml('limits-big')}`));
     server.files.set('/small.yaml', Buffer.from(cmYaml('limits-small')));
+    server.routes.set('/never.yaml', silent);
     await applySync(client, ns(), 'three', { source: { inline: cms(3, 'three') } });
     await applySync(client, ns(), 'four', { source: { inline: cms(4, 'four') } });
     await applySync(client, ns(), 'big', { defaultNamespace: ns(), source: { http: { url: `${server.base}/two-mib.yaml` } } });
     await applySync(client, ns(), 'small', { defaultNamespace: ns(), source: { http: { url: `${server.base}/small.yaml` } } });
+    await applySync(client, ns(), 'never', { defaultNamespace: ns(), source: { http: { url: `${server.base}/never.yaml` } } });
     await waitForReady(client, ns(), 'three', 'True', 'Succeeded');
     await waitForReady(client, ns(), 'small', 'True', 'Succeeded');
     const four = await waitForReady(client, ns(), 'four', 'False', 'SourceError');
     expect(readyOf(four)?.message).toBe('spec.source.inline: more than 3 objects (the source limit, --source-max-objects)');
     const big = await waitForReady(client, ns(), 'big', 'False', 'SourceError');
     expect(readyOf(big)?.message).toBe(`GET ${server.base}/two-mib.yaml: more than 1 MiB (the source limit on fetched bytes, --source-max-fetched)`);
+    // A server that never answers, given up after the operator's 2 s (60 s by default).
+    const never = await waitForReady(client, ns(), 'never', 'False', 'SourceError');
+    expect(readyOf(never)?.message).toBe(`GET ${server.base}/never.yaml: no complete answer within 2000 ms (the fetch timeout, --source-fetch-timeout)`);
     await expectWarningEvent(ns(), 'four', 'SourceError');
     expect(await find(client, cmPath(ns(), 'four-0'))).toBeUndefined();
     expect(await find(client, cmPath(ns(), 'limits-big'))).toBeUndefined();
