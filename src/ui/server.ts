@@ -6,9 +6,10 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../runtime/logger.js';
-import { parseAddr } from '../runtime/http-endpoints.js';
+import { loopbackByDefault } from '../runtime/http-endpoints.js';
 import { syncDetail, type DetailSources } from './detail.js';
 import type { ViewFeed } from './feed.js';
+import { isLoopbackHost, loopbackHostAllowed, streamOriginAllowed } from './host-check.js';
 import { PAGE_HTML, PAGE_CSS } from './page.js';
 
 /** The browser modules served from dist/ui/client/ (compiled there from src/ui/client/ by tsc). */
@@ -44,13 +45,12 @@ export interface UiServer {
 
 /** `8082` or `:8082` bind to loopback; a host must be named (`0.0.0.0:8082`) to listen on others. */
 export function uiListenAddr(addr: string): { host: string; port: number } {
-  const { host, port } = parseAddr(addr);
-  return { host: host ?? '127.0.0.1', port };
+  return loopbackByDefault(addr);
 }
 
 export async function serveUi(opts: UiServerOptions): Promise<UiServer> {
   const { host, port } = uiListenAddr(opts.addr);
-  const loopbackOnly = isLoopback(host);
+  const loopbackOnly = isLoopbackHost(host);
   const streams = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     handle(req, res, { ...opts, loopbackOnly, streams }).catch((err: unknown) => {
@@ -86,7 +86,9 @@ interface Context extends UiServerOptions {
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, ctx: Context): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'read only');
   // Bound to loopback, it answers only to loopback names: a web page elsewhere cannot rebind a name to it.
-  if (ctx.loopbackOnly && !isLoopbackHost(req.headers.host)) return send(res, 421, 'text/plain', 'wrong host');
+  if (ctx.loopbackOnly && !loopbackHostAllowed(req.headers.host)) {
+    return refuse(req, res, ctx, 421, 'wrong host: open the view at http://127.0.0.1:<port>/ or http://localhost:<port>/');
+  }
   const url = new URL(req.url ?? '/', 'http://ui');
   const route = url.pathname;
   if (route === '/') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
@@ -96,7 +98,10 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
     return send(res, 200, 'text/javascript; charset=utf-8', await readFile(new URL(route.slice('/client/'.length), CLIENT_DIR), 'utf8'));
   }
   if (route === '/api/view') return sendJson(res, 200, ctx.feed.get());
-  if (route === '/api/stream') return stream(req, res, ctx);
+  if (route === '/api/stream') {
+    if (!streamOriginAllowed(req.headers.origin, req.headers.host)) return refuse(req, res, ctx, 403, 'wrong origin: the stream is for the page of this host only');
+    return stream(req, res, ctx);
+  }
   if (route === '/api/sync') return detail(url, res, ctx);
   return send(res, 404, 'text/plain', 'not found');
 }
@@ -137,12 +142,8 @@ function sendJson(res: http.ServerResponse, status: number, doc: unknown): void 
   send(res, status, 'application/json', JSON.stringify(doc));
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
-}
-
-function isLoopbackHost(header: string | undefined): boolean {
-  if (!header) return false;
-  const host = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.replace(/:\d+$/, '');
-  return isLoopback(host);
+/** A request from where the view does not answer: a short text, and a log line naming what was refused. */
+function refuse(req: http.IncomingMessage, res: http.ServerResponse, ctx: Context, status: number, text: string): void {
+  ctx.logger.warn({ status, host: req.headers.host, origin: req.headers.origin, path: req.url }, `ui: request refused (${text})`);
+  send(res, status, 'text/plain', text);
 }
