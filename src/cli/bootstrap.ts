@@ -11,6 +11,7 @@ export function addBootstrapCommand(program: Command): void {
     .option('--image <ref>', "the operator's image (default: ghcr.io/syncprims/syncprims:v<version>)")
     .option('--cluster-id <id>', "the operator's --cluster-id (default: the uid of the cluster's kube-system namespace)")
     .option('--default-service-account <name>', "the operator's --default-service-account")
+    .option('--multi-tenant', "locked down, as install --multi-tenant; the bootstrap Sync applies as the account syncprims-bootstrap, made for it")
     .option('--url <url>', 'the Sync reads the manifests from this URL (source.http) instead of a ConfigMap bootstrap writes')
     .option('--digest <sha256:hex>', 'with --url: the digest the fetched bytes must have')
     .option('--artifact <kind/name>', 'the Sync reads the manifests from this Flux source (GitRepository, OCIRepository, Bucket, ExternalArtifact) in the namespace')

@@ -1,11 +1,12 @@
 // What `syncprims install` prints or applies, and what config/ holds as a
 // kustomize base: the CRDs, the operator's namespace, ServiceAccount, RBAC,
-// Deployment and metrics Service. Pure: options in, objects out.
-import { GROUP } from '../api/kinds.js';
+// Deployment and metrics Service (the RBAC in install-rbac.ts). Pure: options
+// in, objects out.
 import { PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
 import { customResourceDefinitions } from '../api/crds.js';
 import type { KubeObject } from '../kube/resources.js';
 import { packageVersion } from '../version.js';
+import { OPERATOR_LABELS, OPERATOR_NAME, operatorRbac } from './install-rbac.js';
 
 export interface InstallOptions {
   /** The operator's image (default: `ghcr.io/syncprims/syncprims:<version>`). */
@@ -14,20 +15,23 @@ export interface InstallOptions {
   namespace?: string;
   /** `--cluster-id` of the operator (default: not passed; the operator uses the uid of kube-system). */
   clusterId?: string;
-  /** `--default-service-account` of the operator (default: not passed). */
+  /** `--default-service-account` of the operator (default: not passed; `default` with `multiTenant`). */
   defaultServiceAccount?: string;
+  /**
+   * The locked-down setup (docs/rbac.md): syncs that name no account apply as
+   * their namespace's `default` account (unless `defaultServiceAccount` names
+   * another), and the operator's own account may write no kind of theirs.
+   */
+  multiTenant?: boolean;
 }
 
 export const DEFAULT_NAMESPACE = 'syncprims-system';
-export const OPERATOR_NAME = 'syncprims-operator';
-/** The role the operator applies with when a sync names no service account; see docs/rbac.md. */
-export const APPLY_ROLE = 'syncprims-apply';
+export { APPLY_ROLE, OPERATOR_NAME, READ_ROLE } from './install-rbac.js';
 
 export function defaultImage(): string {
   return `ghcr.io/syncprims/syncprims:v${packageVersion()}`;
 }
 
-const LABELS = { 'app.kubernetes.io/name': 'syncprims', 'app.kubernetes.io/component': 'operator' };
 const METRICS_PORT = 8080;
 const HEALTH_PORT = 8081;
 
@@ -38,12 +42,7 @@ export function installManifests(opts: InstallOptions = {}): KubeObject[] {
     ...customResourceDefinitions().map((crd) => crd as unknown as KubeObject),
     namespaceObject(namespace),
     serviceAccount(namespace),
-    operatorClusterRole(),
-    applyClusterRole(),
-    clusterRoleBinding(OPERATOR_NAME, OPERATOR_NAME, namespace),
-    clusterRoleBinding(APPLY_ROLE, APPLY_ROLE, namespace),
-    leaseRole(namespace),
-    leaseRoleBinding(namespace),
+    ...operatorRbac(namespace, opts.multiTenant ?? false),
     deployment(namespace, opts),
     metricsService(namespace),
   ];
@@ -51,92 +50,21 @@ export function installManifests(opts: InstallOptions = {}): KubeObject[] {
 
 /** The namespace, kept when the bootstrap Sync that manages it goes (API.md: never pruned). */
 function namespaceObject(name: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...LABELS }, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } } };
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...OPERATOR_LABELS }, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } } };
 }
 
 function serviceAccount(namespace: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: OPERATOR_NAME, namespace, labels: { ...LABELS } } };
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: OPERATOR_NAME, namespace, labels: { ...OPERATOR_LABELS } } };
 }
 
-/**
- * What the operator needs for itself, whatever the syncs apply: its own
- * kinds; Secrets and ConfigMaps listed and watched (the referenced-object
- * index watches their metadata, and reads one when it changes); Events;
- * CRDs (discovery waits on them); namespaces (kube-system's uid is the
- * default --cluster-id); service accounts to impersonate (serviceAccountName).
- */
-function operatorClusterRole(): KubeObject {
-  const read = ['get', 'list', 'watch'];
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: OPERATOR_NAME, labels: { ...LABELS } },
-    rules: [
-      { apiGroups: [GROUP], resources: ['syncs', 'remotesyncs', 'proxysyncs'], verbs: [...read, 'update', 'patch'] },
-      { apiGroups: [GROUP], resources: ['syncs/status', 'remotesyncs/status', 'proxysyncs/status'], verbs: ['get', 'update', 'patch'] },
-      { apiGroups: [GROUP], resources: ['syncs/finalizers', 'remotesyncs/finalizers', 'proxysyncs/finalizers'], verbs: ['update'] },
-      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: read },
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: read },
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: read },
-      { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
-      { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: ['get'] },
-    ],
-  };
-}
-
-/**
- * What a sync that names no service account applies with: everything, since
- * a Sync may apply any kind (as Flux's kustomize-controller is bound to
- * cluster-admin). Tenancy: delete this binding and run the operator with
- * --default-service-account, so that every sync applies as an account of its
- * own namespace.
- */
-function applyClusterRole(): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: APPLY_ROLE, labels: { ...LABELS } },
-    rules: [
-      { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
-      { nonResourceURLs: ['*'], verbs: ['*'] },
-    ],
-  };
-}
-
-function clusterRoleBinding(name: string, role: string, namespace: string): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name, labels: { ...LABELS } },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-    subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace }],
-  };
-}
-
-/** The leader Lease and the liveness Leases live in the operator's namespace. */
-function leaseRole(namespace: string): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: `${OPERATOR_NAME}-leases`, namespace, labels: { ...LABELS } },
-    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
-  };
-}
-
-function leaseRoleBinding(namespace: string): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: `${OPERATOR_NAME}-leases`, namespace, labels: { ...LABELS } },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${OPERATOR_NAME}-leases` },
-    subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace }],
-  };
+/** The account that syncs naming none apply as: the option's, else `default` in the multi-tenant mode. */
+export function defaultServiceAccountOf(opts: Pick<InstallOptions, 'defaultServiceAccount' | 'multiTenant'>): string | undefined {
+  return opts.defaultServiceAccount ?? (opts.multiTenant ? 'default' : undefined);
 }
 
 /** The operator's arguments in the Deployment. */
-export function operatorArgs(namespace: string, opts: Pick<InstallOptions, 'clusterId' | 'defaultServiceAccount'>): string[] {
+export function operatorArgs(namespace: string, opts: Pick<InstallOptions, 'clusterId' | 'defaultServiceAccount' | 'multiTenant'>): string[] {
+  const account = defaultServiceAccountOf(opts);
   return [
     'run',
     '--leader-elect',
@@ -144,7 +72,7 @@ export function operatorArgs(namespace: string, opts: Pick<InstallOptions, 'clus
     `--metrics-addr=:${METRICS_PORT}`,
     `--health-addr=:${HEALTH_PORT}`,
     ...(opts.clusterId ? [`--cluster-id=${opts.clusterId}`] : []),
-    ...(opts.defaultServiceAccount ? [`--default-service-account=${opts.defaultServiceAccount}`] : []),
+    ...(account ? [`--default-service-account=${account}`] : []),
   ];
 }
 
@@ -154,18 +82,18 @@ function deployment(namespace: string, opts: InstallOptions): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: OPERATOR_NAME, namespace, labels: { ...LABELS } },
+    metadata: { name: OPERATOR_NAME, namespace, labels: { ...OPERATOR_LABELS } },
     spec: {
       replicas: 2,
-      selector: { matchLabels: { ...LABELS } },
+      selector: { matchLabels: { ...OPERATOR_LABELS } },
       template: {
-        metadata: { labels: { ...LABELS } },
+        metadata: { labels: { ...OPERATOR_LABELS } },
         spec: {
           serviceAccountName: OPERATOR_NAME,
           securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
           terminationGracePeriodSeconds: 30,
           topologySpreadConstraints: [
-            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { ...LABELS } } },
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { ...OPERATOR_LABELS } } },
           ],
           containers: [
             {
@@ -194,7 +122,7 @@ function metricsService(namespace: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: `${OPERATOR_NAME}-metrics`, namespace, labels: { ...LABELS } },
-    spec: { selector: { ...LABELS }, ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: 'metrics' }] },
+    metadata: { name: `${OPERATOR_NAME}-metrics`, namespace, labels: { ...OPERATOR_LABELS } },
+    spec: { selector: { ...OPERATOR_LABELS }, ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: 'metrics' }] },
   };
 }

@@ -7,12 +7,14 @@ export interface InstallFlags extends ClusterFlags {
   image?: string;
   clusterId?: string;
   defaultServiceAccount?: string;
+  multiTenant?: boolean;
   apply?: boolean;
   output: 'yaml' | 'json';
 }
 
 export function installOptions(flags: InstallFlags): InstallOptions {
-  return { image: flags.image, namespace: flags.namespace, clusterId: flags.clusterId, defaultServiceAccount: flags.defaultServiceAccount };
+  const { image, namespace, clusterId, defaultServiceAccount, multiTenant } = flags;
+  return { image, namespace, clusterId, defaultServiceAccount, multiTenant: multiTenant ?? false };
 }
 
 export async function install(flags: InstallFlags): Promise<void> {

@@ -11,6 +11,7 @@ export function addInstallCommand(program: Command): void {
     .option('--image <ref>', "the operator's image (default: ghcr.io/syncprims/syncprims:v<version>)")
     .option('--cluster-id <id>', "the operator's --cluster-id (default: the uid of the cluster's kube-system namespace)")
     .option('--default-service-account <name>', "the operator's --default-service-account: syncs that name none apply as this account of their namespace")
+    .option('--multi-tenant', "locked down: syncs that name no account apply as their namespace's default account (or --default-service-account's), and the operator's own account writes none of what they apply")
     .option('--apply', 'apply them (server-side) to the cluster instead of printing them');
   clusterOptions(cmd, {
     kubeconfig: 'with --apply: the cluster to install into (default: $KUBECONFIG, ~/.kube/config)',

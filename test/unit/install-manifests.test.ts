@@ -75,3 +75,61 @@ describe('the manifests', () => {
     expect(plain.spec.template.spec.containers[0].args.some((a) => a.startsWith('--cluster-id') || a.startsWith('--default-service-account'))).toBe(false);
   });
 });
+
+describe('--multi-tenant', () => {
+  type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[] };
+  const rulesOf = (o: KubeObject) => (o as unknown as { rules: Rule[] }).rules;
+  const argsOf = (objects: KubeObject[]) => (objects.find((o) => o.kind === 'Deployment') as Deployment).spec.template.spec.containers[0].args;
+  const RBAC = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+
+  test('changes the Deployment\'s args and the RBAC, nothing else', () => {
+    const plain = byKey(installManifests({ namespace: 'platform' }));
+    const locked = byKey(installManifests({ namespace: 'platform', multiTenant: true }));
+    for (const [k, obj] of locked) {
+      if (RBAC.includes(obj.kind)) continue;
+      if (obj.kind !== 'Deployment') expect(obj).toEqual(plain.get(k));
+    }
+    expect([...locked.values()].filter((o) => !RBAC.includes(o.kind)).map(key)).toEqual([...plain.values()].filter((o) => !RBAC.includes(o.kind)).map(key));
+    const deployment = locked.get('Deployment/platform/syncprims-operator') as Deployment;
+    const args = argsOf([deployment]);
+    expect(args).toEqual([...argsOf([...plain.values()]), '--default-service-account=default']);
+    // Everything of the Deployment but the args is as it was.
+    const withArgs = (d: Deployment, a: string[]) => ({ ...d, spec: { ...d.spec, template: { ...d.spec.template, spec: { ...d.spec.template.spec, containers: [{ ...d.spec.template.spec.containers[0], args: a }] } } } });
+    expect(withArgs(deployment, [])).toEqual(withArgs(plain.get('Deployment/platform/syncprims-operator') as Deployment, []));
+    // Another account than `default` when named.
+    expect(argsOf(installManifests({ multiTenant: true, defaultServiceAccount: 'deployer' }))).toContain('--default-service-account=deployer');
+  });
+
+  test('the operator\'s account is bound to nothing that writes a kind syncs apply; it reads every kind', () => {
+    const objects = installManifests({ multiTenant: true });
+    const bound = objects.filter((o) => o.kind.endsWith('Binding')).map((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name);
+    expect(bound.sort()).toEqual(['syncprims-operator', 'syncprims-operator-leases', 'syncprims-read']);
+    const roles = objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+    expect(roles.map((r) => r.metadata.name).sort()).toEqual(bound.sort());
+    // What it may write, resource by resource: its own kinds, Events, Leases (in its namespace); and impersonate accounts.
+    const writes = new Set<string>();
+    for (const role of roles) {
+      for (const rule of rulesOf(role)) {
+        const verbs = rule.verbs.filter((v) => !['get', 'list', 'watch'].includes(v));
+        for (const resource of verbs.length > 0 ? (rule.resources ?? []) : []) writes.add(`${role.kind}:${resource}:${verbs.join(',')}`);
+      }
+    }
+    expect([...writes].sort()).toEqual([
+      'ClusterRole:events:create,patch',
+      'ClusterRole:proxysyncs/finalizers:update',
+      'ClusterRole:proxysyncs/status:update,patch',
+      'ClusterRole:proxysyncs:update,patch',
+      'ClusterRole:remotesyncs/finalizers:update',
+      'ClusterRole:remotesyncs/status:update,patch',
+      'ClusterRole:remotesyncs:update,patch',
+      'ClusterRole:serviceaccounts:impersonate',
+      'ClusterRole:syncs/finalizers:update',
+      'ClusterRole:syncs/status:update,patch',
+      'ClusterRole:syncs:update,patch',
+      'Role:leases:create,update,patch,delete',
+    ]);
+    expect(rulesOf(roles.find((r) => r.metadata.name === 'syncprims-read')!)).toEqual([{ apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] }]);
+    // The default mode is as it was: the apply-everything role, bound to the operator.
+    expect(installManifests().some((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'syncprims-apply')).toBe(true);
+  });
+});
