@@ -5,7 +5,7 @@ import { SERVICE_ACCOUNT_NAME } from '../api/kinds.js';
 import type { KubeClient } from '../kube/client.js';
 import type { FleetReachability } from '../controllers/index.js';
 import { kubeSystemUid } from '../kube/cluster-id.js';
-import { parseAddr } from '../runtime/http-endpoints.js';
+import { DEFAULT_DEBUG_ADDR, parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { packageVersion } from '../version.js';
@@ -47,6 +47,7 @@ interface RunFlags extends SourceFlags {
   logLevel: string;
   allowCrossNamespaceRefs?: boolean;
   enableDebugEndpoints?: boolean;
+  debugAddr: string;
   clusterId?: string;
   allowKubeconfigExec?: boolean;
   allowInsecureKubeconfigTls?: boolean;
@@ -102,7 +103,15 @@ export function addRunCommand(program: Command): void {
       '--ui-addr <addr>',
       'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
     )
-    .option('--enable-debug-endpoints', 'serve /debug/cache (every cached object as JSON; the values of Secrets, including those applied by syncs, are redacted) on the health address');
+    .option(
+      '--enable-debug-endpoints',
+      'serve /debug/cache (every cached object as JSON; the values of Secrets are redacted wherever they are, cached Secrets and Secrets inline in sync specs alike) on --debug-addr',
+    )
+    .option(
+      '--debug-addr <addr>',
+      'where the debug endpoints listen, apart from /healthz (which a kubelet must reach); `8083` or `:8083` listen on loopback only (reach it with kubectl port-forward), name a host (`0.0.0.0:8083`) to listen on others',
+      DEFAULT_DEBUG_ADDR,
+    );
   addSourceOptions(command).action(run);
 }
 
@@ -129,6 +138,7 @@ async function run(flags: RunFlags): Promise<void> {
   const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
   const liveness = livenessOf(flags);
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
+  addrFlag('--debug-addr', flags.debugAddr);
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
   useSourceFlags(flags);
   const name = kc.getCurrentContext() || 'local';
@@ -142,6 +152,7 @@ async function run(flags: RunFlags): Promise<void> {
     metricsAddr: flags.metricsAddr,
     healthAddr: flags.healthAddr,
     debugEndpoints: flags.enableDebugEndpoints ?? false,
+    debugAddr: flags.debugAddr,
     leaderElection,
     liveness,
   });

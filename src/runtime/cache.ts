@@ -4,6 +4,7 @@ import type { KubeObject } from '../kube/resources.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
+import { redactSecrets } from './redact.js';
 
 export interface InformerSelector {
   /** Defaults to the cache's namespace (all namespaces when that is unset). */
@@ -110,12 +111,12 @@ export class ClusterCache {
   }
 
   /**
-   * dump() for a person to read (`/debug/cache`): Secrets' values (an owned
-   * Secret is cached in full, for the no-op decision) become their length,
-   * and the annotation where kubectl keeps a copy of them is dropped.
+   * dump() for a person to read (`/debug/cache`): Secrets' values become
+   * their length wherever they are, cached Secrets and Secrets inside other
+   * objects (inline sources of syncs) alike (redact.ts).
    */
   async redactedDump(): Promise<{ informer: string; objects: KubeObject[] }[]> {
-    return (await this.dump()).map(({ informer, objects }) => ({ informer, objects: objects.map(redactSecret) }));
+    return (await this.dump()).map(({ informer, objects }) => ({ informer, objects: objects.map(redactSecrets) }));
   }
 
   /** How many informers are running (for tests and metrics). */
@@ -168,25 +169,4 @@ export class ClusterCache {
     }
     return informer;
   }
-}
-
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
-/** A Secret without its values (each says how long it was); other kinds as they are. */
-export function redactSecret(obj: KubeObject): KubeObject {
-  if (obj.kind !== 'Secret') return obj;
-  const redact = (values: unknown): Record<string, string> | undefined =>
-    values && typeof values === 'object' ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, `(redacted: ${String(v).length} characters)`])) : undefined;
-  const { data, stringData, ...rest } = obj as KubeObject & { data?: unknown; stringData?: unknown };
-  const metadata = { ...obj.metadata };
-  if (metadata.annotations?.[LAST_APPLIED] !== undefined) {
-    metadata.annotations = { ...metadata.annotations };
-    delete metadata.annotations[LAST_APPLIED];
-  }
-  return {
-    ...rest,
-    metadata,
-    ...(data !== undefined && { data: redact(data) }),
-    ...(stringData !== undefined && { stringData: redact(stringData) }),
-  } as KubeObject;
 }

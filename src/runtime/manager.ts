@@ -7,7 +7,7 @@ import { Discovery } from '../kube/discovery.js';
 import { ClusterCache, type CacheTuning } from './cache.js';
 import type { Controller } from './controller.js';
 import { EventRecorder } from './events.js';
-import { closeServer, serveHealth, serveMetrics, type DebugRoutes } from './http-endpoints.js';
+import { boundAddress, closeServer, DEFAULT_DEBUG_ADDR, serveDebug, serveHealth, serveMetrics } from './http-endpoints.js';
 import { LeaderElector } from './leader-election.js';
 import { LivenessLease, operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
@@ -28,8 +28,10 @@ export interface ManagerOptions {
   namespace?: string;
   metricsAddr?: string;
   healthAddr?: string;
-  /** Serve `/debug/cache` (every cached object, as JSON, Secrets' values redacted) on the health address. */
+  /** Serve `/debug/cache` (every cached object, as JSON, Secrets' values redacted) on `debugAddr`. */
   debugEndpoints?: boolean;
+  /** Where the debug endpoints listen: a bare port (`8083`, `:8083`) is loopback's; default `127.0.0.1:8083`. */
+  debugAddr?: string;
   leaderElection?: LeaderElectionOptions;
   /** Without leader election: the Lease that says this operator is alive (liveness-lease.ts). */
   liveness?: { namespace: string; name?: string; leaseDurationMs?: number };
@@ -64,7 +66,7 @@ export class Manager {
   private readonly stopRequested = new AbortController();
   private readonly identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
   /** The ports the endpoints listen on (useful with port 0). */
-  ports: { metrics?: number; health?: number } = {};
+  ports: { metrics?: number; health?: number; debug?: number } = {};
 
   constructor(readonly opts: ManagerOptions) {
     this.log = opts.logger;
@@ -95,18 +97,7 @@ export class Manager {
   /** Serves the endpoints, primes the caches, then runs the controllers (as leader, if elected). */
   async start(factories: ControllerFactory[]): Promise<void> {
     this.startLiveness();
-    if (this.opts.healthAddr) {
-      const debug: DebugRoutes = this.opts.debugEndpoints ? { '/debug/cache': () => this.cache.redactedDump() } : {};
-      const health = await serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping, debug);
-      this.servers.push(health.server);
-      this.ports.health = health.port;
-    }
-    if (this.opts.metricsAddr) {
-      const m = await serveMetrics(this.opts.metricsAddr, this.metrics.registry);
-      this.servers.push(m.server);
-      this.ports.metrics = m.port;
-    }
-    if (this.servers.length > 0) this.log.info({ ports: this.ports }, 'endpoints listening');
+    await this.serveEndpoints();
     for (const make of factories) this.controllers.push(await make(this));
     this.primed = true;
     this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches primed');
@@ -118,6 +109,21 @@ export class Manager {
     const elector = this.elector;
     this.client.fenceWrites(() => elector.isLeader());
     void this.elector.run(this.done.signal).catch((err: unknown) => this.fatal('leader election failed', err));
+  }
+
+  /** /healthz and /readyz, /metrics, and the debug endpoints when asked for: each where its flag says. */
+  private async serveEndpoints(): Promise<void> {
+    const addresses: Record<string, string> = {};
+    const serve = async (which: 'health' | 'metrics' | 'debug', started: Promise<{ server: http.Server; port: number }>): Promise<void> => {
+      const { server, port } = await started;
+      this.servers.push(server);
+      this.ports[which] = port;
+      addresses[which] = boundAddress(server);
+    };
+    if (this.opts.healthAddr) await serve('health', serveHealth(this.opts.healthAddr, () => this.primed && this.cache.primed && !this.stopping));
+    if (this.opts.metricsAddr) await serve('metrics', serveMetrics(this.opts.metricsAddr, this.metrics.registry));
+    if (this.opts.debugEndpoints) await serve('debug', serveDebug(this.opts.debugAddr ?? DEFAULT_DEBUG_ADDR, { '/debug/cache': () => this.cache.redactedDump() }));
+    if (this.servers.length > 0) this.log.info({ ports: this.ports, addresses }, 'endpoints listening');
   }
 
   /** Whether shutdown has begun. */

@@ -111,7 +111,7 @@ async function watchesByResource(): Promise<Map<string, number>> {
 }
 
 async function cacheDump(): Promise<{ informer: string; objects: { metadata: { name?: string } }[] }[]> {
-  const res = await fetch(`http://127.0.0.1:${op.ports.health}/debug/cache`);
+  const res = await fetch(`http://127.0.0.1:${op.ports.debug}/debug/cache`);
   expect(res.status).toBe(200);
   return (await res.json()) as { informer: string; objects: { metadata: { name?: string } }[] }[];
 }

@@ -157,7 +157,7 @@ class QuietOperator {
 
   private constructor(
     readonly child: ChildProcess,
-    readonly ports: { metrics: number; health: number },
+    readonly ports: { metrics: number; health: number; debug: number },
   ) {
     createInterface({ input: child.stdout! }).on('line', (line) => this.logs.push(line));
     createInterface({ input: child.stderr! }).on('line', (line) => this.stderr.push(line));
@@ -165,13 +165,13 @@ class QuietOperator {
   }
 
   static async start(args: string[]): Promise<QuietOperator> {
-    const [metrics, health] = [await freePort(), await freePort()];
+    const [metrics, health, debug] = [await freePort(), await freePort(), await freePort()];
     const child = spawn(
       'node',
-      [path.join(ROOT, 'dist', 'cli', 'main.js'), 'run', '--kubeconfig', kubeconfigPath(HOME), '--metrics-addr', `127.0.0.1:${metrics}`, '--health-addr', `127.0.0.1:${health}`, ...args],
+      [path.join(ROOT, 'dist', 'cli', 'main.js'), 'run', '--kubeconfig', kubeconfigPath(HOME), '--metrics-addr', `127.0.0.1:${metrics}`, '--health-addr', `127.0.0.1:${health}`, '--debug-addr', `127.0.0.1:${debug}`, ...args],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    const op = new QuietOperator(child, { metrics, health });
+    const op = new QuietOperator(child, { metrics, health, debug });
     // Stopped before the test namespace's cleanup releases the finalizers: one still running would put them back.
     trackOperator(op, child, HOME, args);
     await eventually(`/healthz of the operator at ${args.join(' ')} (stderr: ${op.stderr.join('\n')})`, async () => ((await fetch(`http://127.0.0.1:${health}/healthz`)).ok ? true : undefined));
@@ -351,7 +351,7 @@ async function collect(uiUrl: string): Promise<Map<string, string>> {
   for (const [i, page] of metricsPages.entries()) out.set(`/metrics of hub ${i}`, page);
   for (const op of [hub, spoke]) {
     out.set(`/metrics of pid ${op.child.pid}`, await op.metrics());
-    out.set(`/debug/cache of pid ${op.child.pid}`, await getText(`http://127.0.0.1:${op.ports.health}/debug/cache`));
+    out.set(`/debug/cache of pid ${op.child.pid}`, await getText(`http://127.0.0.1:${op.ports.debug}/debug/cache`));
   }
   out.set('web view /api/view', await getText(new URL('/api/view', uiUrl)));
   for (const { plural, name } of expected) {

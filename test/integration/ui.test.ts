@@ -47,7 +47,7 @@ useSyncOperator(
 
 /** The operator's informers (`apiVersion|kind|namespace|labels|fields|metadata|full`), from /debug/cache. */
 async function informers(): Promise<string[]> {
-  const res = await fetch(`http://127.0.0.1:${op.ports.health}/debug/cache`);
+  const res = await fetch(`http://127.0.0.1:${op.ports.debug}/debug/cache`);
   return ((await res.json()) as { informer: string }[]).map((i) => i.informer).sort();
 }
 
@@ -67,6 +67,23 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * The status of a GET with these headers (fetch() would not send another Host), and the start of its body;
+ * an event stream is cut after its first bytes.
+ */
+async function statusOf(route: string, headers: Record<string, string>): Promise<{ status?: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http.get(new URL(route, base), { headers }, (res) => {
+      res.setEncoding('utf8');
+      res.once('data', (chunk: string) => {
+        resolve({ status: res.statusCode, body: chunk.slice(0, 200) });
+        res.destroy();
+      });
+      res.once('end', () => resolve({ status: res.statusCode, body: '' }));
+    }).on('error', reject);
+  });
 }
 
 async function pageState(name: string, want: string): Promise<void> {
@@ -116,6 +133,27 @@ describe('the web view', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect((await fetch(new URL('/api/view', base), { method: 'POST' })).status).toBe(405);
+  });
+
+  test('answers no rebinding Host on any route, loopback names and literals with their port on all; its stream only its own origin', async () => {
+    const port = new URL(base).port;
+    const routes = ['/', '/app.css', '/client/app.js', '/api/view', '/api/stream', `/api/sync?kind=Sync&namespace=${ns()}&name=link-1`, '/nowhere'];
+    for (const route of routes) {
+      for (const host of [`127.evil.example:${port}`, `127.0.0.1.evil.example:${port}`, `localhost.evil.example:${port}`]) {
+        expect({ route, host, ...(await statusOf(route, { host })) }).toEqual({ route, host, status: 421, body: expect.stringContaining('wrong host') });
+      }
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {
+        expect({ route, host, status: (await statusOf(route, { host })).status }).toEqual({ route, host, status: route === '/nowhere' ? 404 : 200 });
+      }
+    }
+    // The event stream: a page of another origin (or of this one through another name) is refused; its own is served.
+    for (const origin of ['http://evil.example', `http://127.evil.example:${port}`, `http://localhost:${port}`, 'null']) {
+      expect({ origin, ...(await statusOf('/api/stream', { host: `127.0.0.1:${port}`, origin })) }).toEqual({ origin, status: 403, body: expect.stringContaining('wrong origin') });
+    }
+    expect((await statusOf('/api/stream', { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` })).status).toBe(200);
+    expect((await statusOf('/api/stream', { host: `localhost:${port}`, origin: `http://localhost:${port}` })).status).toBe(200);
+    // Each refusal is logged with what was refused.
+    expect(op.logs.some((l) => l.level === 'warn' && l.host === `127.evil.example:${port}` && l.path === '/api/view')).toBe(true);
   });
 
   test('`syncprims ui` prints the address where the view answers, and fails clearly where none does', async () => {

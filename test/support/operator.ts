@@ -48,7 +48,7 @@ export class OperatorProcess {
   readonly logs: LogLine[] = [];
   readonly stderr: string[] = [];
   private exitCode: Promise<number | null>;
-  ports: { metrics?: number; health?: number } = {};
+  ports: { metrics?: number; health?: number; debug?: number } = {};
 
   private constructor(readonly child: ChildProcess) {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -76,6 +76,9 @@ export class OperatorProcess {
         '--metrics-addr',
         '127.0.0.1:0',
         '--health-addr',
+        '127.0.0.1:0',
+        // (only with --enable-debug-endpoints; a test's own --debug-addr comes later and wins)
+        '--debug-addr',
         '127.0.0.1:0',
         ...args,
       ],
