@@ -1,5 +1,6 @@
 // `syncprims bootstrap`: what it does (bootstrap.ts declares it).
 import { kindOf } from './kind-name.js';
+import { BOOTSTRAP_ACCOUNT } from './bootstrap-account.js';
 import { bootstrapManifests, type BootstrapSource } from './bootstrap-manifests.js';
 import { UsageError } from './errors.js';
 import { installManifests } from './install-manifests.js';
@@ -31,12 +32,14 @@ export function bootstrapSource(flags: BootstrapFlags): BootstrapSource {
 export async function bootstrap(flags: BootstrapFlags): Promise<void> {
   const source = bootstrapSource(flags);
   const options = installOptions({ ...flags, output: 'yaml' });
-  const [{ withCluster }, { applyManifests }] = await Promise.all([import('./cluster.js'), import('./install-apply.js')]);
+  const [{ withCluster }, { applyManifests }, { removeApplyRole }] = await Promise.all([import('./cluster.js'), import('./install-apply.js'), import('./install-mode.js')]);
   // -n names the operator's namespace here: the cluster is chosen by --kubeconfig and --context only.
   await withCluster({ kubeconfig: flags.kubeconfig, context: flags.context }, async ({ client }) => {
     const report = (line: string) => console.log(line);
     await applyManifests(client, [...installManifests(options), ...bootstrapManifests(options, source)], report);
+    if (options.multiTenant) await removeApplyRole(client, report);
   });
   const ns = options.namespace ?? 'syncprims-system';
-  console.log(`\nThe Sync ${ns}/syncprims now keeps the operator's manifests applied. Follow it:\n  syncprims get sync/syncprims -n ${ns} --watch`);
+  const as = options.multiTenant ? ` as the account ${ns}/${BOOTSTRAP_ACCOUNT}` : '';
+  console.log(`\nThe Sync ${ns}/syncprims now keeps the operator's manifests applied${as}. Follow it:\n  syncprims get sync/syncprims -n ${ns} --watch`);
 }

@@ -23,9 +23,11 @@ export async function install(flags: InstallFlags): Promise<void> {
     process.stdout.write(flags.output === 'json' ? toJson(listOf(objects)) : yamlStream(objects));
     return;
   }
-  const [{ withCluster }, { applyManifests }] = await Promise.all([import('./cluster.js'), import('./install-apply.js')]);
+  const [{ withCluster }, { applyManifests }, { removeApplyRole }] = await Promise.all([import('./cluster.js'), import('./install-apply.js'), import('./install-mode.js')]);
+  const report = (line: string) => console.log(line);
   // -n names the operator's namespace here, not the context's: the cluster is chosen by --kubeconfig and --context only.
-  await withCluster({ kubeconfig: flags.kubeconfig, context: flags.context }, ({ client }) =>
-    applyManifests(client, objects, (line) => console.log(line)),
-  );
+  await withCluster({ kubeconfig: flags.kubeconfig, context: flags.context }, async ({ client }) => {
+    await applyManifests(client, objects, report);
+    if (flags.multiTenant) await removeApplyRole(client, report);
+  });
 }
