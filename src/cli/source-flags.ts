@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { AddressPolicy, DEFAULT_DENY_CIDRS, DENY_CIDRS_FLAG, setOutboundAddressPolicy } from '../kube/address-policy.js';
 import { setSourceMemoryBudget } from '../source/budget.js';
 import { DEFAULT_SOURCE_LIMITS, setSourceLimits, SOURCE_LIMIT_FLAGS, type SourceLimits } from '../source/limits.js';
 import { UsageError } from './errors.js';
@@ -11,6 +12,8 @@ export interface SourceLimitFlags {
   sourceMaxUnpacked: string;
   sourceMaxFiles: string;
   sourceMaxObjects: string;
+  /** `--source-deny-cidrs`: where http sources (and, in the operator, kubeconfig servers) may never connect. */
+  sourceDenyCidrs: string;
 }
 
 /** `syncprims run`'s flags of what reading sources may cost. */
@@ -45,6 +48,14 @@ export function addSourceLimitOptions(command: Command, asOperator = false): Com
   option('maxUnpackedBytes', 'MiB', 'bytes an archive may inflate to, in MiB', String(d.maxUnpackedBytes / MiB));
   option('maxFiles', 'n', 'entries in an archive, directories aside', String(d.maxFiles));
   option('maxObjects', 'n', 'objects in one source, Lists flattened', String(d.maxObjects));
+  command.option(
+    `${DENY_CIDRS_FLAG} <cidrs>`,
+    help(
+      DENY_CIDRS_FLAG,
+      'comma-separated CIDRs that http sources (the first request and every redirect) and the servers of kubeconfigs in Secrets may never connect to, checked on the address connected to; empty: none',
+    ),
+    DEFAULT_DENY_CIDRS.join(','),
+  );
   return command;
 }
 
@@ -61,23 +72,36 @@ export function sourceLimitsOf(flags: SourceLimitFlags): SourceLimits {
 
 /** build and diff: the limits their flags say, for this process's reads of sources (a bad value is bad usage). */
 export function useSourceLimitFlags(flags: SourceLimitFlags): void {
+  const policy = addressPolicyOf(flags);
   try {
     setSourceLimits(sourceLimitsOf(flags));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  setOutboundAddressPolicy(policy);
+}
+
+/** The address policy `--source-deny-cidrs` says; a malformed CIDR is bad usage (exit 2), naming it. */
+function addressPolicyOf(flags: Pick<SourceLimitFlags, 'sourceDenyCidrs'>): AddressPolicy {
+  try {
+    return AddressPolicy.parse(flags.sourceDenyCidrs);
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
 }
 
 /**
- * `syncprims run`: the limits and the memory budget (at least 8 MiB: one
- * manifest file of a few MiB must fit) of this process, checked before
- * anything starts.
+ * `syncprims run`: the limits, the memory budget (at least 8 MiB: one
+ * manifest file of a few MiB must fit) and the address policy of this
+ * process, checked before anything starts.
  */
 export function useSourceFlags(flags: SourceFlags): void {
   const limits = sourceLimitsOf(flags);
   const budget = wholeNumberFlag('--source-memory-budget', flags.sourceMemoryBudget, 'MiB', 8) * MiB;
+  const policy = addressPolicyOf(flags);
   setSourceLimits(limits);
   setSourceMemoryBudget(budget);
+  setOutboundAddressPolicy(policy);
 }
 
 function positiveDuration(flag: string, text: string): number {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
+import { outboundAddressPolicy } from '../kube/address-policy.js';
 import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { formatBytes, SOURCE_LIMIT_FLAGS } from './limits.js';
@@ -63,7 +64,9 @@ async function follow(opts: HttpGetOptions, signal: AbortSignal): Promise<Buffer
       throw new SourceError(`GET ${displayUrl(opts.url)}: only http and https URLs are supported (got ${url.protocol})`);
     }
     const headers = url.origin === first.origin ? opts.headers : undefined;
-    const res = await send(url, { ...opts, headers }, signal);
+    const res = await send(url, { ...opts, headers }, signal).catch((err: unknown) => {
+      throw hop === 0 ? err : new SourceError(`GET ${displayUrl(opts.url)}: redirected to ${displayUrl(url.href)}: ${messageOf(err)}`, { cause: err });
+    });
     const status = res.statusCode ?? 0;
     if (REDIRECTS.has(status) && res.headers.location) {
       res.resume();
@@ -76,7 +79,14 @@ async function follow(opts: HttpGetOptions, signal: AbortSignal): Promise<Buffer
   }
 }
 
-function send(url: URL, opts: HttpGetOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+/**
+ * One request, to an address the process's policy (--source-deny-cidrs)
+ * allows: an IP literal is checked here, a name resolved once by the
+ * socket's lookup, which hands it only allowed addresses.
+ */
+async function send(url: URL, opts: HttpGetOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+  const policy = outboundAddressPolicy();
+  policy.checkHost(url.hostname);
   const headers: http.OutgoingHttpHeaders = {
     'user-agent': 'syncprims',
     accept: '*/*',
@@ -84,7 +94,7 @@ function send(url: URL, opts: HttpGetOptions, signal: AbortSignal): Promise<http
     'accept-encoding': 'identity',
     ...opts.headers,
   };
-  const options: https.RequestOptions = { method: 'GET', headers, signal, agent: false };
+  const options: https.RequestOptions = { method: 'GET', headers, signal, agent: false, lookup: policy.lookup };
   if (url.protocol === 'https:' && opts.ca) options.ca = [...tls.rootCertificates, opts.ca];
   const lib = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
