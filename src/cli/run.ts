@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { SERVICE_ACCOUNT_NAME } from '../api/kinds.js';
+import { outboundAddressPolicy } from '../kube/address-policy.js';
 import type { KubeClient } from '../kube/client.js';
 import type { FleetReachability } from '../controllers/index.js';
 import { kubeSystemUid } from '../kube/cluster-id.js';
@@ -213,7 +214,12 @@ function remoteFlags(flags: RunFlags) {
   return {
     remoteRateLimit: { qps, burst },
     lostClusterGraceMs: durationFlag('--lost-cluster-grace', flags.lostClusterGrace),
-    kubeconfigPolicy: { allowExec: flags.allowKubeconfigExec ?? false, allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false },
+    kubeconfigPolicy: {
+      allowExec: flags.allowKubeconfigExec ?? false,
+      allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false,
+      // --source-deny-cidrs, set by useSourceFlags: kubeconfig servers may not be those addresses either.
+      addressPolicy: outboundAddressPolicy(),
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { parse } from 'yaml';
+import type { AddressPolicy } from '../kube/address-policy.js';
 import { KubeConfig, type Cluster, type Context, type User } from '../kube/kubeconfig.js';
 import { nonStringField } from '../kube/kubeconfig-strings.js';
 
@@ -16,6 +17,12 @@ export interface KubeconfigPolicy {
   allowExec?: boolean;
   /** Accept `insecure-skip-tls-verify: true` (`--allow-insecure-kubeconfig-tls`). */
   allowInsecureTls?: boolean;
+  /**
+   * Servers never connected to (`--source-deny-cidrs`): a server that is
+   * such an address is refused here; one named by a host name, when a
+   * connection resolves it (the clients of remote clusters take the policy).
+   */
+  addressPolicy?: AddressPolicy;
 }
 
 /** A kubeconfig that cannot be used, and why; the message names no credential. */
@@ -71,6 +78,21 @@ export function checkedKubeconfig(text: string, origin: string, policy: Kubeconf
   return kc;
 }
 
+/** A server whose address the policy denies is refused before anything connects to it. */
+function checkServerAddress(server: string, what: string, origin: string, policy: KubeconfigPolicy): void {
+  let host: string;
+  try {
+    host = new URL(server).hostname;
+  } catch {
+    throw new KubeconfigError(`${origin}: ${what} has a server that is not a URL (want https://host:port)`);
+  }
+  try {
+    policy.addressPolicy?.checkHost(host);
+  } catch (err) {
+    throw new KubeconfigError(`${origin}: ${what} has server ${server}: ${(err as Error).message}`);
+  }
+}
+
 function parseDocument(text: string, origin: string): Raw {
   let doc: unknown;
   try {
@@ -108,6 +130,7 @@ function checkCluster({ name, body }: Named<Raw>, origin: string, policy: Kubeco
       `${origin}: cluster "${name}" has a plain http:// server, so its credentials would cross the network unencrypted: refused; use https://, or set insecure-skip-tls-verify and run the operator with --allow-insecure-kubeconfig-tls`,
     );
   }
+  checkServerAddress(body.server, `cluster "${name}"`, origin, policy);
   if (body['insecure-skip-tls-verify'] === true && !policy.allowInsecureTls) {
     throw new KubeconfigError(
       `${origin}: cluster "${name}" sets insecure-skip-tls-verify, so its server's certificate would not be checked: refused; set certificate-authority-data, or run the operator with --allow-insecure-kubeconfig-tls`,

@@ -194,6 +194,7 @@ export class ClusterRegistry {
       maxReconciles: this.opts.maxReconcilesPerCluster,
       rateLimit: this.opts.rateLimit,
       transports: this.transports,
+      addressPolicy: this.opts.policy.addressPolicy,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       tuning: this.opts.tuning,

@@ -1,5 +1,6 @@
 import { ORIGIN_LABEL } from '../api/marks.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
+import type { AddressPolicy } from '../kube/address-policy.js';
 import { KubeClient } from '../kube/client.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { SharedTransports } from '../kube/shared-transports.js';
@@ -36,6 +37,8 @@ export interface RemoteClusterOptions {
   reachability?: Reachability;
   /** Connections shared with the other clusters' clients of the same server and TLS settings. */
   transports?: SharedTransports;
+  /** Addresses its connections may never go to (`--source-deny-cidrs`). */
+  addressPolicy?: AddressPolicy;
   logger: Logger;
   metrics?: OperatorMetrics;
   tuning?: CacheTuning;
@@ -90,6 +93,7 @@ export class RemoteCluster {
       timeoutMs: REQUEST_TIMEOUT_MS,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
       writeFence: opts.writeFence,
+      addressPolicy: opts.addressPolicy,
       // Shared by many identities, each with its own watches: room for more streams than one client needs.
       http2MaxSessions: opts.transports ? SHARED_HTTP2_SESSIONS : undefined,
     });

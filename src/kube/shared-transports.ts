@@ -77,6 +77,6 @@ export class SharedTransports {
 }
 
 function keyOf(server: URL, tls: TlsOptions, options: TransportOptions): string {
-  const { rateLimit: _perClient, ...connection } = options;
-  return createHash('sha256').update(JSON.stringify([server.origin, tlsText(tls), connection])).digest('hex');
+  const { rateLimit: _perClient, addressPolicy, ...connection } = options;
+  return createHash('sha256').update(JSON.stringify([server.origin, tlsText(tls), connection, addressPolicy?.cidrs])).digest('hex');
 }

@@ -15,7 +15,7 @@ import type { ConnectionStats, Exchange, Protocol, Reply, TlsOptions, Transport,
  * does not choose `h2` in ALPN. `saturated` is called when requests wait.
  */
 export function createTransport(server: URL, tls: TlsOptions, options: TransportOptions, saturated: () => void): Transport {
-  const http1 = new Http1Transport(server, tls, options.http1RequestSockets ?? 64, saturated);
+  const http1 = new Http1Transport(server, tls, options.http1RequestSockets ?? 64, saturated, options.addressPolicy);
   if (server.protocol !== 'https:' || options.http2 === false) return http1;
   const http2 = new Http2Transport(server, tls, {
     maxSessions: options.http2MaxSessions ?? 16,
@@ -23,6 +23,7 @@ export function createTransport(server: URL, tls: TlsOptions, options: Transport
     readIdleMs: options.http2ReadIdleMs ?? fromEnv('SYNCPRIMS_HTTP2_READ_IDLE_MS') ?? 30_000,
     pingTimeoutMs: options.http2PingTimeoutMs ?? fromEnv('SYNCPRIMS_HTTP2_PING_TIMEOUT_MS') ?? 15_000,
     saturated,
+    addressPolicy: options.addressPolicy,
   });
   return new NegotiatedTransport(http2, http1);
 }

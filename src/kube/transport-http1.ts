@@ -4,6 +4,7 @@
 // of ordinary requests.
 import http from 'node:http';
 import https from 'node:https';
+import type { AddressPolicy } from './address-policy.js';
 import type { ConnectionStats, Exchange, Reply, TlsOptions, Transport } from './transport.js';
 
 export class Http1Transport implements Transport {
@@ -13,16 +14,23 @@ export class Http1Transport implements Transport {
   private readonly streams: http.Agent;
   private readonly lib: typeof http | typeof https;
 
+  /** `policy`: the addresses its sockets may not connect to (the agents' lookup resolves once and hands them only allowed ones). */
   constructor(
-    server: URL,
+    private readonly server: URL,
     tls: TlsOptions,
     requestSockets: number,
     private readonly saturated: () => void,
+    private readonly policy?: AddressPolicy,
   ) {
     const secure = server.protocol === 'https:';
     this.lib = secure ? https : http;
     const Agent = secure ? https.Agent : http.Agent;
-    const base = { keepAlive: true, scheduling: 'lifo' as const, ...(secure ? { ...tls, ALPNProtocols: ['http/1.1'] } : {}) };
+    const base = {
+      keepAlive: true,
+      scheduling: 'lifo' as const,
+      ...(policy ? { lookup: policy.lookup } : {}),
+      ...(secure ? { ...tls, ALPNProtocols: ['http/1.1'] } : {}),
+    };
     this.requests = new Agent({ ...base, maxSockets: requestSockets });
     this.streams = new Agent(base);
   }
@@ -30,6 +38,8 @@ export class Http1Transport implements Transport {
   send(exchange: Exchange): Promise<Reply> {
     const agent = exchange.long ? this.streams : this.requests;
     return new Promise((resolve, reject) => {
+      // An IP literal is connected to without a lookup: checked here.
+      this.policy?.checkHost(this.server.hostname);
       const req = this.lib.request(exchange.url, { method: exchange.method, headers: exchange.headers, agent });
       const onAbort = (): void => {
         // A request still queued in the agent emits nothing when destroyed (not until a socket

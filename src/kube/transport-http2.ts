@@ -5,6 +5,7 @@
 // session's streams to requests.
 import net from 'node:net';
 import tls from 'node:tls';
+import type { AddressPolicy } from './address-policy.js';
 import { TransportError } from './errors.js';
 import { PooledSession, UnprocessedStreamError, type SessionHooks } from './transport-http2-session.js';
 import { unlessAborted, type ConnectionStats, type Exchange, type Reply, type TlsOptions, type Transport } from './transport.js';
@@ -25,6 +26,8 @@ export interface Http2PoolOptions {
   pingTimeoutMs: number;
   /** Requests wait: every session is full and no other may be opened. */
   saturated: () => void;
+  /** Addresses never connected to (the socket's lookup resolves once and hands it only allowed ones). */
+  addressPolicy?: AddressPolicy;
 }
 
 export class Http2Transport implements Transport {
@@ -128,7 +131,7 @@ export class Http2Transport implements Transport {
   }
 
   private async connect(): Promise<void> {
-    const socket = connectAlpn(this.server, this.tls, ['h2', 'http/1.1']);
+    const socket = connectAlpn(this.server, this.tls, ['h2', 'http/1.1'], this.options.addressPolicy);
     this.handshaking.add(socket);
     try {
       await secured(socket, this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
@@ -147,12 +150,15 @@ export class Http2Transport implements Transport {
   }
 }
 
-/** A TLS connection to `server` offering `protocols` in ALPN, with the client's certificates. */
-function connectAlpn(server: URL, options: TlsOptions, protocols: string[]): tls.TLSSocket {
+/** A TLS connection to `server` offering `protocols` in ALPN, with the client's certificates, to an address `policy` allows. */
+function connectAlpn(server: URL, options: TlsOptions, protocols: string[], policy: AddressPolicy | undefined): tls.TLSSocket {
+  // An IP literal is connected to without a lookup: checked here.
+  policy?.checkHost(server.hostname);
   const host = server.hostname.replace(/^\[(.*)\]$/, '$1');
   // SNI takes names, not addresses (RFC 6066).
   const servername = options.servername ?? (net.isIP(host) ? undefined : host);
-  return tls.connect({ ...options, host, port: Number(server.port || 443), servername, ALPNProtocols: protocols });
+  const lookup = policy ? { lookup: policy.lookup } : {};
+  return tls.connect({ ...options, ...lookup, host, port: Number(server.port || 443), servername, ALPNProtocols: protocols });
 }
 
 /** Resolves when the TLS handshake is done; fails after `timeoutMs`. */

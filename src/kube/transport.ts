@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
+import type { AddressPolicy } from './address-policy.js';
 
 export type Protocol = 'h2' | 'http/1.1';
 
@@ -44,6 +45,8 @@ export interface TransportOptions {
   http2PingTimeoutMs?: number;
   /** A client-side rate limit on every request (client-go's QPS and Burst); none when unset. */
   rateLimit?: { qps: number; burst: number };
+  /** Addresses never connected to (`--source-deny-cidrs`, for the servers of kubeconfigs in Secrets); any when unset. */
+  addressPolicy?: AddressPolicy;
 }
 
 /** One request as the transport sends it. */
