@@ -13,6 +13,7 @@ import { addGetCommand } from './get.js';
 import { addInstallCommand } from './install.js';
 import { examples } from './options.js';
 import { addRunCommand } from './run.js';
+import { installOutputFilters } from './sanitize.js';
 import { addTraceCommand } from './trace.js';
 import { addTreeCommand } from './tree.js';
 import { addUiCommand } from './ui.js';
@@ -22,6 +23,9 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
   throw err;
 });
+
+// Nothing from a cluster drives the terminal: escape sequences and control characters are filtered out of all output.
+installOutputFilters();
 
 const program = new Command()
   .name('syncprims')

@@ -11,8 +11,9 @@ export function toYaml(value: unknown): string {
   return stringify(value, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false });
 }
 
+/** JSON, with DEL and C1 characters (which JSON.stringify leaves raw) escaped: the same value, and no byte a terminal acts on. */
 export function toJson(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+  return `${JSON.stringify(value, null, 2).replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;
 }
 
 /** Several objects as one, as kubectl prints them: a `v1` `List`. */

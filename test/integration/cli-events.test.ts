@@ -26,6 +26,12 @@ useSyncOperator(HOME, ns, (c) => {
 });
 
 const ESC = '\x1b';
+/** A namespace no operator watches: the status of a Sync there is what the test writes. */
+const quiet = useTestNamespace(HOME, 'cli-hostile');
+/** Text from a cluster that would retitle the terminal and clear its screen, with C1 and DEL besides. */
+const HOSTILE = 'before\x1b]0;pwned\x07\x1b[2J\x9b2J\x7f\rafter';
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 const HEADER = ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'];
 const events = (...args: string[]) => runCli(['events', '--kubeconfig', KUBECONFIG, '-n', ns(), ...args]);
 const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data: { a: '1' } });
@@ -104,6 +110,36 @@ afterAll(async () => {
   if (!edge) return;
   await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
   await releaseSyncFinalizers(edge, ns());
+});
+
+describe('text from the cluster', () => {
+  test('an Event message and a condition message with escape sequences and control characters: printed without them', async () => {
+    const sync = await applySync(mgmt, quiet(), 'hostile', { suspend: true, source: { inline: [] } });
+    const condition = { type: 'Ready', status: 'False', reason: 'Failed', message: `status ${HOSTILE}`, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+    await mgmt.request({
+      method: 'PATCH',
+      path: `/apis/syncprims.dev/v1alpha1/namespaces/${quiet()}/syncs/hostile/status`,
+      contentType: 'application/merge-patch+json',
+      body: { status: { observedGeneration: sync.metadata.generation, conditions: [condition] } },
+    });
+    await recordEvent(mgmt, sync, { type: 'Warning', reason: 'Hostile', message: `event ${HOSTILE}`, last: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    const printed = [
+      await runCli(['events', 'sync/hostile', '--kubeconfig', KUBECONFIG, '-n', quiet()]),
+      await runCli(['get', 'sync/hostile', '--kubeconfig', KUBECONFIG, '-n', quiet()]),
+      await runCli(['get', 'syncs', '--kubeconfig', KUBECONFIG, '-n', quiet(), '-o', 'yaml']),
+      await runCli(['get', 'syncs', '--kubeconfig', KUBECONFIG, '-n', quiet(), '-o', 'json']),
+    ];
+    for (const { code, stdout, stderr } of printed) {
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect({ stdout, control: CONTROL.test(stdout) }).toEqual({ stdout, control: false });
+    }
+    const [events, table, yaml, json] = printed.map((p) => p.stdout);
+    expect(events).toContain('event beforeafter');
+    expect(table).toContain('status beforeafter');
+    // Structured output keeps the value, escaped.
+    expect(JSON.parse(json!).items[0].status.conditions[0].message).toBe(`status ${HOSTILE}`);
+    expect(yaml).toContain('\\e]0;pwned\\a\\e[2J');
+  });
 });
 
 describe('a Sync', () => {
