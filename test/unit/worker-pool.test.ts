@@ -202,10 +202,19 @@ describe('runWorkers', () => {
 
   test('shutDown ends idle workers', async () => {
     const q = newQueue();
-    const workers = runWorkers(q, 3, async () => {});
+    // Counts the workers' calls to get(): each idle worker waits in one, and none asks again once told the queue is done.
+    let gets = 0;
+    const source = { get: (signal?: AbortSignal) => (gets++, q.get(signal)), done: (key: string) => q.done(key) };
+    let handled = 0;
+    let ended = false;
+    void runWorkers(source, 3, async () => void handled++).then(() => (ended = true));
+    await until('three workers waiting', () => gets === 3);
     await flush();
+    expect(ended).toBe(false);
     q.shutDown();
-    await workers;
+    await until('the workers ended', () => ended);
+    expect(gets).toBe(3);
+    expect(handled).toBe(0);
   });
 
   test('rejects a concurrency that is not a positive integer', async () => {
