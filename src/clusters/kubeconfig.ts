@@ -1,6 +1,5 @@
-import { parse } from 'yaml';
 import type { AddressPolicy } from '../kube/address-policy.js';
-import { KubeConfig, type Cluster, type Context, type User } from '../kube/kubeconfig.js';
+import { KubeConfig, parseKubeconfigYaml, type Cluster, type Context, type User } from '../kube/kubeconfig.js';
 import { nonStringField } from '../kube/kubeconfig-strings.js';
 
 /**
@@ -96,11 +95,10 @@ function checkServerAddress(server: string, what: string, origin: string, policy
 function parseDocument(text: string, origin: string): Raw {
   let doc: unknown;
   try {
-    doc = parse(text, { version: '1.1' });
+    // Silently, and told by position only: the parser's warnings and messages quote the text, a credential maybe.
+    doc = parseKubeconfigYaml(text);
   } catch (err) {
-    // The parser's own message may quote the text, which may be a credential: only the position is told.
-    const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
-    throw new KubeconfigError(`${origin}: not a kubeconfig: invalid YAML${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}`);
+    throw new KubeconfigError(`${origin}: ${(err as Error).message}`);
   }
   if (!isObject(doc) || (doc.kind !== undefined && doc.kind !== 'Config')) {
     throw new KubeconfigError(`${origin}: not a kubeconfig (want a YAML document of kind Config with clusters, users and contexts)`);

@@ -44,6 +44,20 @@ export interface KubeConfigOptions {
 
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/**
+ * A kubeconfig's YAML, read as kubectl reads it, silently: the library's
+ * warnings are off and its errors are told by position only, for both quote
+ * the text, and a kubeconfig's text is credentials.
+ */
+export function parseKubeconfigYaml(text: string): unknown {
+  try {
+    return parse(text, KUBECTL_YAML);
+  } catch (err) {
+    const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    throw new Error(`not a kubeconfig: invalid YAML${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}`);
+  }
+}
+
 /** Clusters, users and contexts, one of them current; applies the current one's credentials to requests. */
 export class KubeConfig {
   clusters: Cluster[] = [];
@@ -93,7 +107,7 @@ export class KubeConfig {
    * (`opts.onInvalidEntry`: throw, the default, or filter).
    */
   loadFromString(text: string, opts?: Partial<ConfigOptions>): void {
-    const doc: unknown = parse(text, KUBECTL_YAML);
+    const doc = parseKubeconfigYaml(text);
     if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
       throw new Error('not a kubeconfig: want a YAML mapping with clusters, users and contexts');
     }
