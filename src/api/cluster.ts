@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { celRule, exactlyOneOf } from './cel.js';
+import { dataKey, objectName } from './names.js';
 
 /** How a RemoteSync or ProxySync names its cluster: exactly one of kubeConfig or clusterRef. */
 
@@ -7,13 +8,14 @@ export const DEFAULT_KUBECONFIG_KEY = 'value';
 
 export const kubeConfigRefSchema = z.object({
   secretRef: z.object({
-    name: z.string().min(1).max(253).describe('a Secret in the same namespace'),
-    key: z.string().min(1).default(DEFAULT_KUBECONFIG_KEY).describe('the key holding the kubeconfig'),
+    name: objectName().describe('a Secret in the same namespace'),
+    key: dataKey().default(DEFAULT_KUBECONFIG_KEY).describe('the key holding the kubeconfig'),
   }),
 });
 
 export const clusterRefSchema = z.object({
-  name: z.string().min(1).max(253).describe('a Cluster API cluster: the Secret <name>-kubeconfig, key value'),
+  // Room for the suffix: the Secret's name is at most 253 characters too.
+  name: objectName(253 - clusterApiKubeconfigSecret('').length).describe('a Cluster API cluster: the Secret <name>-kubeconfig, key value'),
 });
 
 /** The two fields, to spread into an object schema beside the others. */

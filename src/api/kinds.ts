@@ -1,3 +1,5 @@
+import { DNS1123_SUBDOMAIN } from './names.js';
+
 /** The API group, version and kinds of syncprims (API.md). */
 export const GROUP = 'syncprims.dev';
 export const VERSION = 'v1alpha1';
@@ -45,6 +47,11 @@ export function isSyncKind(value: unknown): value is SyncKind {
 export const MAX_NAME_LENGTH = 63;
 
 /** A service account's name (a DNS-1123 subdomain): `ns:name` and the like are refused at admission. */
-export const SERVICE_ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const SERVICE_ACCOUNT_NAME = new RegExp(DNS1123_SUBDOMAIN);
 export const NAME_LENGTH_MESSAGE =
   `metadata.name must be at most ${MAX_NAME_LENGTH} characters (it is used in label values)`;
+
+/** Where a kind of ours lives in the API (a ResourceInfo of src/kube), for its paths. */
+export function syncResource(kind: SyncKind): { group: string; version: string; kind: SyncKind; resource: string; namespaced: true } {
+  return { group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true };
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { celRule } from './cel.js';
 import { clusterFields, withOneCluster } from './cluster.js';
 import { API_VERSION, MAX_NAME_LENGTH, NAME_LENGTH_MESSAGE } from './kinds.js';
+import { namespaceName, objectName } from './names.js';
 import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
 import { commonMetadataSchema, dependencyRefSchema, syncSpecSchema } from './sync-spec.js';
 
@@ -15,16 +16,10 @@ const NO_ARTIFACT_MESSAGE =
 export const proxySyncTemplateSchema = z.object({
   metadata: commonMetadataSchema
     .extend({
-      name: z
-        .string()
-        .min(1)
-        .max(MAX_NAME_LENGTH)
+      name: objectName(MAX_NAME_LENGTH)
         .optional()
         .describe("the remote Sync's name; the ProxySync's by default"),
-      namespace: z
-        .string()
-        .min(1)
-        .max(63)
+      namespace: namespaceName()
         .optional()
         .describe("the remote Sync's namespace (created when missing); the ProxySync's namespace by default"),
     })

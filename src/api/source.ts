@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import { celRule, exactlyOneOf, matchingString } from './cel.js';
+import { apiVersion, dataKey, kindName, objectName } from './names.js';
 
 /** Where a sync's manifests come from: exactly one of the forms (API.md "The sync spec"). */
 
 export const SOURCE_FORMS = ['inline', 'configMap', 'secret', 'http', 'artifact'] as const;
 export type SourceForm = (typeof SOURCE_FORMS)[number];
 
-const name = z.string().min(1).max(253);
+const name = objectName();
 
 /** `{name, key?}`: one key, or every key in key order. */
 export const keyRefSchema = z.object({
   name: name.describe('name of the object, in the same namespace as the sync'),
-  key: z.string().min(1).optional().describe('the key to read; every key in key order when omitted'),
+  key: dataKey().optional().describe('the key to read; every key in key order when omitted'),
 });
 
 export const secretRefSchema = z.object({ name: name.describe('name of a Secret in the same namespace') });
@@ -48,8 +49,8 @@ export const httpSourceSchema = z.object({
 });
 
 export const artifactSourceSchema = z.object({
-  apiVersion: z.string().min(1).describe('e.g. source.toolkit.fluxcd.io/v1'),
-  kind: z.string().min(1).describe('GitRepository, OCIRepository, Bucket or ExternalArtifact'),
+  apiVersion: apiVersion().describe('e.g. source.toolkit.fluxcd.io/v1'),
+  kind: kindName().describe('GitRepository, OCIRepository, Bucket or ExternalArtifact'),
   name: name.describe('name of the Flux source object, in the same namespace'),
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { boundedDurationSchema, intervalSchema } from './duration.js';
-import { MAX_NAME_LENGTH, SERVICE_ACCOUNT_NAME, SYNC_KINDS } from './kinds.js';
+import { MAX_NAME_LENGTH, SYNC_KINDS } from './kinds.js';
+import { namespaceName, objectName } from './names.js';
 import { sourceSchema } from './source.js';
 
 /** The sync spec: Sync.spec, RemoteSync.spec (plus a cluster), ProxySync.spec.template.spec. */
@@ -22,11 +23,8 @@ export const SPEC_DEFAULTS = {
 
 export const dependencyRefSchema = z.object({
   kind: z.enum(SYNC_KINDS).default('Sync').describe('Sync, RemoteSync or ProxySync'),
-  name: z.string().min(1).max(MAX_NAME_LENGTH),
-  namespace: z
-    .string()
-    .min(1)
-    .max(63)
+  name: objectName(MAX_NAME_LENGTH),
+  namespace: namespaceName()
     .optional()
     .describe('another namespace (only when the operator allows cross-namespace references)'),
   requiredStatus: z
@@ -49,10 +47,7 @@ export const syncSpecSchema = z.object({
     .array(z.string().min(1))
     .optional()
     .describe('relative paths of files or folders inside an archive; the whole source when omitted'),
-  defaultNamespace: z
-    .string()
-    .min(1)
-    .max(63)
+  defaultNamespace: namespaceName()
     .optional()
     .describe('namespace given to namespaced objects that name none'),
   dependsOn: z.array(dependencyRefSchema).optional().describe('syncs that must be ready before this one applies'),
@@ -63,11 +58,7 @@ export const syncSpecSchema = z.object({
     .default(SPEC_DEFAULTS.interval)
     .describe('re-read the source and correct drift at least this often'),
   suspend: z.boolean().optional().describe('stop reconciling'),
-  serviceAccountName: z
-    .string()
-    .min(1)
-    .max(253)
-    .regex(SERVICE_ACCOUNT_NAME, 'a service account name: lowercase letters, digits, - and . (DNS-1123 subdomain), no namespace')
+  serviceAccountName: objectName()
     .optional()
     .describe('apply and prune as this service account of the namespace'),
   force: z.boolean().optional().describe('delete and recreate an object whose immutable fields changed'),

@@ -4,7 +4,7 @@ import { canonicalJson } from '../kube/canonical-json.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { ApiError, TransportError } from '../kube/errors.js';
-import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { CORE, objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import type { ChangeAction } from './changeset.js';
 import type { InventoryEntry } from '../api/status.js';
 import { objectId, parseObjectId } from './inventory.js';
@@ -245,7 +245,7 @@ export class ApplyEngine {
   }
 
   private async waitEstablished(crd: KubeObject, timeoutMs: number): Promise<void> {
-    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    const path = objectPath(CORE.crds, crd.metadata.name ?? '');
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const got = await this.get(path);

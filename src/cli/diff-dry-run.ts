@@ -9,7 +9,7 @@ import { serverSideApply } from '../kube/apply.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
-import { objectPath, splitApiVersion, type KubeObject } from '../kube/resources.js';
+import { collectionPath, CORE, objectPath, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import { unowned } from './diff-noise.js';
 import type { ObjectChange } from './diff-render.js';
 
@@ -149,10 +149,10 @@ function ownerName(owner: Owner): string {
 
 /** A namespace the operator creates when missing (a ProxySync's), dry-run; undefined when it exists. */
 async function ensureNamespace(target: DiffTarget, name: string): Promise<ObjectChange | undefined> {
-  if (await getIfExists(target.reader, `/api/v1/namespaces/${encodeURIComponent(name)}`)) return undefined;
+  if (await getIfExists(target.reader, objectPath(CORE.namespaces, name))) return undefined;
   const merged = await target.applier.request<KubeObject>({
     method: 'POST',
-    path: '/api/v1/namespaces',
+    path: collectionPath(CORE.namespaces),
     query: { dryRun: 'All' },
     body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
   });

@@ -5,13 +5,13 @@ import type { SyncSpec } from '../api/sync-spec.js';
 import { parseAnySyncObject } from '../api/validate.js';
 import { inventoryOf, staleEntries } from '../apply/inventory.js';
 import { render } from '../apply/render.js';
-import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedCopy, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../controllers/proxysync-remote.js';
+import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../controllers/proxysync-remote.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { getIfExists } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { TransportError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
-import { fetchSource, SourceError } from '../source/index.js';
+import { fetchSource, SourceError, type SourceReader } from '../source/index.js';
 import type { DesiredSet, DiffTarget } from './diff-dry-run.js';
 import { CliError, findCause } from './errors.js';
 
@@ -62,8 +62,9 @@ export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
   if (value.kind === 'ProxySync') return { ...(await proxyPlan(obj, value, inventory, where)), notes };
   const spec = value.spec as SyncSpec;
   const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
-  const target = targetOf(where.target, owner.namespace, spec.serviceAccountName ?? where.defaultServiceAccount);
-  const objects = await rendered(obj, spec, where.home, target.discovery, value.kind === 'RemoteSync' ? where.origin : undefined);
+  const account = spec.serviceAccountName ?? where.defaultServiceAccount;
+  const target = targetOf(where.target, owner.namespace, account);
+  const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, value.kind === 'RemoteSync' ? where.origin : undefined);
   const stale = staleEntries(inventory, inventoryOf(objects));
   return { set: { owner, objects, stale, prune: spec.prune, force: spec.force ?? false }, target, notes };
 }
@@ -77,13 +78,18 @@ function targetOf(client: KubeClient, namespace: string, serviceAccount: string 
   return { applier, reader: client, discovery: new Discovery(client) };
 }
 
+/** Who reads a sync's source in its cluster: its service account when it acts as one (sync-pipeline.ts `render`). */
+function readerOf(home: KubeClient, namespace: string, account: string | undefined): SourceReader {
+  return account ? { client: home.asServiceAccount(namespace, account), account: `${namespace}/${account}` } : { client: home };
+}
+
 /** The source read in the sync's cluster and rendered for the target (sync-pipeline.ts `fetchAndRender`). */
-async function rendered(obj: KubeObject, spec: SyncSpec, home: KubeClient, discovery: Discovery, origin: string | undefined): Promise<KubeObject[]> {
+async function rendered(obj: KubeObject, spec: SyncSpec, home: SourceReader, discovery: Discovery, origin: string | undefined): Promise<KubeObject[]> {
   const label = labelOf(obj);
   const namespace = obj.metadata.namespace ?? '';
   let fetched;
   try {
-    fetched = await fetchSource({ client: home, namespace, source: spec.source, paths: spec.paths });
+    fetched = await fetchSource({ ...home, namespace, source: spec.source, paths: spec.paths });
   } catch (err) {
     if (findCause(err, TransportError)) throw err;
     if (err instanceof SourceError) throw new CliError(`${label}: ${err.message} (the operator reports SourceError)`, undefined, { cause: err });
@@ -118,8 +124,8 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const marks = ownerMarks(obj, origin);
   const copies: KubeObject[] = [];
   for (const { kind, name, field } of relatedRefs(spec)) {
-    const path = `/api/v1/namespaces/${obj.metadata.namespace}/${kind === 'Secret' ? 'secrets' : 'configmaps'}/${name}`;
-    const got = await getIfExists<RelatedObject & Record<string, unknown>>(where.home, path);
+    const { client: reader } = readerOf(where.home, obj.metadata.namespace ?? '', relatedAccount(spec, where.defaultServiceAccount));
+    const got = await getIfExists<RelatedObject & Record<string, unknown>>(reader, relatedPath(kind, name, obj.metadata.namespace ?? ''));
     if (!got) throw new CliError(`${labelOf(obj)}: ${kind} ${obj.metadata.namespace}/${name} (${field}) does not exist: the operator waits for it`);
     copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, location.namespace, marks));
   }

@@ -10,7 +10,7 @@ import { cleanSides, differs, unifiedDiff, type ObjectChange } from './diff-rend
 import { CliError, ExitCode, findCause } from './errors.js';
 import type { DiffFlags, DiffRequest } from './diff-request.js';
 import { toJson, toYaml } from './output.js';
-import { getSync, syncCollectionPath, withKind } from './sync-api.js';
+import { getSync, syncObjectPath, withKind } from './sync-api.js';
 import { styleFor } from './terminal.js';
 
 /** One sync's outcome. */
@@ -39,7 +39,7 @@ async function fromFile(objects: KubeObject[], cluster: Cluster): Promise<KubeOb
     objects.map(async (obj) => {
       const namespace = obj.metadata.namespace || cluster.namespace;
       const kind = obj.kind as 'Sync';
-      const live = await getIfExists<KubeObject>(cluster.client, `${syncCollectionPath(kind, namespace)}/${encodeURIComponent(obj.metadata.name ?? '')}`);
+      const live = await getIfExists<KubeObject>(cluster.client, syncObjectPath(kind, namespace, obj.metadata.name ?? ''));
       return withKind({ ...obj, metadata: { ...obj.metadata, namespace }, status: live?.status }, kind);
     }),
   );

@@ -11,6 +11,7 @@ import type { Lease } from '../runtime/lease-lock.js';
 import type { Finding } from './doctor-findings.js';
 import { serverMessage } from './errors.js';
 import { humanAge } from './format.js';
+import { collectionPath, CORE } from '../kube/resources.js';
 
 export interface OperatorLease {
   /** `namespace/name` of the Lease. */
@@ -79,7 +80,7 @@ export type LeaseRead = { ok: true; leases: OperatorLease[] } | { ok: false; mes
 export async function readOperatorLeases(client: KubeClient, now: number): Promise<LeaseRead> {
   try {
     const list = await client.request<{ items: Lease[] }>({
-      path: '/apis/coordination.k8s.io/v1/leases',
+      path: collectionPath(CORE.leases),
       query: { labelSelector: `${OPERATOR_LEASE_LABEL}=true` },
     });
     return { ok: true, leases: operatorLeases(list.items, now) };

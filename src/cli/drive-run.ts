@@ -13,7 +13,7 @@ import { CliError, describeApiError, serverMessage, UsageError } from './errors.
 import { shortRevision } from './format.js';
 import { parseSyncRef, type KindName } from './kind-name.js';
 import { MARK, ProgressLine } from './progress.js';
-import { getSync, syncCollectionPath, withKind } from './sync-api.js';
+import { getSync, syncObjectPath, withKind } from './sync-api.js';
 
 export type DriveAction = 'reconcile' | 'suspend' | 'resume';
 
@@ -137,7 +137,7 @@ async function patchSync(subject: Subject, patch: Record<string, unknown>): Prom
   try {
     const obj = await client.request<KubeObject>({
       method: 'PATCH',
-      path: `${syncCollectionPath(ref.kind, namespace)}/${encodeURIComponent(ref.name)}`,
+      path: syncObjectPath(ref.kind, namespace, ref.name),
       query: { fieldManager: FIELD_MANAGER },
       contentType: 'application/merge-patch+json',
       body: patch,

@@ -2,7 +2,7 @@ import type { InventoryEntry } from '../api/status.js';
 import { mapLimit } from '../apply/map-limit.js';
 import { parseObjectId, type ObjectRef } from '../apply/inventory.js';
 import type { Requester } from '../kube/client.js';
-import { splitApiVersion } from '../kube/resources.js';
+import { collectionPath, CORE, splitApiVersion } from '../kube/resources.js';
 import type { EventObject } from './events-order.js';
 
 /**
@@ -53,7 +53,7 @@ async function listEvents(client: Requester, namespace: string, fieldSelector: s
   let token: string | undefined;
   do {
     const page = await client.request<EventList>({
-      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      path: collectionPath(CORE.events, namespace),
       query: { limit: 500, continue: token, fieldSelector },
     });
     items.push(...page.items);

@@ -1,11 +1,11 @@
 // `syncprims events`: what it does (events.ts declares it; this is loaded when it runs).
-import { API_VERSION, type SyncKind } from '../api/kinds.js';
+import { API_VERSION, syncResource, type SyncKind } from '../api/kinds.js';
 import type { InventoryEntry } from '../api/status.js';
 import { parseSyncObject } from '../api/validate.js';
 import { objectRef, type ObjectRef } from '../apply/inventory.js';
 import { remoteLocation } from '../controllers/proxysync-remote.js';
 import { getIfExists, type KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/resources.js';
+import { objectPath, type KubeObject } from '../kube/resources.js';
 import type { Cluster, ClusterFlags } from './cluster.js';
 import { eventsOf, refsOf } from './events-collect.js';
 import { EVENT_HEADER, eventRow, inTimeOrder, type FoundEvent } from './events-order.js';
@@ -66,7 +66,7 @@ async function proxiedRefs(sync: KubeObject, remote: KubeClient): Promise<Object
   const parsed = parseSyncObject('ProxySync', sync);
   if (!parsed.ok) return refs;
   const { namespace, name } = remoteLocation(sync, parsed.value.spec);
-  const remoteSync = await getIfExists<KubeObject>(remote, `/apis/${API_VERSION}/namespaces/${namespace}/syncs/${name}`);
+  const remoteSync = await getIfExists<KubeObject>(remote, objectPath(syncResource('Sync'), name, namespace));
   const all = [...refs, { namespace, name, group: API_VERSION.split('/')[0] ?? '', kind: 'Sync' satisfies SyncKind }, ...refsOf(inventoryOf(remoteSync))];
   return [...new Map(all.map((r) => [`${r.group}|${r.kind}|${r.namespace}|${r.name}`, r])).values()];
 }

@@ -6,7 +6,7 @@ import { nodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeClient } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
-import { syncCollectionPath, withKind } from './sync-api.js';
+import { syncObjectPath, withKind } from './sync-api.js';
 import { readSyncSet, type SyncSet } from './sync-set.js';
 
 /** What is known of a node: its object, that it does not exist, or that it could not be read (e.g. forbidden). */
@@ -42,7 +42,7 @@ export async function readSyncGraph(client: KubeClient, namespace?: string): Pro
 
 async function readOne(client: KubeClient, node: SyncNode): Promise<NodeLookup> {
   try {
-    const obj = await client.request<KubeObject>({ path: `${syncCollectionPath(node.kind, node.namespace)}/${encodeURIComponent(node.name)}` });
+    const obj = await client.request<KubeObject>({ path: syncObjectPath(node.kind, node.namespace, node.name) });
     return { found: true, object: withKind(obj, node.kind) };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

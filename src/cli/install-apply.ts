@@ -3,7 +3,7 @@
 import { Discovery } from '../kube/discovery.js';
 import { serverSideApply } from '../kube/apply.js';
 import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/resources.js';
+import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import { CliError, describeApiError } from './errors.js';
 
 /** The field manager of what install and bootstrap apply (the operator's own is `syncprims`). */
@@ -39,7 +39,7 @@ async function established(client: KubeClient, name: string): Promise<void> {
   const deadline = Date.now() + ESTABLISHED_TIMEOUT_MS;
   for (;;) {
     const crd = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
-      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
+      path: objectPath(CORE.crds, name),
     });
     if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
     if (Date.now() > deadline) throw new CliError(`CustomResourceDefinition ${name} is not Established after ${ESTABLISHED_TIMEOUT_MS / 1000} s: see kubectl describe crd ${name}`);

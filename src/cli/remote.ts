@@ -37,7 +37,7 @@ export async function openRemote(home: Pick<Cluster, 'client'>, sync: KubeObject
   const origin = `${describeRef(secret)} key ${ref.key}`;
   let text: string;
   try {
-    text = (await readKey(home.client, secret, ref.key, ref.field)).toString('utf8');
+    text = (await readKey({ client: home.client }, secret, ref.key, ref.field)).toString('utf8');
   } catch (err) {
     // readKey wraps what the API server said in a SourceError (for the operator's status).
     const api = findCause(err, ApiError);

@@ -1,15 +1,19 @@
-import { API_VERSION, KIND_NAMES, type SyncKind } from '../api/kinds.js';
+import { API_VERSION, KIND_NAMES, syncResource, type SyncKind } from '../api/kinds.js';
 import type { KubeClient } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
-import type { KubeObject } from '../kube/resources.js';
+import { collectionPath, objectPath, type KubeObject } from '../kube/resources.js';
 import { CliError, describeApiError } from './errors.js';
 
 /** Reading Syncs, RemoteSyncs and ProxySyncs: paths, lists, one object, with errors a person can act on. */
 
 /** The collection path of a kind: in one namespace, or in all when `namespace` is undefined. */
 export function syncCollectionPath(kind: SyncKind, namespace?: string): string {
-  const ns = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
-  return `/apis/${API_VERSION}${ns}/${KIND_NAMES[kind].plural}`;
+  return collectionPath(syncResource(kind), namespace);
+}
+
+/** The path of one object of a kind. */
+export function syncObjectPath(kind: SyncKind, namespace: string, name: string): string {
+  return objectPath(syncResource(kind), name, namespace);
 }
 
 export interface SyncList {
@@ -44,7 +48,7 @@ export async function listSyncs(client: KubeClient, kind: SyncKind, namespace?: 
 /** One object; a missing one is a CliError (exit 1) that says where it was looked for. */
 export async function getSync(client: KubeClient, kind: SyncKind, namespace: string, name: string): Promise<KubeObject> {
   try {
-    const obj = await client.request<KubeObject>({ path: `${syncCollectionPath(kind, namespace)}/${encodeURIComponent(name)}` });
+    const obj = await client.request<KubeObject>({ path: syncObjectPath(kind, namespace, name) });
     return withKind(obj, kind);
   } catch (err) {
     if (err instanceof ApiError && err.notFound && err.reason === 'NotFound' && (err.details as { kind?: string } | undefined)?.kind) {

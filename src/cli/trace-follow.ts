@@ -7,7 +7,7 @@ import { getIfExists } from '../kube/client.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
 import type { Cluster } from './cluster.js';
 import { CliError } from './errors.js';
-import { syncCollectionPath, withKind } from './sync-api.js';
+import { syncObjectPath, withKind } from './sync-api.js';
 import { linkOf, ownerOf, unfoundLink, type Trace, type TracedObject } from './trace-chain.js';
 import { ManagingClusters, type ManagingFlags } from './trace-origin.js';
 import { resolveResource, type ResourceArg } from './trace-resource.js';
@@ -59,7 +59,7 @@ async function follow(home: Cluster, start: KubeObject, clusters: ManagingCluste
 }
 
 async function readSync(place: Cluster, kind: SyncKind, namespace: string, name: string): Promise<KubeObject | undefined> {
-  const obj = await getIfExists<KubeObject>(place.client, `${syncCollectionPath(kind, namespace)}/${encodeURIComponent(name)}`);
+  const obj = await getIfExists<KubeObject>(place.client, syncObjectPath(kind, namespace, name));
   return obj && withKind(obj, kind);
 }
 

@@ -6,7 +6,7 @@
 // discovery (two requests), or group by group from a server without it.
 import { mapLimit } from '../apply/map-limit.js';
 import type { Requester } from '../kube/client.js';
-import type { ResourceInfo } from '../kube/resources.js';
+import { groupVersionPath, type ResourceInfo } from '../kube/resources.js';
 import { CliError, UsageError } from './errors.js';
 
 export interface ResourceArg {
@@ -128,10 +128,10 @@ interface LegacyList {
 }
 
 async function legacyResources(client: Requester, groups: LegacyGroup[]): Promise<ServedResource[]> {
-  const versions = [{ group: '', version: 'v1', path: '/api/v1' }].concat(
+  const versions = [{ group: '', version: 'v1', path: groupVersionPath('', 'v1') }].concat(
     groups.flatMap((g) => {
       const version = g.preferredVersion?.version ?? g.versions?.[0]?.version;
-      return version ? [{ group: g.name, version, path: `/apis/${g.name}/${version}` }] : [];
+      return version ? [{ group: g.name, version, path: groupVersionPath(g.name, version) }] : [];
     }),
   );
   const lists = await mapLimit(versions, 4, (v) => client.request<LegacyList>({ path: v.path, timeoutMs: 15_000 }).catch(() => undefined));

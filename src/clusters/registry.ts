@@ -146,7 +146,8 @@ export class ClusterRegistry {
   private async parse(ref: ClusterSecretRef, secretRef: ReferencedObject): Promise<Parsed | { reason: Reason; message: string }> {
     let text: string;
     try {
-      text = (await readKey(this.opts.home, secretRef, ref.key, ref.field)).toString('utf8');
+      // Read by the operator (the platform team's identity), never as a sync's account, and only in the sync's namespace.
+      text = (await readKey({ client: this.opts.home }, secretRef, ref.key, ref.field)).toString('utf8');
     } catch (err) {
       return { reason: Reason.ClusterUnreachable, message: err instanceof Error ? err.message : String(err) };
     }

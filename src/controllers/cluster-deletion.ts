@@ -8,7 +8,7 @@ import type { InventoryEntry } from '../api/status.js';
 import { displayName } from '../apply/inventory.js';
 import { clusterApiClusterBeingDeleted } from '../clusters/cluster-api.js';
 import type { ClusterRegistry, ClusterSecretRef } from '../clusters/registry.js';
-import type { Requester } from '../kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -29,7 +29,7 @@ export interface RemoteSettings {
   /** `--cluster-id`: the origin label of objects applied remotely. */
   origin: string;
   /** The managing cluster, where Cluster API Clusters live. */
-  home: Requester;
+  home: KubeClient;
   homeDiscovery: Discovery;
   /** `--lost-cluster-grace`: how long, from its deletion, a sync whose kubeconfig Secret is gone keeps trying. */
   lostClusterGraceMs: number;

@@ -11,7 +11,7 @@ import type { ProxySyncSpec } from '../api/objects.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
 import { objectId } from '../apply/inventory.js';
-import type { KubeObject } from '../kube/resources.js';
+import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
 import { driftChange } from './sync-drift.js';
 import type { SyncStatusDraft } from './sync-status.js';
@@ -62,6 +62,21 @@ export function copyMatches(live: KubeObject | undefined, desired: KubeObject): 
 }
 
 /** The ConfigMaps and Secrets a template's source names (copied beside the remote Sync), with the field that names each. */
+/** The path of a related object (a ConfigMap or Secret the template names) in `namespace`. */
+export function relatedPath(kind: 'ConfigMap' | 'Secret', name: string, namespace: string): string {
+  return objectPath(kind === 'Secret' ? CORE.secrets : CORE.configMaps, name, namespace);
+}
+
+/**
+ * The account a ProxySync reads its related objects as, in its own namespace
+ * of the managing cluster: the template's service account, else
+ * `--default-service-account` (the remote Sync applies as the same name in
+ * its cluster); undefined: the operator reads them.
+ */
+export function relatedAccount(spec: ProxySyncSpec, defaultServiceAccount: string | undefined): string | undefined {
+  return spec.template.spec.serviceAccountName ?? defaultServiceAccount;
+}
+
 export function relatedRefs(spec: ProxySyncSpec): { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] {
   const source = spec.template.spec.source;
   const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];

@@ -8,7 +8,7 @@
 // docs/proxysync.md.
 import { ConditionType, Reason } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
-import { API_VERSION } from '../api/kinds.js';
+import { API_VERSION, syncResource } from '../api/kinds.js';
 import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
@@ -21,7 +21,7 @@ import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
 import { UnknownKindError } from '../kube/discovery.js';
 import { ApiError, NotKubernetesError } from '../kube/errors.js';
-import type { KubeObject } from '../kube/resources.js';
+import { collectionPath, CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import { listProblems } from '../runtime/messages.js';
@@ -36,7 +36,9 @@ import {
   mirroredStatus,
   ownerMarks,
   ownerOfLive,
+  relatedAccount,
   relatedCopy,
+  relatedPath,
   relatedRefs,
   remoteLocation,
   remoteMark,
@@ -60,8 +62,6 @@ interface KnownCopies {
   digest: string | undefined;
   shells: KubeObject[];
 }
-
-const plural = (kind: string): string => (kind === 'Secret' ? 'secrets' : 'configmaps');
 
 /** A step cannot go on: report it (status, and an Event when `event`) and come back as `result` says. */
 class Halt extends Error {
@@ -293,9 +293,15 @@ export class ProxySyncReconciler implements Reconciler {
     this.copiesKnown.delete(key); // until made sure of again: a failure below leaves them to be checked next time
     const marks = ownerMarks(obj, this.settings.origin);
     const copies: KubeObject[] = [];
+    // Read as the ProxySync's account (API.md), so that it copies only what that account may read.
+    const account = relatedAccount(spec, this.settings.defaultServiceAccount);
+    const reader = account ? this.settings.home.asServiceAccount(home, account) : this.settings.home;
     for (const { kind, name, field } of named) {
-      const got = await getIfExists<RelatedObject & Record<string, unknown>>(this.settings.home, `/api/v1/namespaces/${home}/${plural(kind)}/${name}`).catch((err: unknown) => {
+      const got = await getIfExists<RelatedObject & Record<string, unknown>>(reader, relatedPath(kind, name, home)).catch((err: unknown) => {
         // Refused here, in the managing cluster (see refusal: what else is refused is the remote cluster's).
+        if (err instanceof ApiError && err.status === 403 && account) {
+          throw new Halt(Reason.SourceError, `service account ${home}/${account} may not get ${kind} ${home}/${name} (${field}; a ProxySync copies only what its account may read): grant that account get on it, or change ${field} (${err.message})`);
+        }
         if (err instanceof ApiError && !err.transient) throw new Halt(Reason.ApplyFailed, `cannot read ${kind} ${home}/${name} (${field}) in the managing cluster: ${err.message}`);
         throw err;
       });
@@ -315,7 +321,7 @@ export class ProxySyncReconciler implements Reconciler {
 
   /** One copy in the remote namespace, applied where it differs (and not someone else's): what the apply did, if it was sent. */
   private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
-    const existing = await getIfExists<KubeObject>(cluster.client, `/api/v1/namespaces/${copy.metadata.namespace}/${plural(copy.kind)}/${copy.metadata.name}`);
+    const existing = await getIfExists<KubeObject>(cluster.client, relatedPath(copy.kind as 'ConfigMap' | 'Secret', copy.metadata.name ?? '', copy.metadata.namespace ?? ''));
     const other = existing && ownerOfLive(existing);
     if (other && other !== owner) throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`, objectId(copy));
     if (copyMatches(existing, copy)) return undefined;
@@ -379,12 +385,12 @@ export class ProxySyncReconciler implements Reconciler {
 }
 
 function syncPath(namespace: string, name: string): string {
-  return `/apis/${API_VERSION}/namespaces/${namespace}/syncs/${name}`;
+  return objectPath(syncResource('Sync'), name, namespace);
 }
 
 async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promise<void> {
   try {
-    await cluster.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+    await cluster.client.request({ method: 'POST', path: collectionPath(CORE.namespaces), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
   } catch (err) {
     if (err instanceof ApiError && err.conflict) return;
     if (!(err instanceof ApiError && err.status === 403)) throw err;
@@ -413,7 +419,7 @@ function refusal(err: unknown, cluster: RemoteCluster): Halt | undefined {
 /** Whether a namespace is known not to exist: one the identity may not read either is left to the writes that follow (their errors name it). */
 async function namespaceMissing(cluster: RemoteCluster, namespace: string): Promise<boolean> {
   try {
-    return (await getIfExists(cluster.client, `/api/v1/namespaces/${namespace}`)) === undefined;
+    return (await getIfExists(cluster.client, objectPath(CORE.namespaces, namespace))) === undefined;
   } catch (err) {
     if (err instanceof ApiError && err.status === 403) return false;
     throw err;

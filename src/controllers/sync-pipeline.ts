@@ -265,8 +265,11 @@ export class SyncPipeline {
   ): Promise<Rendered> {
     const owner = ownerOf(obj);
     try {
+      const account = this.accountOf(spec);
       const fetched = await fetchSource({
-        client: this.deps.home,
+        // Read as the sync's account (API.md): what it may not read, it cannot have applied either.
+        client: account ? this.deps.home.asServiceAccount(owner.namespace, account) : this.deps.home,
+        account: account ? `${owner.namespace}/${account}` : undefined,
         discovery: this.deps.homeDiscovery,
         namespace: owner.namespace,
         source: spec.source,
@@ -322,8 +325,13 @@ export class SyncPipeline {
    * namespace of the sync (for a RemoteSync, the namespace of that name there).
    */
   private clientFor(target: ApplyTarget, spec: SyncSpec, owner: Owner): Requester {
-    const account = spec.serviceAccountName ?? this.deps.defaultServiceAccount;
+    const account = this.accountOf(spec);
     return account ? target.client.asServiceAccount(owner.namespace, account) : target.client;
+  }
+
+  /** The service account a sync acts as: its own, else `--default-service-account`; undefined: the operator itself. */
+  private accountOf(spec: SyncSpec): string | undefined {
+    return spec.serviceAccountName ?? this.deps.defaultServiceAccount;
   }
 
   /** Applies the set, then prunes what left it, but only after a complete apply. */

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type https from 'node:https';
 import type { Readable } from 'node:stream';
 import { loadKubeConfigFile } from './config.js';
+import { isPlainPath } from './paths.js';
 import { ApiError, apiErrorFrom, NotKubernetesError, TransportError } from './errors.js';
 import type { KubeConfig } from './kubeconfig.js';
 import { TokenBucket } from './token-bucket.js';
@@ -381,6 +382,8 @@ async function tlsOf(kubeConfig: KubeConfig): Promise<TlsOptions> {
 }
 
 function urlOf(server: URL, opts: RequestOptions): URL {
+  // Built by apiPath (paths.ts), a path is plain; one that is not would be folded by the URL parser into another.
+  if (!isPlainPath(opts.path)) throw new Error(`${describe(opts)}: not sent: the path has an empty, '.' or '..' segment`);
   const url = new URL(opts.path, server);
   for (const [k, v] of Object.entries(opts.query ?? {})) {
     if (v !== undefined) url.searchParams.set(k, String(v));

@@ -1,4 +1,5 @@
 import type { Requester } from './client.js';
+import { CORE, objectPath } from './resources.js';
 
 /**
  * The uid of the cluster's kube-system namespace: stable for the cluster's
@@ -6,6 +7,6 @@ import type { Requester } from './client.js';
  * it applies to remote clusters). Errors are the caller's to word.
  */
 export async function kubeSystemUid(client: Requester): Promise<string> {
-  const ns = await client.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' });
+  const ns = await client.request<{ metadata: { uid: string } }>({ path: objectPath(CORE.namespaces, 'kube-system') });
   return ns.metadata.uid;
 }

@@ -1,3 +1,5 @@
+import { apiPath } from './paths.js';
+
 /** Where a kind lives in the API: what discovery says about it. */
 export interface ResourceInfo {
   group: string;
@@ -35,23 +37,30 @@ export function splitApiVersion(apiVersion: string): { group: string; version: s
 }
 
 export function groupVersionPath(group: string, version: string): string {
-  return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+  return apiPath({ group, version });
 }
 
 /** The path of a collection: every namespace when `namespace` is undefined. */
 export function collectionPath(info: ResourceInfo, namespace?: string): string {
-  const base = groupVersionPath(info.group, info.version);
-  return info.namespaced && namespace !== undefined
-    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${info.resource}`
-    : `${base}/${info.resource}`;
+  return apiPath({ ...info, namespace: info.namespaced ? namespace : undefined });
 }
 
-export function objectPath(info: ResourceInfo, name: string, namespace?: string): string {
+export function objectPath(info: ResourceInfo, name: string, namespace?: string, subresource?: string): string {
   if (info.namespaced && !namespace) {
     throw new Error(`${info.kind} ${name} is namespaced but has no namespace`);
   }
-  return `${collectionPath(info, info.namespaced ? namespace : undefined)}/${encodeURIComponent(name)}`;
+  return apiPath({ ...info, namespace: info.namespaced ? namespace : undefined, name, subresource });
 }
+
+/** Kinds whose place in the API is fixed: no discovery needed to name them. */
+export const CORE = {
+  configMaps: { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true },
+  secrets: { group: '', version: 'v1', kind: 'Secret', resource: 'secrets', namespaced: true },
+  namespaces: { group: '', version: 'v1', kind: 'Namespace', resource: 'namespaces', namespaced: false },
+  events: { group: '', version: 'v1', kind: 'Event', resource: 'events', namespaced: true },
+  leases: { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', resource: 'leases', namespaced: true },
+  crds: { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', resource: 'customresourcedefinitions', namespaced: false },
+} as const satisfies Record<string, ResourceInfo>;
 
 /**
  * Orders two resourceVersions of one cluster: negative, zero or positive, or

@@ -3,6 +3,7 @@ import type { KubeClient } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { silentLogger, type Logger } from './logger.js';
+import { collectionPath, CORE, objectPath } from '../kube/resources.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -129,7 +130,7 @@ export class EventRecorder {
     const namespace = obj.metadata.namespace ?? 'default';
     await this.client.request({
       method: 'POST',
-      path: `/api/v1/namespaces/${namespace}/events`,
+      path: collectionPath(CORE.events, namespace),
       body: {
         apiVersion: 'v1',
         kind: 'Event',
@@ -161,7 +162,7 @@ export class EventRecorder {
     try {
       await this.client.request({
         method: 'PATCH',
-        path: `/api/v1/namespaces/${namespace}/events/${event.name}`,
+        path: objectPath(CORE.events, event.name, namespace),
         contentType: 'application/merge-patch+json',
         body: { count: event.count, lastTimestamp: time },
         timeoutMs: 10_000,

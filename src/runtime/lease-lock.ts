@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { RequestOptions } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
+import { collectionPath, CORE, objectPath } from '../kube/resources.js';
 
 /** What the lock needs of a cluster client (KubeClient has it; tests wrap it). */
 export interface LeaseClient {
@@ -115,11 +116,11 @@ export class LeaseLock {
   }
 
   private collectionPath(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
+    return collectionPath(CORE.leases, this.namespace);
   }
 
   private itemPath(): string {
-    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
+    return objectPath(CORE.leases, this.name, this.namespace);
   }
 }
 

@@ -44,7 +44,7 @@ export class ObjectWriter {
     // the whole object, which for a sync with its objects inline is hundreds of KB.
     const written = await this.client.request<KubeObject>({
       method: 'PATCH',
-      path: `${this.path(obj)}/status`,
+      path: this.path(obj, 'status'),
       contentType: 'application/json-patch+json',
       accept: METADATA_ONLY_ACCEPT,
       body: [{ op: 'add', path: '/status', value: status }],
@@ -133,7 +133,7 @@ export class ObjectWriter {
     return written;
   }
 
-  private path(obj: KubeObject): string {
-    return objectPath(this.resource, obj.metadata.name ?? '', obj.metadata.namespace);
+  private path(obj: KubeObject, subresource?: string): string {
+    return objectPath(this.resource, obj.metadata.name ?? '', obj.metadata.namespace, subresource);
   }
 }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { SOURCE_FORMS, type ArtifactSource, type HttpSource, type KeyRef, type SourceForm, type SyncSource } from '../api/source.js';
-import type { KubeClient } from '../kube/client.js';
+import type { Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
 import { extractTarGz } from './archive.js';
@@ -14,8 +14,14 @@ import { ParsedSets } from './parsed-sets.js';
 import { manifestFilter, selectManifests } from './select.js';
 
 export interface FetchSourceOptions {
-  /** A client of the cluster the sync lives in (ConfigMaps, Secrets and Flux objects are read there). */
-  client: KubeClient;
+  /**
+   * A client of the cluster the sync lives in (ConfigMaps, Secrets and Flux
+   * objects are read there): acting as the sync's service account when it
+   * has one, and then `account` names it.
+   */
+  client: Requester;
+  /** The service account `client` acts as (`namespace/name`), for messages; undefined: the operator's own identity. */
+  account?: string;
   /** That cluster's discovery, shared with the rest of the process (a fresh one when omitted). */
   discovery?: Discovery;
   /** The sync's namespace: every object a source names lives there. */
@@ -24,7 +30,9 @@ export interface FetchSourceOptions {
   /**
    * A referenced object as the caller's watch has it, whole (a Flux source
    * object): read instead of a GET. Undefined, or an object without status
-   * (metadata only), means a GET.
+   * (metadata only), means a GET. Not used when reading as an `account`
+   * (the watch is the operator's: whether the account may read it is asked
+   * of the API server).
    */
   cached?: (ref: ObjectRef) => KubeObject | undefined;
   /** Files or folders inside an archive; the whole archive when omitted. */
@@ -115,8 +123,8 @@ async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyR
   noPaths(ctx, `a ${kind}`);
   const field = `spec.source.${kind === 'Secret' ? 'secret' : 'configMap'}`;
   const entries = keyRef.key
-    ? [[keyRef.key, await readKey(ctx.client, ref, keyRef.key, `${field}.key`, ctx.signal)] as [string, Buffer]]
-    : await readKeys(ctx.client, ref, `${field}.name`, ctx.signal);
+    ? [[keyRef.key, await readKey(ctx, ref, keyRef.key, `${field}.key`, ctx.signal)] as [string, Buffer]]
+    : await readKeys(ctx, ref, `${field}.name`, ctx.signal);
   const objects: KubeObject[] = [];
   for (const [key, data] of entries) {
     const budget = ctx.limits.maxObjects - objects.length;
@@ -167,7 +175,7 @@ const PARSED = new ParsedSets();
 async function secretHeaders(ctx: Context, name: string): Promise<Record<string, string>> {
   const ref: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name, namespace: ctx.namespace };
   const headers: Record<string, string> = {};
-  for (const [key, data] of await readKeys(ctx.client, ref, 'spec.source.http.headersSecretRef.name', ctx.signal)) {
+  for (const [key, data] of await readKeys(ctx, ref, 'spec.source.http.headersSecretRef.name', ctx.signal)) {
     const value = data.toString('utf8').trim();
     try {
       http.validateHeaderName(key);
@@ -183,7 +191,7 @@ async function secretHeaders(ctx: Context, name: string): Promise<Record<string,
 async function secretCa(ctx: Context, keyRef: KeyRef): Promise<string> {
   const ref: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name: keyRef.name, namespace: ctx.namespace };
   const key = keyRef.key ?? 'ca.crt';
-  const pem = (await readKey(ctx.client, ref, key, 'spec.source.http.caSecretRef.key', ctx.signal)).toString('utf8');
+  const pem = (await readKey(ctx, ref, key, 'spec.source.http.caSecretRef.key', ctx.signal)).toString('utf8');
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new SourceError(`${describeRef(ref)} key ${key}: not a PEM certificate bundle (-----BEGIN CERTIFICATE-----)`);
   }
@@ -248,7 +256,7 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
-  const cached = ctx.cached?.(ref);
+  const cached = ctx.account === undefined ? ctx.cached?.(ref) : undefined;
   if (cached?.status !== undefined) return cached as FluxSourceObject;
   const discovery = ctx.discovery ?? new Discovery(ctx.client);
   let path: string;
@@ -263,5 +271,5 @@ async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceOb
     }
     throw new SourceError(`looking up ${ref.kind} in ${ref.apiVersion}: ${messageOf(err)}`, { cause: err });
   }
-  return getReferenced<FluxSourceObject>(ctx.client, path, ref, 'spec.source.artifact.name', ctx.signal);
+  return getReferenced<FluxSourceObject>(ctx, path, ref, 'spec.source.artifact.name', ctx.signal);
 }

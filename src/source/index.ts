@@ -5,6 +5,6 @@ export { parseManifests, checkObjects, type ParseOptions } from './parse.js';
 export { extractTarGz, type ArchiveFiles, type ArchiveLimits } from './archive.js';
 export { selectManifests, type ManifestFile } from './select.js';
 export { digestOf, displayUrl, verifyDigest } from './http.js';
-export type { ObjectRef } from './kube-refs.js';
+export type { ObjectRef, SourceReader } from './kube-refs.js';
 export { fetchSource, isArchive, referencedObjectsOf, type FetchSourceOptions, type FetchedSource } from './fetch.js';
 export { ByteBudget, DEFAULT_SOURCE_MEMORY_BUDGET, setSourceMemoryBudget, sourceMemoryBudget, type BudgetLease } from './budget.js';
