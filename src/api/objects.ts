@@ -4,7 +4,7 @@ import { clusterFields, withOneCluster } from './cluster.js';
 import { API_VERSION, MAX_NAME_LENGTH, NAME_LENGTH_MESSAGE } from './kinds.js';
 import { namespaceName, objectName } from './names.js';
 import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
-import { commonMetadataSchema, dependencyRefSchema, syncSpecSchema } from './sync-spec.js';
+import { commonMetadataSchema, dependsOnSchema, syncSpecSchema } from './sync-spec.js';
 
 /** The three kinds as whole objects: spec schemas, status schemas, object schemas and types. */
 
@@ -37,8 +37,7 @@ export const proxySyncTemplateSchema = z.object({
 export const proxySyncSpecSchema = withOneCluster(
   z.object({
     ...clusterFields,
-    dependsOn: z
-      .array(dependencyRefSchema)
+    dependsOn: dependsOnSchema
       .optional()
       .describe('syncs in this cluster that must be ready before the remote Sync is created or updated'),
     suspend: z.boolean().optional().describe('stop maintaining the remote Sync (its status is still mirrored)'),

@@ -33,6 +33,11 @@ export const dependencyRefSchema = z.object({
     .describe('Current: Ready; InProgress: its current revision applied, whatever the health of its objects'),
 });
 
+/** At most this many dependencies: the API server bounds the cost of the CEL rules on their names by it. */
+export const MAX_DEPENDENCIES = 100;
+
+export const dependsOnSchema = z.array(dependencyRefSchema).max(MAX_DEPENDENCIES);
+
 const stringMap = z.record(z.string(), z.string());
 
 export const commonMetadataSchema = z.object({
@@ -50,7 +55,7 @@ export const syncSpecSchema = z.object({
   defaultNamespace: namespaceName()
     .optional()
     .describe('namespace given to namespaced objects that name none'),
-  dependsOn: z.array(dependencyRefSchema).optional().describe('syncs that must be ready before this one applies'),
+  dependsOn: dependsOnSchema.optional().describe('syncs that must be ready before this one applies'),
   prune: z.boolean().default(SPEC_DEFAULTS.prune).describe('delete objects that left the set'),
   wait: z.boolean().default(SPEC_DEFAULTS.wait).describe('Ready only once every applied object is Current'),
   timeout: boundedDurationSchema.default(SPEC_DEFAULTS.timeout).describe('how long to wait for health'),

@@ -3,6 +3,13 @@
 // with messages a person understands.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { API_VERSION, GROUP, KIND_NAMES, SYNC_KINDS, VERSION, type SyncKind } from '../../src/api/kinds.js';
+import {
+  API_VERSION_MESSAGE,
+  CONFIG_MAP_KEY_MESSAGE,
+  DNS1123_LABEL_MESSAGE,
+  DNS1123_SUBDOMAIN_MESSAGE,
+  KIND_MESSAGE,
+} from '../../src/api/names.js';
 import { parseSyncObject } from '../../src/api/validate.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { ApiError } from '../../src/kube/errors.js';
@@ -59,6 +66,63 @@ async function refusal(obj: KubeObject): Promise<string> {
 }
 
 const crdPath = (name: string): string => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+
+type Rule = 'name' | 'namespace' | 'key' | 'kind' | 'apiVersion';
+/** What each rule refuses here, and the message the API server (and zod) give. */
+const BAD: Record<Rule, string> = {
+  name: '../../kube-system/secrets/crown-jewels',
+  namespace: 'kube-system/secrets',
+  key: '../value',
+  kind: 'secrets/x',
+  apiVersion: 'v1/../../x',
+};
+const RULES: Record<Rule, string> = {
+  name: DNS1123_SUBDOMAIN_MESSAGE,
+  namespace: DNS1123_LABEL_MESSAGE,
+  key: CONFIG_MAP_KEY_MESSAGE,
+  kind: KIND_MESSAGE,
+  apiVersion: API_VERSION_MESSAGE,
+};
+
+/** Every field of the three kinds that names an object, a namespace or a key, with a value that leaves its place. */
+const TRAVERSALS: [SyncKind, Record<string, unknown>, string, Rule][] = (() => {
+  const source = (s: unknown) => ({ source: s });
+  const http = (extra: Record<string, unknown>) => source({ http: { url: 'https://127.0.0.1/a.yaml', ...extra } });
+  const syncCases: [Record<string, unknown>, string, Rule][] = [
+    [source({ configMap: { name: BAD.name } }), 'source.configMap.name', 'name'],
+    [source({ configMap: { name: 'cm', key: BAD.key } }), 'source.configMap.key', 'key'],
+    [source({ secret: { name: BAD.name } }), 'source.secret.name', 'name'],
+    [source({ secret: { name: 's', key: BAD.key } }), 'source.secret.key', 'key'],
+    [http({ caSecretRef: { name: BAD.name } }), 'source.http.caSecretRef.name', 'name'],
+    [http({ caSecretRef: { name: 'ca', key: BAD.key } }), 'source.http.caSecretRef.key', 'key'],
+    [http({ headersSecretRef: { name: BAD.name } }), 'source.http.headersSecretRef.name', 'name'],
+    [source({ artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: BAD.name } }), 'source.artifact.name', 'name'],
+    [source({ artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: BAD.kind, name: 'repo' } }), 'source.artifact.kind', 'kind'],
+    [source({ artifact: { apiVersion: BAD.apiVersion, kind: 'GitRepository', name: 'repo' } }), 'source.artifact.apiVersion', 'apiVersion'],
+    [{ ...source(inline), dependsOn: [{ name: BAD.name }] }, 'dependsOn[0].name', 'name'],
+    [{ ...source(inline), dependsOn: [{ name: 'a', namespace: BAD.namespace }] }, 'dependsOn[0].namespace', 'namespace'],
+    [{ ...source(inline), defaultNamespace: BAD.namespace }, 'defaultNamespace', 'namespace'],
+    [{ ...source(inline), serviceAccountName: BAD.name }, 'serviceAccountName', 'name'],
+  ];
+  const cases: [SyncKind, Record<string, unknown>, string, Rule][] = [];
+  for (const [spec, field, rule] of syncCases) {
+    cases.push(['Sync', spec, `spec.${field}`, rule]);
+    cases.push(['RemoteSync', { ...spec, ...clusterRef }, `spec.${field}`, rule]);
+    cases.push(['ProxySync', { ...clusterRef, template: { spec } }, `spec.template.spec.${field}`, rule]);
+  }
+  const template = { spec: { source: inline } };
+  for (const kind of ['RemoteSync', 'ProxySync'] as const) {
+    const rest = kind === 'RemoteSync' ? { source: inline } : { template };
+    cases.push([kind, { ...rest, kubeConfig: { secretRef: { name: BAD.name } } }, 'spec.kubeConfig.secretRef.name', 'name']);
+    cases.push([kind, { ...rest, kubeConfig: { secretRef: { name: 'k', key: BAD.key } } }, 'spec.kubeConfig.secretRef.key', 'key']);
+    cases.push([kind, { ...rest, clusterRef: { name: BAD.name } }, 'spec.clusterRef.name', 'name']);
+  }
+  cases.push(['ProxySync', { ...clusterRef, dependsOn: [{ name: BAD.name }], template }, 'spec.dependsOn[0].name', 'name']);
+  cases.push(['ProxySync', { ...clusterRef, dependsOn: [{ name: 'a', namespace: BAD.namespace }], template }, 'spec.dependsOn[0].namespace', 'namespace']);
+  cases.push(['ProxySync', { ...clusterRef, template: { ...template, metadata: { name: BAD.name } } }, 'spec.template.metadata.name', 'name']);
+  cases.push(['ProxySync', { ...clusterRef, template: { ...template, metadata: { namespace: BAD.namespace } } }, 'spec.template.metadata.namespace', 'namespace']);
+  return cases;
+})();
 
 describe('installation', () => {
   test('the CRDs are Established, applied by syncprims, and installing again changes nothing', async () => {
@@ -294,6 +358,13 @@ describe('invalid objects are refused with readable messages', () => {
     );
   });
 
+  test('a reference that is not a name of the API server is refused at admission, in every reference field', async () => {
+    for (const [kind, spec, field, rule] of TRAVERSALS) {
+      const refused = await refusal(object(kind, 'traversal', spec));
+      expect([field, refused]).toEqual([field, expect.stringContaining(`${field}: Invalid value: "${BAD[rule]}": ${RULES[rule]}`)]);
+    }
+  });
+
   test('every object refused above is refused by the zod schema too', () => {
     const cases: [SyncKind, unknown][] = [
       ['Sync', {}],
@@ -312,6 +383,7 @@ describe('invalid objects are refused with readable messages', () => {
       ['ProxySync', { ...validSpec('ProxySync'), kubeConfig: { secretRef: { name: 'k' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: inline, interval: '-1m' } } }],
       ['ProxySync', { ...clusterRef, template: { spec: { source: { artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'repo' } } } } }],
+      ...TRAVERSALS.map(([kind, spec]) => [kind, spec] as [SyncKind, unknown]),
     ];
     for (const [kind, spec] of cases) {
       expect([kind, spec, parseSyncObject(kind, object(kind, 'x', spec)).ok]).toEqual([kind, spec, false]);
