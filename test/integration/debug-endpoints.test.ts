@@ -81,7 +81,7 @@ describe('/debug/cache', () => {
     expect(dump).toContain('"password":"(redacted: ');
     expect(dump).toContain('"token":"(redacted: ');
     expect(dump).toContain(LAST_APPLIED);
-    expect(markers).toHaveLength(5);
+    expect(markers).toHaveLength(8);
     const found = markers.flatMap(forms).filter((f) => dump.includes(f));
     expect(found).toEqual([]);
   });
