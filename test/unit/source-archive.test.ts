@@ -125,12 +125,11 @@ describe('gzip bombs stop at the limit, without inflating the rest', () => {
 
   test('a file that claims 5 GiB of zeros, at the default limit', async () => {
     const counter = { members: 0 };
-    const started = Date.now();
     const msg = await refusal(endless(gzipSync(ustarHeader('bomb.yaml', 5 * 1024 * MiB)), counter));
     expect(msg).toContain('more than 200 MiB once unpacked');
+    // What was read is the bound: members of 1 MiB each, so at most 240 MiB inflated of the 5 GiB claimed.
     expect(counter.members).toBeGreaterThanOrEqual(200);
     expect(counter.members).toBeLessThan(240);
-    expect(Date.now() - started).toBeLessThan(30_000);
   });
 });
 
