@@ -125,6 +125,7 @@ describe('text from the cluster', () => {
     await recordEvent(mgmt, sync, { type: 'Warning', reason: 'Hostile', message: `event ${HOSTILE}`, last: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
     const printed = [
       await runCli(['events', 'sync/hostile', '--kubeconfig', KUBECONFIG, '-n', quiet()]),
+      await runCli(['tree', 'sync/hostile', '--kubeconfig', KUBECONFIG, '-n', quiet()]),
       await runCli(['get', 'sync/hostile', '--kubeconfig', KUBECONFIG, '-n', quiet()]),
       await runCli(['get', 'syncs', '--kubeconfig', KUBECONFIG, '-n', quiet(), '-o', 'yaml']),
       await runCli(['get', 'syncs', '--kubeconfig', KUBECONFIG, '-n', quiet(), '-o', 'json']),
@@ -133,9 +134,10 @@ describe('text from the cluster', () => {
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
       expect({ stdout, control: CONTROL.test(stdout) }).toEqual({ stdout, control: false });
     }
-    const [events, table, yaml, json] = printed.map((p) => p.stdout);
+    const [events, tree, table, yaml, json] = printed.map((p) => p.stdout);
     expect(events).toContain('event beforeafter');
-    expect(table).toContain('status beforeafter');
+    expect(tree).toContain('status beforeafter');
+    expect(table).toContain('hostile');
     // Structured output keeps the value, escaped.
     expect(JSON.parse(json!).items[0].status.conditions[0].message).toBe(`status ${HOSTILE}`);
     expect(yaml).toContain('\\e]0;pwned\\a\\e[2J');
