@@ -71,7 +71,7 @@ function rulesFor(objects: NamedObject[], verbs: string[]): PolicyRule[] {
 }
 
 /** The resource (plural) of the kinds the manifests and bootstrap sources hold: Deployment, GitRepository, ... */
-export function resourceOf(kind: string): string {
+function resourceOf(kind: string): string {
   const lower = kind.toLowerCase();
   return /[^aeiou]y$/.test(lower) ? `${lower.slice(0, -1)}ies` : `${lower}s`;
 }
