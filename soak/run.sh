@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make soak`: the long reliability runs of issue 15 that do not fit in `make test`
-# (soak/README.md). Each stage writes .local/soak/<stage>.json when it passes; a
-# second run at the same SOAK_SCALE skips the stages already done (resumable),
+# (soak/README.md). Each stage writes .local/soak/<stage>.json when its checks
+# held, recording the commit it ran against and whether the tree had changes; a
+# second run skips a stage only when that result is of the commit checked out
+# now, at the same SOAK_SCALE, and the tree had and has no changes (resumable),
 # unless SOAK_FRESH=1.
 #   bash soak/run.sh                 every stage not done yet
 #   bash soak/run.sh load leaks      only these
@@ -23,33 +25,38 @@ scaled() { awk -v s="$SOAK_SCALE" -v n="$1" -v min="$2" 'BEGIN { v = int(n * s);
 export PRUNE_STEPS="${PRUNE_STEPS:-$(scaled 10000 100)}"
 export GAP_ROUNDS="${GAP_ROUNDS:-$(scaled 30 4)}"
 JEST=(NODE_OPTIONS=--experimental-vm-modules SOAK=1 npx jest)
-compiled=""
 failed=()
 
-compile() {
-  if [ -z "$compiled" ]; then
-    echo "compiling the soak stages (soak/tsconfig.json -> .local/soak-dist)..."
-    npx tsc -p soak/tsconfig.json || return 1
-    compiled=1
+# The soak stages and their result files (test/support/soak-*.ts) are compiled
+# first; load and leaks measure dist/, built here from the tree as it is.
+echo "compiling the soak stages (soak/tsconfig.json -> .local/soak-dist)..."
+npx tsc -p soak/tsconfig.json || exit 1
+stage_cli() { node .local/soak-dist/test/support/soak-stage.js "$@"; }
+built=""
+build() {
+  if [ -z "$built" ]; then
+    echo "building the operator (make build: tsconfig.build.json -> dist/)..."
+    npx tsc -p tsconfig.build.json || return 1
+    built=1
   fi
 }
 
-# A jest stage passes when jest does; its result file records the command and time.
+# A jest stage passes when jest ran at least one test and none failed (from its
+# --json report); its result file records the commit, the command, the time and
+# each test's outcome.
 jest_stage() {
   local stage=$1; shift
-  local began=$SECONDS
-  if env "$@"; then
-    printf '{ "stage": "%s", "finishedAt": "%s", "scale": %s, "seconds": %d, "command": "%s" }\n' \
-      "$stage" "$(date -u +%FT%TZ)" "$SOAK_SCALE" $((SECONDS - began)) "$*" > "$dir/$stage.json"
-  else
-    return 1
-  fi
+  local began=$SECONDS ran report="$dir/$stage.jest-report.json"
+  ran=$(stage_cli provenance) || return 1
+  rm -f "$report"
+  env "$@" --json --outputFile="$report"
+  stage_cli jest "$stage" "$ran" "$report" $((SECONDS - began)) "$*"
 }
 
 run_stage() {
   case "$1" in
     load | leaks)
-      compile && node ".local/soak-dist/test/support/soak-$1.js" ;;
+      build && node ".local/soak-dist/test/support/soak-$1.js" ;;
     source-property)
       jest_stage "$1" "${JEST[@]}" test/unit/source-property.test.ts ;;
     prune-property)
@@ -68,9 +75,14 @@ run_stage() {
   esac
 }
 
-# Done: its result file is there, from a run at this SOAK_SCALE (a shortened run does not stand for a full one).
+# Done: its result says it passed, at this SOAK_SCALE (a shortened run does not
+# stand for a full one), at the commit checked out now, with no changes in the
+# tree then or now (test/support/soak-result.ts). Prints why not otherwise.
 done_before() {
-  [ -f "$dir/$1.json" ] && node -e 'process.exit(Number(require(process.argv[1]).scale) === Number(process.argv[2]) ? 0 : 1)' "$PWD/$dir/$1.json" "$SOAK_SCALE"
+  local because
+  because=$(stage_cli skip "$1") && return 0
+  echo "== soak: $1: runs ($because)"
+  return 1
 }
 
 for stage in "${selected[@]}"; do

@@ -10,16 +10,21 @@
 // and the WATCH requests both API servers serve (apiserver_longrunning_requests;
 // apiserver_registered_watchers is gone from 1.36). Reported:
 // each one's slope per minute by least squares over the second half (of each
-// minute's floor for memory, median for counts), with a verdict against a tolerance. Run by soak/run.sh; writes .local/soak/leaks.json.
+// minute's floor for memory, median for counts), with a verdict against a tolerance.
+// Checked (the stage fails, exit 1, with leaks.failed.json instead of leaks.json,
+// unless all hold): every slope within its tolerance, the last RemoteSync Ready,
+// and the churn's deletions done (only the last LIVE churned Syncs and RemoteSyncs left).
+// Run by soak/run.sh.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { API_VERSION } from '../../src/api/kinds.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { OperatorProcess, sleep, stopOperators, until } from '../../bench/support.js';
+import { OperatorProcess, sleep, stopOperators } from '../../bench/support.js';
 import { sampleValue } from './prometheus.js';
 import { bindRole } from './rbac.js';
-import { memoryKiB, openFds, ownPlane, scaled, slope, snapshotOperator, SOAK_DIR, writeResult } from './soak-support.js';
+import { check, finishStage, provenance, SOAK_DIR, type Check } from './soak-result.js';
+import { holds, memoryKiB, openFds, ownPlane, scaled, slope, snapshotOperator, type Plane } from './soak-support.js';
 
 const STAGE = 'leaks';
 const DURATION_MS = scaled(15 * 60_000, 60_000);
@@ -174,48 +179,72 @@ async function setUp(home: KubeClient, remote: KubeClient): Promise<void> {
   }
 }
 
+/** The churn and the sampling, for DURATION_MS; returns the samples and the number of churn cycles. */
+async function soak(op: OperatorProcess, home: Plane['clusters'][string], remote: Plane['clusters'][string]): Promise<{ samples: Sample[]; cycles: number }> {
+  const remoteKc = parse(readFileSync(remote.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
+  const { server, 'certificate-authority-data': ca } = remoteKc.clusters[0]!.cluster;
+  const began = Date.now();
+  const samples: Sample[] = [];
+  let cycles = 0;
+  let nextSample = began;
+  while (Date.now() - began < DURATION_MS) {
+    await churn(home.client, cycles++, () => freshKubeconfig(remote.client, server, ca));
+    if (Date.now() >= nextSample) {
+      const s = await sample(op, home.client, remote.client, began);
+      samples.push(s);
+      nextSample += SAMPLE_MS;
+      console.log(
+        `  ${s.minute.toFixed(1)} min: RSS ${s.rssMiB.toFixed(0)} MiB, heap ${s.heapMiB.toFixed(0)} MiB, external ${s.externalMiB.toFixed(1)} MiB, sockets ${s.sockets}, watches ${s.watches},` +
+          ` connections ${s.connections}, WATCH requests served (home/remote) ${s.homeWatchRequests}/${s.remoteWatchRequests}`,
+      );
+    }
+    await sleep(CHURN_MS);
+  }
+  return { samples, cycles };
+}
+
+const readyOf = (o: { status?: { conditions?: { type: string; status: string }[] } }): boolean => (o.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** What the churn left: the last RemoteSync Ready (the remote cluster was used to the end), and only the last LIVE churned objects of each kind. */
+async function churnChecks(home: KubeClient, cycles: number): Promise<Check[]> {
+  let lastReady = false;
+  await holds(async () => (lastReady = readyOf(await home.request({ path: syncPath('remotesyncs', `r-${cycles - 1}`) }))), 120_000);
+  const left = { syncs: -1, remotesyncs: -1 };
+  const expected = Math.min(cycles, LIVE);
+  await holds(async () => {
+    for (const plural of ['syncs', 'remotesyncs'] as const) {
+      const list = await home.request<{ items: { metadata: { name: string } }[] }>({ path: syncPath(plural) });
+      left[plural] = list.items.filter((o) => /^[cr]-\d+$/.test(o.metadata.name)).length;
+    }
+    return left.syncs === expected && left.remotesyncs === expected;
+  }, 120_000);
+  return [
+    check(`the last RemoteSync (r-${cycles - 1}) Ready`, lastReady, String(lastReady)),
+    check(`the churn's deletions done: ${expected} churned Syncs left of ${cycles}`, left.syncs === expected, left.syncs),
+    check(`the churn's deletions done: ${expected} churned RemoteSyncs left of ${cycles}`, left.remotesyncs === expected, left.remotesyncs),
+  ];
+}
+
 async function main(): Promise<void> {
   console.log(`stage leaks: ${DURATION_MS / 60_000} min of steady state (${STEADY} Syncs resynced every 10 s) with Syncs and remote clusters coming and going`);
+  const ran = provenance();
   const plane = await ownPlane(STAGE, [HOME, REMOTE]);
   try {
     const home = plane.clusters[HOME]!;
     const remote = plane.clusters[REMOTE]!;
     await setUp(home.client, remote.client);
-    const remoteKc = parse(readFileSync(remote.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
-    const { server, 'certificate-authority-data': ca } = remoteKc.clusters[0]!.cluster;
     const op = await OperatorProcess.start(snapshotOperator(home.kubeconfig, path.join(SOAK_DIR, 'leaks-operator.log')), NS);
-    const began = Date.now();
-    const samples: Sample[] = [];
-    let cycles = 0;
-    let nextSample = began;
-    while (Date.now() - began < DURATION_MS) {
-      await churn(home.client, cycles++, () => freshKubeconfig(remote.client, server, ca));
-      if (Date.now() >= nextSample) {
-        const s = await sample(op, home.client, remote.client, began);
-        samples.push(s);
-        nextSample += SAMPLE_MS;
-        console.log(
-          `  ${s.minute.toFixed(1)} min: RSS ${s.rssMiB.toFixed(0)} MiB, heap ${s.heapMiB.toFixed(0)} MiB, external ${s.externalMiB.toFixed(1)} MiB, sockets ${s.sockets}, watches ${s.watches},` +
-            ` connections ${s.connections}, WATCH requests served (home/remote) ${s.homeWatchRequests}/${s.remoteWatchRequests}`,
-        );
-      }
-      await sleep(CHURN_MS);
+    const { samples, cycles } = await soak(op, home, remote);
+    const checks = await churnChecks(home.client, cycles);
+    const slopes = verdicts(samples);
+    for (const [key, v] of Object.entries(slopes)) {
+      checks.push(check(`${key} flat: at most +${v.tolerance}/min over the second half`, v.flat, `${v.slopePerMinute >= 0 ? '+' : ''}${v.slopePerMinute.toFixed(3)}/min; ${v.first.toFixed(1)} -> ${v.last.toFixed(1)}`));
     }
-    // What the churn left is still converging: the last RemoteSyncs are Ready (the remote cluster was used to the end).
-    await until('the last RemoteSync Ready', async () => {
-      const r = await home.client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({ path: syncPath('remotesyncs', `r-${cycles - 1}`) });
-      return (r.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    }, 120_000);
-    const result = verdicts(samples);
-    const flat = Object.values(result).every((v) => v.flat);
-    for (const [key, v] of Object.entries(result)) {
-      console.log(`  ${key}: ${v.slopePerMinute >= 0 ? '+' : ''}${v.slopePerMinute.toFixed(3)}/min over the second half (tolerance ${v.tolerance}; ${v.first.toFixed(1)} -> ${v.last.toFixed(1)}): ${v.flat ? 'flat' : 'GROWS'}`);
-    }
+    const flat = Object.values(slopes).every((v) => v.flat);
     console.log(`verdict: ${flat ? 'no growth' : 'growth found'} (${cycles} churn cycles: ${cycles} Syncs and ${cycles} remote clusters created, ${Math.max(0, cycles - LIVE)} of each deleted)`);
-    // A stage that found growth is not done: its figures go to leaks.failed.json, and a second run tries again.
-    writeResult(flat ? STAGE : `${STAGE}.failed`, { durationMs: DURATION_MS, steady: STEADY, cycles, verdict: flat ? 'no growth' : 'growth found', slopes: result, samples });
+    // A stage whose checks do not all hold is not done: its figures go to leaks.failed.json, and a second run tries again.
+    finishStage(STAGE, ran, checks, { durationMs: DURATION_MS, steady: STEADY, cycles, verdict: flat ? 'no growth' : 'growth found', slopes, samples });
     await op.stop();
-    if (!flat) process.exitCode = 1;
   } finally {
     await stopOperators();
     await plane.down();

@@ -7,14 +7,20 @@
 // requests that took (none needed: nothing changed). The Syncs use inline
 // sources, so the figures are of the operator, not of a source server
 // (bench/many-syncs.ts measures the same size with Flux artifacts).
-// Run by soak/run.sh; writes .local/soak/load.json.
+// Checked (the stage fails, exit 1, without load.json, unless all hold): from
+// scratch every Sync Ready and no object written twice (at most OBJECTS + 3
+// writes per Sync: its objects, its finalizer, its status, its Event); after
+// the restart every Sync reconciled, 0 writes, every Sync still Ready, and a
+// number of requests that does not grow with the Syncs.
+// Run by soak/run.sh; writes .local/soak/load.json (load.failed.json when a check fails).
 import path from 'node:path';
 import { API_VERSION } from '../../src/api/kinds.js';
 import { mapLimit } from '../../src/apply/map-limit.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { OperatorProcess, processCpuMs, sleep, stopOperators, until, type OperatorTarget } from '../../bench/support.js';
 import { sampleValue } from './prometheus.js';
-import { auditWrites, memoryKiB, mib, ownPlane, scaled, snapshotOperator, SOAK_DIR, writeResult } from './soak-support.js';
+import { check, finishStage, provenance, SOAK_DIR, type Check } from './soak-result.js';
+import { auditWrites, memoryKiB, mib, ownPlane, scaled, snapshotOperator } from './soak-support.js';
 
 const STAGE = 'load';
 const SYNCS = scaled(Number(process.env.SYNCS ?? 1000), 10);
@@ -22,6 +28,10 @@ const OBJECTS = Number(process.env.OBJECTS ?? 10);
 const NS = 'load';
 const CLUSTER = 'soak-load';
 const TIMEOUT_MS = 30 * 60_000;
+/** Writes per Sync from scratch: each of its objects once, its finalizer, its status, its Event. */
+const WRITES_PER_SYNC = OBJECTS + 3;
+/** Requests of the operator after the restart: lists, watches, its lease; none per Sync (10 at 1,000 Syncs). */
+const RESTART_REQUESTS = 20;
 
 const syncBody = (i: number): Record<string, unknown> => ({
   apiVersion: API_VERSION,
@@ -55,7 +65,13 @@ async function readiness(client: KubeClient): Promise<Readiness> {
 const reconciles = async (op: OperatorProcess): Promise<number> => sampleValue(await op.metrics(), 'controller_runtime_reconcile_total', { controller: 'sync' });
 const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
 
-async function fromScratch(client: KubeClient, target: OperatorTarget, auditLog: string): Promise<Record<string, unknown>> {
+/** What a phase measured, and the checks of what the stage claims of it. */
+interface Phase {
+  figures: Record<string, unknown>;
+  checks: Check[];
+}
+
+async function fromScratch(client: KubeClient, target: OperatorTarget, auditLog: string): Promise<Phase> {
   const op = await OperatorProcess.start(target, NS);
   const epoch = Date.now();
   const started = performance.now();
@@ -81,10 +97,18 @@ async function fromScratch(client: KubeClient, target: OperatorTarget, auditLog:
       ` (${(result.writes.total / SYNCS).toFixed(1)} per sync); CPU ${(cpuMs / 1000).toFixed(1)} s; peak RSS ${mib(result.peakRssKiB)}`,
   );
   await op.stop();
-  return result;
+  const configMapWrites = Object.entries(result.writes.byKind).filter(([kind]) => kind.endsWith(' configmaps')).reduce((n, [, c]) => n + c, 0);
+  return {
+    figures: result,
+    checks: [
+      check(`from scratch: ${SYNCS} of ${SYNCS} Syncs Ready`, last.ready === SYNCS, `${last.ready} of ${last.total}`),
+      check(`from scratch: each ConfigMap written once (${SYNCS * OBJECTS})`, configMapWrites === SYNCS * OBJECTS, configMapWrites),
+      check(`from scratch: at most ${WRITES_PER_SYNC} writes per Sync`, result.writes.total <= SYNCS * WRITES_PER_SYNC, (result.writes.total / SYNCS).toFixed(2)),
+    ],
+  };
 }
 
-async function afterRestart(client: KubeClient, target: OperatorTarget, auditLog: string): Promise<Record<string, unknown>> {
+async function afterRestart(client: KubeClient, target: OperatorTarget, auditLog: string): Promise<Phase> {
   const epoch = Date.now();
   const started = performance.now();
   const op = await OperatorProcess.start(target, NS);
@@ -106,12 +130,23 @@ async function afterRestart(client: KubeClient, target: OperatorTarget, auditLog
     `after a restart: every Sync reconciled in ${(reconciledMs / 1000).toFixed(1)} s (from the start of the process); writes ${result.writes.total};` +
       ` requests ${total(result.requests)}; CPU ${(cpuMs / 1000).toFixed(1)} s; peak RSS ${mib(result.peakRssKiB)}; Ready ${still.ready}/${SYNCS}`,
   );
+  const reconciled = await reconciles(op);
   await op.stop();
-  return result;
+  const requests = total(result.requests);
+  return {
+    figures: result,
+    checks: [
+      check(`after the restart: every Sync reconciled (${SYNCS})`, reconciled >= SYNCS, reconciled),
+      check('after the restart: 0 writes', result.writes.total === 0, `${result.writes.total} ${JSON.stringify(result.writes.byKind)}`),
+      check(`after the restart: ${SYNCS} of ${SYNCS} Syncs Ready`, still.ready === SYNCS && still.total === SYNCS, `${still.ready} of ${still.total}`),
+      check(`after the restart: at most ${RESTART_REQUESTS} requests (none per Sync)`, requests <= RESTART_REQUESTS, `${requests} ${JSON.stringify(result.requests)}`),
+    ],
+  };
 }
 
 async function main(): Promise<void> {
   console.log(`stage load: ${SYNCS} Syncs x ${OBJECTS} ConfigMaps, on a control plane of its own`);
+  const ran = provenance();
   const plane = await ownPlane(STAGE, [CLUSTER]);
   try {
     const { client, kubeconfig, auditLog } = plane.clusters[CLUSTER]!;
@@ -119,7 +154,7 @@ async function main(): Promise<void> {
     const target = snapshotOperator(kubeconfig, path.join(SOAK_DIR, 'load-operator.log'));
     const scratch = await fromScratch(client, target, auditLog);
     const restart = await afterRestart(client, target, auditLog);
-    writeResult(STAGE, { syncs: SYNCS, objects: OBJECTS, fromScratch: scratch, afterRestart: restart });
+    finishStage(STAGE, ran, [...scratch.checks, ...restart.checks], { syncs: SYNCS, objects: OBJECTS, fromScratch: scratch.figures, afterRestart: restart.figures });
   } finally {
     await stopOperators();
     await plane.down();

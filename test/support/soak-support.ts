@@ -2,19 +2,16 @@
 // their own on free ports (not the shared clusters), a snapshot of the built
 // operator (so a rebuild of dist/ during a long stage changes nothing), what
 // a process holds read from /proc, the API server's and the operator's
-// /metrics, least-squares slopes, and each stage's result file in
-// .local/soak/<stage>.json (its presence is what makes a stage "done").
+// /metrics and least-squares slopes. Each stage's result file: soak-result.ts.
 // Built on bench/support.ts, as the benchmarks are (no jest here).
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { controlplane, installCrds, LOCAL, ROOT, type ControlPlaneDir, type OperatorTarget } from '../../bench/support.js';
+import { controlplane, installCrds, ROOT, until, type ControlPlaneDir, type OperatorTarget } from '../../bench/support.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfigFile } from '../../src/kube/config.js';
 import { auditLogText } from './audit-files.js';
+import { SCALE, SOAK_DIR } from './soak-result.js';
 
-export const SOAK_DIR = path.join(LOCAL, 'soak');
-/** SOAK_SCALE shortens (or lengthens) every stage: sizes and durations are multiplied by it. */
-export const SCALE = Number(process.env.SOAK_SCALE ?? 1);
 export const scaled = (n: number, min = 1): number => Math.max(min, Math.round(n * SCALE));
 
 export interface Plane {
@@ -137,15 +134,12 @@ export function auditWrites(auditLog: string, from: number, to: number, userAgen
   return out;
 }
 
-// ---------------------------------------------------------------- results
-
-export const resultFile = (stage: string): string => path.join(SOAK_DIR, `${stage}.json`);
-
-/** Writes the stage's result: from now on soak/run.sh skips the stage (unless SOAK_FRESH=1). */
-export function writeResult(stage: string, result: Record<string, unknown>): void {
-  mkdirSync(SOAK_DIR, { recursive: true });
-  writeFileSync(resultFile(stage), `${JSON.stringify({ stage, finishedAt: new Date().toISOString(), scale: SCALE, ...result }, null, 2)}\n`);
-  console.log(`wrote ${path.relative(ROOT, resultFile(stage))}`);
+/** Whether `condition` comes to hold within `timeoutMs` (polled): for a check, where a timeout is a failed check, not a crash. */
+export async function holds(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return until('a check to hold', condition, timeoutMs, 500).then(
+    () => true,
+    () => false,
+  );
 }
 
 export const mib = (kib: number): string => `${(kib / 1024).toFixed(0)} MiB`;
