@@ -16,7 +16,7 @@ import { clusterClient, closeClients, ensureClusters, kubeconfigPath } from '../
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
 import { applyRemoteSync, kubeconfigOf, putKubeconfigSecret, waitForRemoteReady } from '../support/remote.js';
 import { applySync, eventsFor, find, readyOf, waitForReady } from '../support/syncs.js';
 
@@ -89,12 +89,7 @@ describe('an operator denying 127.0.0.2/32', () => {
   const ns = useTestNamespace(HOME, 'denyip');
   const edgeNs = useTestNamespace('edge-1', 'denyipedge');
   let op: OperatorProcess;
-  beforeAll(async () => {
-    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--source-deny-cidrs', '127.0.0.2/32']);
-  });
-  afterAll(async () => {
-    await op?.stop('SIGTERM');
-  });
+  useSyncOperator(HOME, ns, (_client, started) => (op = started), ['--source-deny-cidrs', '127.0.0.2/32']);
 
   test('an http source served on 127.0.0.2 is refused (SourceError) and the server is never connected to; one on 127.0.0.1 is applied', async () => {
     const denied = await httpServer('127.0.0.2', serveConfigMap('denied-cm'));
@@ -144,13 +139,8 @@ describe('an operator denying 127.0.0.2/32', () => {
 describe('an operator denying 127.0.0.1/32 and ::1/128 (localhost)', () => {
   const ns = useTestNamespace(HOME, 'denyname');
   let op: OperatorProcess;
-  beforeAll(async () => {
-    // The managing cluster (127.0.0.1, from --kubeconfig) is the operator's own: not subject to the policy.
-    op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--source-deny-cidrs', '127.0.0.1/32,::1/128']);
-  });
-  afterAll(async () => {
-    await op?.stop('SIGTERM');
-  });
+  // The managing cluster (127.0.0.1, from --kubeconfig) is the operator's own: not subject to the policy.
+  useSyncOperator(HOME, ns, (_client, started) => (op = started), ['--source-deny-cidrs', '127.0.0.1/32,::1/128']);
 
   test('an http source named by a host name that resolves to a denied address is refused; the server receives nothing', async () => {
     const server = await httpServer('127.0.0.1', serveConfigMap('by-name-cm'));
