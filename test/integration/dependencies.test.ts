@@ -335,11 +335,17 @@ describe('deletion order', () => {
   });
 
   test('deleted together, the syncs of a cycle do not wait for each other: both prune and go', async () => {
+    // Applied first (b on a), so that there is something to prune; then a made to depend on b: a cycle.
     await createAll([
-      ['del-cy-a', spec([configMap('del-cy-a')], [{ name: 'del-cy-b' }])],
+      ['del-cy-a', spec([configMap('del-cy-a')])],
       ['del-cy-b', spec([configMap('del-cy-b')], [{ name: 'del-cy-a' }])],
     ]);
+    await waitForReady(client, ns(), 'del-cy-b', 'True', 'Succeeded');
+    await applySync(client, ns(), 'del-cy-a', spec([configMap('del-cy-a')], [{ name: 'del-cy-b' }]));
     await waitForReady(client, ns(), 'del-cy-a', 'False', 'DependencyCycle');
+    const objects = ['del-cy-a', 'del-cy-b'].map((name) => `/api/v1/namespaces/${ns()}/configmaps/${name}`);
+    for (const p of objects) expect(await find(client, p)).toBeDefined();
+    const since = new Date(Date.now() - 1000);
     // Each waits for dependents being deleted to prune first; here each is the other's dependent.
     for (const name of ['del-cy-a', 'del-cy-b']) {
       await client.request({ method: 'DELETE', path: syncPath(ns(), name) });
@@ -347,6 +353,10 @@ describe('deletion order', () => {
     await eventually('both Syncs of the cycle gone', async () =>
       !(await find(client, syncPath(ns(), 'del-cy-a'))) && !(await find(client, syncPath(ns(), 'del-cy-b'))) ? true : undefined,
     );
+    // Both pruned what they had applied, each object deleted once (in either order: neither waits for the other).
+    for (const p of objects) expect(await find(client, p)).toBeUndefined();
+    const deletes = (await writesSince(CLUSTER, since, OPERATOR)).filter((w) => w.verb === 'delete' && w.objectRef?.resource === 'configmaps');
+    expect(deletes.map((d) => d.objectRef?.name).sort()).toEqual(['del-cy-a', 'del-cy-b']);
   });
 
   test('a dependent that is not being deleted does not hold its dependency up', async () => {
