@@ -4,7 +4,9 @@
 // leaves nothing it owns behind, touches nothing it does not own (objects
 // without our labels, one marked `syncprims.dev/prune: disabled`), and writes
 // no object twice: the API server's audit log counts the writes of both
-// processes (told apart by the instance id in their User-Agent).
+// processes (told apart by the instance id in their User-Agent). Each scenario
+// has a sync of its own, brought to where it starts by an operator run to
+// Ready first, so that each stands alone (`-t '(b)'`).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { OWNER_NAME_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../../src/api/marks.js';
 import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
@@ -19,17 +21,16 @@ import { OperatorProcess } from '../support/operator.js';
 import { applySync, find, getSync, syncPath, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
-const SYNC = 'big';
 const OBJECTS = 1000;
-/** Kept by the prune of scenario (b); one of them is prune-disabled and outlives the sync. */
+/** Kept by the prune of scenario (b), and the objects of (c)'s sync. */
 const KEPT = 300;
 /** Objects per apply or prune in flight: the operator's --concurrency 4 gives the pipeline 8. */
 const IN_FLIGHT = 8;
 const BYSTANDERS = ['bystander-a', 'bystander-b', 'bystander-c'];
-/** In the source: dropped by the prune of (b), which must leave it. */
-const PINNED_DROPPED = 'big-0998';
-/** In the source: kept by (b), left by the deletion of (c). */
-const PINNED_KEPT = 'big-0000';
+/** The syncs of the three scenarios (each its own objects, named after it). */
+const SCENARIOS = ['big', 'prune', 'gone'];
+/** The objects of the scenarios' sources that carry `prune: disabled`: (b) drops the second and keeps the first; (c) leaves both. */
+const PINS: Record<string, number[]> = { big: [0, OBJECTS - 2], prune: [0, OBJECTS - 2], gone: [0, KEPT - 1] };
 
 const ns = useTestNamespace(CLUSTER, 'restarts');
 let client: KubeClient;
@@ -38,8 +39,8 @@ const started: OperatorProcess[] = [];
 beforeAll(async () => {
   client = await clusterClient(CLUSTER);
   await installCrds(CLUSTER);
-  // Objects of the namespace that are not ours: no owner labels, one with a name in the sync's pattern.
-  for (const name of [...BYSTANDERS, `big-${OBJECTS}`]) {
+  // Objects of the namespace that are not ours: no owner labels, one with a name in each scenario's pattern.
+  for (const name of unowned()) {
     await client.request({ method: 'POST', path: cmPath(), body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { mine: 'no' } } });
   }
 });
@@ -53,17 +54,20 @@ function cmPath(name = ''): string {
   return `/api/v1/namespaces/${ns()}/configmaps${name ? `/${name}` : ''}`;
 }
 
-const objectName = (i: number, prefix = 'big'): string => `${prefix}-${String(i).padStart(4, '0')}`;
+const objectName = (i: number, prefix: string): string => `${prefix}-${String(i).padStart(4, '0')}`;
+/** The objects of a scenario's source that carry `prune: disabled`. */
+const pinned = (sync: string): string[] => (PINS[sync] ?? []).map((i) => objectName(i, sync));
+const unowned = (): string[] => [...BYSTANDERS, ...SCENARIOS.map((sync) => objectName(OBJECTS, sync))];
 
-/** The sync's source: the first `count` ConfigMaps; the two pinned ones carry the prune-disabled annotation. */
-function source(count: number, prefix = 'big'): KubeObject[] {
+/** A sync's source: the first `count` ConfigMaps named after `prefix`; the pinned ones (PINS) carry the prune-disabled annotation. */
+function source(count: number, prefix: string): KubeObject[] {
   return Array.from({ length: count }, (_, i) => {
     const name = objectName(i, prefix);
-    const pinned = name === PINNED_DROPPED || name === PINNED_KEPT;
+    const isPinned = (PINS[prefix] ?? []).includes(i);
     return {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name, namespace: ns(), ...(pinned ? { annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } } : {}) },
+      metadata: { name, namespace: ns(), ...(isPinned ? { annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } } : {}) },
       data: { index: String(i) },
     };
   });
@@ -76,7 +80,7 @@ async function start(concurrency = 4): Promise<OperatorProcess> {
 }
 
 /** The names of the ConfigMaps that carry the sync's owner label. */
-async function owned(sync = SYNC): Promise<string[]> {
+async function owned(sync: string): Promise<string[]> {
   const list = await client.request<{ items: KubeObject[] }>({ path: cmPath(), query: { labelSelector: `${OWNER_NAME_LABEL}=${sync}` } });
   return list.items.map((o) => o.metadata.name!).sort();
 }
@@ -86,7 +90,7 @@ async function owned(sync = SYNC): Promise<string[]> {
  * SIGKILLs the operator; returns the count seen then. The operator applies or
  * deletes two at a time, so the window is seconds wide even on a fast machine.
  */
-async function killWhen(op: OperatorProcess, what: string, midway: (count: number) => boolean, sync = SYNC): Promise<number> {
+async function killWhen(op: OperatorProcess, what: string, midway: (count: number) => boolean, sync: string): Promise<number> {
   const count = await eventually(what, async () => {
     const n = (await owned(sync)).length;
     return midway(n) ? n : undefined;
@@ -132,24 +136,38 @@ function expectWrittenOnce(writes: AuditEvent[], verbs: string[], names: string[
   expect(unanswered.length).toBeLessThanOrEqual(IN_FLIGHT);
 }
 
+/** Where a scenario starts: its sync applied from `objects` and Ready, by an operator that is then stopped. */
+async function converged(sync: string, objects: KubeObject[]): Promise<void> {
+  await applySync(client, ns(), sync, { source: { inline: objects }, prune: true });
+  const op = await start();
+  const ready = await waitForReady(client, ns(), sync, 'True', 'Succeeded', 180_000);
+  expect(ready.status?.inventory?.entries).toHaveLength(objects.length);
+  expect(await op.stop('SIGTERM')).toBe(0);
+}
+
+/** Nothing without our labels was written, and those objects still carry none. */
+async function expectUnownedUntouched(writes: AuditEvent[]): Promise<void> {
+  expect(writes.filter((w) => unowned().includes(w.objectRef!.name!)).map((w) => `${w.verb} ${w.objectRef?.name}`)).toEqual([]);
+  for (const name of unowned()) expect((await find<KubeObject>(client, cmPath(name)))?.metadata.labels).toBeUndefined();
+}
+
 /** The names of the objects that got a request of `verbs`. */
 function namesWritten(writes: AuditEvent[], verbs: string[]): string[] {
   return [...new Set(writes.filter((w) => verbs.includes(w.verb)).map((w) => w.objectRef!.name!))];
 }
 
 describe('SIGKILL and restart', () => {
-  let scenarioStart = new Date();
-
   test(`(a) in the middle of applying ${OBJECTS} objects: all applied, each written once across both processes`, async () => {
-    const since = (scenarioStart = new Date(Date.now() - 1000));
-    await applySync(client, ns(), SYNC, { source: { inline: source(OBJECTS) }, prune: true });
+    const SYNC = 'big';
+    const since = new Date(Date.now() - 1000);
+    await applySync(client, ns(), SYNC, { source: { inline: source(OBJECTS, SYNC) }, prune: true });
     const first = await start();
-    const atKill = await killWhen(first, 'some but not all objects applied', (n) => n >= 400 && n < OBJECTS - 200);
+    const atKill = await killWhen(first, 'some but not all objects applied', (n) => n >= 400 && n < OBJECTS - 200, SYNC);
     const second = await start();
     const ready = await waitForReady(client, ns(), SYNC, 'True', 'Succeeded', 180_000);
     expect(ready.status?.inventory?.entries).toHaveLength(OBJECTS);
-    const names = await owned();
-    expect(names).toEqual(source(OBJECTS).map((o) => o.metadata.name).sort());
+    const names = await owned(SYNC);
+    expect(names).toEqual(source(OBJECTS, SYNC).map((o) => o.metadata.name).sort());
 
     const writes = await configMapWrites(since);
     // Both processes applied part of the set.
@@ -159,15 +177,22 @@ describe('SIGKILL and restart', () => {
     // cache (our managedFields entry) and does not send again.
     expectWrittenOnce(writes, ['create', 'patch', 'update'], names);
     expect(writes.filter((w) => w.verb === 'delete')).toEqual([]);
+    // The prune-disabled objects were written once (created), as any other; nothing unowned was written.
+    const pins = writes.filter((w) => pinned(SYNC).includes(w.objectRef!.name!) && succeeded(w));
+    expect(pins.map((w) => `${w.verb} ${w.objectRef?.name}`).sort()).toEqual(pinned(SYNC).map((n) => `patch ${n}`).sort());
+    await expectUnownedUntouched(writes);
     await second.stop('SIGTERM');
   }, 300_000);
 
   test(`(b) in the middle of pruning ${OBJECTS - KEPT} objects: the rest pruned, each deleted once, the kept ones not written`, async () => {
+    const SYNC = 'prune';
+    const [pinnedKept, pinnedDropped] = pinned(SYNC) as [string, string];
+    await converged(SYNC, source(OBJECTS, SYNC));
     const since = new Date();
     const before = await getSync(client, ns(), SYNC);
     const op = await start();
-    await applySync(client, ns(), SYNC, { source: { inline: source(KEPT) }, prune: true });
-    const atKill = await killWhen(op, 'some but not all objects pruned', (n) => n <= OBJECTS - 200 && n > KEPT + 150);
+    await applySync(client, ns(), SYNC, { source: { inline: source(KEPT, SYNC) }, prune: true });
+    const atKill = await killWhen(op, 'some but not all objects pruned', (n) => n <= OBJECTS - 200 && n > KEPT + 150, SYNC);
     const second = await start();
     const ready = await eventually('the new revision Ready', async () => {
       const s = await waitForReady(client, ns(), SYNC, 'True', 'Succeeded', 180_000);
@@ -175,20 +200,24 @@ describe('SIGKILL and restart', () => {
     }, 180_000);
     // The dropped prune-disabled object left the inventory but not the cluster.
     expect(ready.status?.inventory?.entries).toHaveLength(KEPT);
-    const expected = [...source(KEPT).map((o) => o.metadata.name!), PINNED_DROPPED].sort();
-    expect(await owned()).toEqual(expected);
+    const expected = [...source(KEPT, SYNC).map((o) => o.metadata.name!), pinnedDropped].sort();
+    expect(await owned(SYNC)).toEqual(expected);
+    expect(expected).toContain(pinnedKept);
 
     const writes = await configMapWrites(since);
     expect(writers(writes)).toHaveLength(2);
     expect(atKill).toBeGreaterThan(KEPT + 1);
-    const dropped = source(OBJECTS).slice(KEPT).map((o) => o.metadata.name!).filter((n) => n !== PINNED_DROPPED);
+    const dropped = source(OBJECTS, SYNC).slice(KEPT).map((o) => o.metadata.name!).filter((n) => n !== pinnedDropped);
     expectWrittenOnce(writes, ['delete'], dropped);
-    // Nothing but those deletes: the kept objects are unchanged, the pinned one is left, in both processes.
+    // Nothing but those deletes: the kept objects are unchanged, the pinned ones are left, in both processes.
     expect(writes.filter((w) => w.verb !== 'delete').map((w) => `${w.verb} ${w.objectRef?.name}`)).toEqual([]);
+    await expectUnownedUntouched(writes);
     await second.stop('SIGTERM');
   }, 300_000);
 
   test('(c) in the middle of deleting the sync: deletion completes, nothing owned is left but the prune-disabled objects', async () => {
+    const SYNC = 'gone';
+    await converged(SYNC, source(KEPT, SYNC));
     const since = new Date();
     const op = await start();
     // The first reconcile after the start writes nothing (all unchanged): wait for it, then delete.
@@ -196,29 +225,21 @@ describe('SIGKILL and restart', () => {
       (await op.metric('controller_runtime_reconcile_total', { controller: 'sync' })) >= 1 ? true : undefined,
     );
     await client.request({ method: 'DELETE', path: syncPath(ns(), SYNC) });
-    const atKill = await killWhen(op, 'some but not all objects deleted', (n) => n <= KEPT - 50 && n > 50);
+    const atKill = await killWhen(op, 'some but not all objects deleted', (n) => n <= KEPT - 50 && n > 50, SYNC);
     const second = await start();
     await eventually('the sync gone', async () => ((await find(client, syncPath(ns(), SYNC))) === undefined ? true : undefined), 120_000);
     // Only the prune-disabled objects keep the owner labels (as Flux leaves them).
-    expect(await owned()).toEqual([PINNED_KEPT, PINNED_DROPPED].sort());
+    expect(await owned(SYNC)).toEqual([...pinned(SYNC)].sort());
 
     const writes = await configMapWrites(since);
     expect(writers(writes)).toHaveLength(2);
     expect(atKill).toBeGreaterThan(50);
-    const deleted = source(KEPT).map((o) => o.metadata.name!).filter((n) => n !== PINNED_KEPT);
+    const deleted = source(KEPT, SYNC).map((o) => o.metadata.name!).filter((n) => !pinned(SYNC).includes(n));
     expectWrittenOnce(writes, ['delete'], deleted);
     expect(writes.filter((w) => w.verb !== 'delete').map((w) => `${w.verb} ${w.objectRef?.name}`)).toEqual([]);
+    await expectUnownedUntouched(writes);
     await second.stop('SIGTERM');
   }, 300_000);
-
-  test('across all three, nothing without our labels was written, and the prune-disabled objects were written once (created)', async () => {
-    const writes = await configMapWrites(scenarioStart);
-    const unowned = [...BYSTANDERS, `big-${OBJECTS}`];
-    expect(writes.filter((w) => unowned.includes(w.objectRef!.name!))).toEqual([]);
-    for (const name of unowned) expect((await find<KubeObject>(client, cmPath(name)))?.metadata.labels).toBeUndefined();
-    const pinned = writes.filter((w) => w.objectRef!.name === PINNED_DROPPED || w.objectRef!.name === PINNED_KEPT);
-    expect(pinned.filter(succeeded).map((w) => `${w.verb} ${w.objectRef?.name}`).sort()).toEqual([`patch ${PINNED_KEPT}`, `patch ${PINNED_DROPPED}`].sort());
-  });
 });
 
 describe('SIGKILL before the inventory records what was applied', () => {
