@@ -3,8 +3,7 @@
 // the operator checks it (clusters/kubeconfig.ts) before anything is used: a
 // tenant's `exec` user or file path never runs or is read on the admin's
 // machine. Reading the Secret needs `get secrets` in the sync's namespace.
-import type { ClusterSpec } from '../controllers/cluster-access.js';
-import { secretRefOf } from '../controllers/cluster-access.js';
+import { secretRefOf, type ClusterSpec } from '../clusters/cluster-spec.js';
 import { checkedKubeconfig, KubeconfigError } from '../clusters/kubeconfig.js';
 import { KubeClient } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { SERVICE_ACCOUNT_NAME } from '../api/kinds.js';
 import { outboundAddressPolicy } from '../kube/address-policy.js';
 import type { KubeClient } from '../kube/client.js';
-import type { FleetReachability } from '../controllers/index.js';
+import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import { kubeSystemUid } from '../kube/cluster-id.js';
 import { DEFAULT_DEBUG_ADDR, parseAddr } from '../runtime/http-endpoints.js';
 import type { Logger } from '../runtime/logger.js';

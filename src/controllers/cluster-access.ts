@@ -1,10 +1,9 @@
 // How a RemoteSync reaches its cluster: the kubeconfig Secret through the
 // registry, admitted by the cluster's reachability and its bound on
 // concurrent reconciles; and how it says, in its status, that it cannot.
-import { kubeconfigSecret } from '../api/cluster.js';
 import { Reason } from '../api/conditions.js';
-import type { ClusterRef, KubeConfigRef } from '../api/cluster.js';
-import type { ClusterRegistry, ClusterSecretRef } from '../clusters/registry.js';
+import { clusterUser, secretRefOf, type ClusterSpec } from '../clusters/cluster-spec.js';
+import type { ClusterRegistry } from '../clusters/registry.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import type { KubeObject } from '../kube/resources.js';
 import { jitter } from '../runtime/backoff.js';
@@ -36,16 +35,8 @@ export interface Entered {
   leave: () => void;
 }
 
-/** How a RemoteSync or ProxySync names its cluster. */
-export interface ClusterSpec {
-  kubeConfig?: KubeConfigRef;
-  clusterRef?: ClusterRef;
-}
-
-/** The registry's name for a sync that uses a cluster: `Kind/namespace/name`. */
-export function clusterUser(obj: KubeObject): string {
-  return `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
-}
+// Named where the CLI finds them too (clusters/cluster-spec.ts); the controllers take them from here.
+export { clusterUser, secretRefOf, type ClusterSpec };
 
 /**
  * The sync's cluster, admitted for work, or ClusterNotUsable thrown.
@@ -93,10 +84,4 @@ export async function reportUnusable(
   }
   // A change of the Secret wakes it at once; this is the backstop (and the probe's backoff).
   return { requeueAfterMs: err.retryInMs ?? 60_000 };
-}
-
-export function secretRefOf(obj: KubeObject, spec: ClusterSpec): ClusterSecretRef {
-  const { name, key } = kubeconfigSecret(spec);
-  const field = spec.kubeConfig ? 'spec.kubeConfig.secretRef' : 'spec.clusterRef.name';
-  return { namespace: obj.metadata.namespace ?? '', name, key, field };
 }

@@ -13,7 +13,7 @@ import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
 import { ProxySyncReconciler } from './proxysync.js';
 import { ClusterRegistry } from '../clusters/registry.js';
-import type { ReachabilitySnapshot } from '../clusters/reachability.js';
+import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { KubeconfigPolicy } from '../clusters/kubeconfig.js';
 import { clusterUser } from './cluster-access.js';
 import { referencesOf } from './references.js';
@@ -58,13 +58,7 @@ interface Shared {
 
 type Enqueue = (kind: SyncKind, key: string, cause: string) => void;
 
-/** The remote clusters' reachability as the operator knows it live, for views of the fleet (the web view). */
-export interface FleetReachability {
-  /** Of the cluster the RemoteSync or ProxySync `user` (`Kind/namespace/name`) last used; undefined: none yet. */
-  of(user: string): ReachabilitySnapshot | undefined;
-  /** Calls `fn` whenever a cluster stops or starts answering. Returns the way to stop. */
-  onChange(fn: () => void): () => void;
-}
+export type { FleetReachability };
 
 /** The controllers of the three kinds (`sync`, `remotesync`, `proxysync`), and what they know of the fleet. */
 export function syncControllers(settings: ControllerSettings): ControllerFactory[] & { reachability: FleetReachability } {

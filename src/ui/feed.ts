@@ -4,7 +4,7 @@
 // stream) is sent the new view. A remote cluster that stops or starts
 // answering does the same (the registry's live reachability). Nothing is
 // watched that the operator does not watch already.
-import type { FleetReachability } from '../controllers/index.js';
+import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
 import { buildView, type View } from './model.js';

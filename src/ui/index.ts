@@ -2,7 +2,7 @@
 // fed from the operator's shared caches. See docs/ui.md.
 import { API_VERSION, GROUP, SYNC_KINDS } from '../api/kinds.js';
 import { eventsOf } from '../cli/events-collect.js';
-import type { FleetReachability } from '../controllers/index.js';
+import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { Manager } from '../runtime/manager.js';
 import { ViewFeed } from './feed.js';
 import { serveUi, type UiServer } from './server.js';
