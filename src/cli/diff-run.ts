@@ -10,7 +10,7 @@ import { cleanSides, differs, unifiedDiff, type ObjectChange } from './diff-rend
 import { CliError, ExitCode, findCause } from './errors.js';
 import type { DiffFlags, DiffRequest } from './diff-request.js';
 import { toJson, toYaml } from './output.js';
-import { getSync, syncObjectPath, withKind } from './sync-api.js';
+import { getSync, syncObjectPath, withKind } from '../views/sync-api.js';
 import { styleFor } from './terminal.js';
 
 /** One sync's outcome. */

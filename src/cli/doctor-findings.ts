@@ -9,9 +9,9 @@ import { displayNode, parseNodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
 import { findCondition, type Condition } from '../runtime/conditions.js';
 import { humanAge } from './format.js';
-import { canonicalCycle } from './graph-model.js';
-import type { NodeLookup } from './graph-read.js';
-import type { SyncEdge } from './sync-set.js';
+import { canonicalCycle } from '../views/graph-model.js';
+import type { NodeLookup } from '../views/graph-read.js';
+import type { SyncEdge } from '../views/sync-set.js';
 
 export const PROBLEMS = [
   'OperatorNotRunning',

@@ -6,7 +6,7 @@ import { CliError, ExitCode, UsageError } from './errors.js';
 import { cycleFindings, forbiddenDependencies, missingCrds, missingDependencies, sortFindings, stuckFinalizers, unreachableClusters, type Finding } from './doctor-findings.js';
 import { operatorFindings, readOperatorLeases, watched } from './doctor-operator.js';
 import { doctorReport } from './doctor-print.js';
-import { readSyncGraph } from './graph-read.js';
+import { readSyncGraph } from '../views/graph-read.js';
 import type { OutputFormat } from './options.js';
 import { styleFor } from './terminal.js';
 

@@ -5,7 +5,7 @@ import type { KubeObject } from '../kube/resources.js';
 import { watchEvents } from '../kube/watch-stream.js';
 import type { Verdict } from './drive-state.js';
 import { CliError, errorLine, findCause } from './errors.js';
-import { getSync, syncCollectionPath, withKind } from './sync-api.js';
+import { getSync, syncCollectionPath, withKind } from '../views/sync-api.js';
 import { sleep, watchError } from './watch-events.js';
 
 /**

@@ -13,7 +13,7 @@ import { CliError, describeApiError, serverMessage, UsageError } from './errors.
 import { shortRevision } from './format.js';
 import { parseSyncRef, type KindName } from './kind-name.js';
 import { MARK, ProgressLine } from './progress.js';
-import { getSync, syncObjectPath, withKind } from './sync-api.js';
+import { getSync, syncObjectPath, withKind } from '../views/sync-api.js';
 
 export type DriveAction = 'reconcile' | 'suspend' | 'resume';
 

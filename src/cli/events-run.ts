@@ -12,7 +12,7 @@ import { EVENT_HEADER, eventRow, inTimeOrder, type FoundEvent } from './events-o
 import type { KindName } from './kind-name.js';
 import type { OutputFormat } from './options.js';
 import { listOf, toJson, toYaml } from './output.js';
-import { getSync } from './sync-api.js';
+import { getSync } from '../views/sync-api.js';
 import { syncRow } from './sync-rows.js';
 import { formatTable } from './table.js';
 import { styleFor } from './terminal.js';

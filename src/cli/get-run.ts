@@ -9,7 +9,7 @@ import { parseKindName, type KindName } from './kind-name.js';
 import type { OutputFormat } from './options.js';
 import { listOf, toJson, toYaml } from './output.js';
 import { compareRows, parseStatusSelector, rowCells, syncRow, tableHeader, type RowFilter } from './sync-rows.js';
-import { getSync, listSyncs } from './sync-api.js';
+import { getSync, listSyncs } from '../views/sync-api.js';
 import { formatTable } from './table.js';
 import { styleFor } from './terminal.js';
 

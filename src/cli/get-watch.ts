@@ -6,7 +6,7 @@ import { watchEvents, type WatchEventType } from '../kube/watch-stream.js';
 import { errorLine, findCause } from './errors.js';
 import type { OutputFormat } from './options.js';
 import { toJson, toYaml } from './output.js';
-import { syncCollectionPath, listSyncs, withKind } from './sync-api.js';
+import { syncCollectionPath, listSyncs, withKind } from '../views/sync-api.js';
 import { rowCells, syncRow, tableHeader, type RowFilter } from './sync-rows.js';
 import { columnWidths, formatRow } from './table.js';
 import { styleFor, type Style } from './terminal.js';

@@ -3,7 +3,7 @@
 // depends on; colours say the state; a dependency that does not exist is a
 // dashed node; the edges of a cycle are red, and each cycle is listed in a
 // comment at the top.
-import type { GraphModel, NodeState } from './graph-model.js';
+import type { GraphModel, NodeState } from '../views/graph-model.js';
 
 export const GRAPH_FORMATS = ['mermaid', 'dot'] as const;
 export type GraphFormat = (typeof GRAPH_FORMATS)[number];

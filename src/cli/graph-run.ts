@@ -2,8 +2,8 @@
 import { writeFile } from 'node:fs/promises';
 import type { ClusterFlags } from './cluster.js';
 import { CliError } from './errors.js';
-import { graphModel } from './graph-model.js';
-import { readSyncGraph } from './graph-read.js';
+import { graphModel } from '../views/graph-model.js';
+import { readSyncGraph } from '../views/graph-read.js';
 import { renderGraph, type GraphFormat } from './graph-render.js';
 
 export interface GraphFlags extends ClusterFlags {

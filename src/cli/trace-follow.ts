@@ -7,7 +7,7 @@ import { getIfExists } from '../kube/client.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
 import type { Cluster } from './cluster.js';
 import { CliError } from './errors.js';
-import { syncObjectPath, withKind } from './sync-api.js';
+import { syncObjectPath, withKind } from '../views/sync-api.js';
 import { linkOf, ownerOf, unfoundLink, type Trace, type TracedObject } from './trace-chain.js';
 import { ManagingClusters, type ManagingFlags } from './trace-origin.js';
 import { resolveResource, type ResourceArg } from './trace-resource.js';

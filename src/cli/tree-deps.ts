@@ -2,7 +2,7 @@
 // depends on it, followed recursively through a SyncSet (edges and unmet
 // reasons as the operator judges them). Pure: the caller reads the set.
 import { nodeKey, type SyncNode } from '../deps/refs.js';
-import type { SyncEdge, SyncSet } from './sync-set.js';
+import type { SyncEdge, SyncSet } from '../views/sync-set.js';
 import { syncState, type RelatedSync } from './tree-model.js';
 
 type Direction = 'dependsOn' | 'dependents';

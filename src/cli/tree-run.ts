@@ -24,7 +24,7 @@ export async function tree({ kind, name }: TreeRequest, flags: TreeFlags): Promi
   const [{ withCluster }, { buildTree }, { getSync }, { renderTree }] = await Promise.all([
     import('./cluster.js'),
     import('./tree-build.js'),
-    import('./sync-api.js'),
+    import('../views/sync-api.js'),
     import('./tree-render.js'),
   ]);
   await withCluster(flags, async (cluster) => {

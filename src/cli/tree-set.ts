@@ -6,8 +6,8 @@ import type { KubeClient } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { findCause } from './errors.js';
-import { listSyncs } from './sync-api.js';
-import { SyncSet } from './sync-set.js';
+import { listSyncs } from '../views/sync-api.js';
+import { SyncSet } from '../views/sync-set.js';
 
 /** How many namespaces are read at most (the sync's own first). */
 const MAX_NAMESPACES = 20;

@@ -7,10 +7,10 @@ import { Reason } from '../api/conditions.js';
 import type { ReachabilitySnapshot } from '../clusters/reachability.js';
 import { nodeKey, parseNodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
-import { graphModel, stateOf, type GraphModel } from '../cli/graph-model.js';
-import type { NodeLookup } from '../cli/graph-read.js';
+import { graphModel, stateOf, type GraphModel } from '../views/graph-model.js';
+import type { NodeLookup } from '../views/graph-read.js';
 import { syncRow, type SyncRow } from '../cli/sync-rows.js';
-import { SyncSet, type SyncEdge } from '../cli/sync-set.js';
+import { SyncSet, type SyncEdge } from '../views/sync-set.js';
 import { layoutColumns } from './layout.js';
 
 /** The states a node is coloured by. waiting: on its dependencies; missing: a dependency that does not exist; unknown: not in the caches. */

@@ -13,8 +13,8 @@ import {
 import { operatorFindings, operatorLeases, watched, whyNotWatched } from '../../src/cli/doctor-operator.js';
 import { doctorReport } from '../../src/cli/doctor-print.js';
 import { judgeRemote } from '../../src/cli/doctor-remote.js';
-import type { NodeLookup } from '../../src/cli/graph-read.js';
-import { SyncSet } from '../../src/cli/sync-set.js';
+import type { NodeLookup } from '../../src/views/graph-read.js';
+import { SyncSet } from '../../src/views/sync-set.js';
 import { PLAIN, styleFor, stripEscapes } from '../../src/cli/terminal.js';
 import type { SyncNode } from '../../src/deps/refs.js';
 import type { KubeObject } from '../../src/kube/resources.js';

@@ -1,10 +1,10 @@
 // `syncprims graph`'s pure parts: the model (states, sorted nodes and edges,
 // cycle edges) and its Mermaid and DOT text.
 import { describe, expect, test } from '@jest/globals';
-import { graphModel, stateOf, type GraphModel } from '../../src/cli/graph-model.js';
-import type { NodeLookup } from '../../src/cli/graph-read.js';
+import { graphModel, stateOf, type GraphModel } from '../../src/views/graph-model.js';
+import type { NodeLookup } from '../../src/views/graph-read.js';
 import { toDot, toMermaid } from '../../src/cli/graph-render.js';
-import { SyncSet } from '../../src/cli/sync-set.js';
+import { SyncSet } from '../../src/views/sync-set.js';
 import { nodeKey, type SyncNode } from '../../src/deps/refs.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 

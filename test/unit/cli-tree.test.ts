@@ -1,7 +1,7 @@
 // `syncprims tree`'s pure parts: the dependency trees from a SyncSet (cycles,
 // missing syncs, syncs met twice), the state of a sync, and the text drawn.
 import { describe, expect, test } from '@jest/globals';
-import { SyncSet } from '../../src/cli/sync-set.js';
+import { SyncSet } from '../../src/views/sync-set.js';
 import { PLAIN, stripEscapes, styleFor } from '../../src/cli/terminal.js';
 import { relatedTree } from '../../src/cli/tree-deps.js';
 import { syncState, type Tree } from '../../src/cli/tree-model.js';
