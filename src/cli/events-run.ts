@@ -13,7 +13,7 @@ import type { KindName } from './kind-name.js';
 import type { OutputFormat } from './options.js';
 import { listOf, toJson, toYaml } from './output.js';
 import { getSync } from '../views/sync-api.js';
-import { syncRow } from './sync-rows.js';
+import { syncRow } from '../views/sync-rows.js';
 import { formatTable } from './table.js';
 import { styleFor } from './terminal.js';
 

@@ -8,7 +8,7 @@ import { objectId } from '../apply/inventory.js';
 import type { KubeObject } from '../kube/resources.js';
 import { displayUrl } from '../source/http.js';
 import { syncState } from './tree-model.js';
-import type { ReadyStatus } from './sync-rows.js';
+import type { ReadyStatus } from '../views/sync-rows.js';
 import { inventoryEntries } from './tree-objects.js';
 
 /** The sync that the owner labels of an object name. */

@@ -8,7 +8,7 @@ import type { RequiredStatus } from '../api/sync-spec.js';
 import type { HealthStatus } from '../apply/health.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { RemoteProblem } from './remote.js';
-import { syncRow, type ReadyStatus } from './sync-rows.js';
+import { syncRow, type ReadyStatus } from '../views/sync-rows.js';
 
 /** A sync's state, from its status. */
 export interface SyncState {

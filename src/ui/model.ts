@@ -9,7 +9,7 @@ import { nodeKey, parseNodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
 import { graphModel, stateOf, type GraphModel } from '../views/graph-model.js';
 import type { NodeLookup } from '../views/graph-read.js';
-import { syncRow, type SyncRow } from '../cli/sync-rows.js';
+import { syncRow, type SyncRow } from '../views/sync-rows.js';
 import { SyncSet, type SyncEdge } from '../views/sync-set.js';
 import { layoutColumns } from './layout.js';
 
