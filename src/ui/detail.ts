@@ -5,7 +5,7 @@
 // which are read now (the only request the view makes to the API server).
 import { computeHealth, type HealthStatus } from '../apply/health.js';
 import { entryApiVersion, parseObjectId } from '../apply/inventory.js';
-import { lastSeenAt, type EventObject } from '../cli/events-order.js';
+import { lastSeenAt, type EventObject } from '../views/events-order.js';
 import { OWNED_OBJECTS } from '../apply/owned-objects.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { InformerSelector } from '../runtime/cache.js';

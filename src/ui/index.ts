@@ -1,7 +1,7 @@
 // The web view (`syncprims run --ui-addr`): a layer above the controllers,
 // fed from the operator's shared caches. See docs/ui.md.
 import { API_VERSION, GROUP, SYNC_KINDS } from '../api/kinds.js';
-import { eventsOf } from '../cli/events-collect.js';
+import { eventsOf } from '../views/events-collect.js';
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { Manager } from '../runtime/manager.js';
 import { ViewFeed } from './feed.js';

@@ -1,8 +1,6 @@
 import type { KubeObject } from '../kube/resources.js';
-import { ageOf } from './format.js';
-import type { Style } from './terminal.js';
 
-/** Events in time order, and their table rows, as `kubectl events` shows them. */
+/** Events in time order, as `kubectl events` orders them; what each one is about. */
 
 export interface EventObject extends KubeObject {
   involvedObject?: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string };
@@ -21,8 +19,6 @@ export interface FoundEvent {
   event: EventObject;
   cluster?: string;
 }
-
-export const EVENT_HEADER = ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'];
 
 /**
  * When an Event was last seen, as kubectl orders them: the series' last
@@ -48,15 +44,6 @@ export function inTimeOrder<T extends FoundEvent>(events: readonly T[]): T[] {
   });
 }
 
-/** `45s`, or `45s (x3 over 10m)` for an Event seen more than once. */
-export function lastSeen(e: EventObject, now: number): string {
-  const age = ageOf(lastSeenAt(e), now);
-  const count = e.series?.count ?? e.count ?? 1;
-  if (count <= 1) return age;
-  const first = e.firstTimestamp || e.eventTime || undefined;
-  return first ? `${age} (x${count} over ${ageOf(first, now)})` : `${age} (x${count})`;
-}
-
 /**
  * `Kind/name` of the Event's object; `Kind/namespace/name` when it is in
  * another namespace than the sync's; `[cluster] ...` when it is in a remote
@@ -67,17 +54,4 @@ export function objectOf(found: FoundEvent, namespace: string): string {
   const where = o.namespace && o.namespace !== namespace ? `${o.namespace}/` : '';
   const name = `${o.kind ?? '?'}/${where}${o.name ?? '?'}`;
   return found.cluster === undefined ? name : `[${found.cluster}] ${name}`;
-}
-
-/** One table row; a Warning stands out on a terminal. */
-export function eventRow(found: FoundEvent, namespace: string, style: Style, now: number): string[] {
-  const e = found.event;
-  const type = e.type ?? '';
-  return [
-    lastSeen(e, now),
-    type === 'Warning' ? style.yellow(type) : type,
-    e.reason ?? '',
-    objectOf(found, namespace),
-    (e.message ?? '').replace(/\s*\n\s*/g, ' ').trim(),
-  ];
 }
