@@ -33,6 +33,8 @@ export interface ObjectResult {
   transient?: { retryAfterMs: number };
   /** It failed because its namespace does not exist (yet): that namespace. */
   missingNamespace?: string;
+  /** The object exists and is being deleted (a Namespace held back the rest of the set: see applyStaged). */
+  beingDeleted?: boolean;
 }
 
 /** What a cache knows of an object about to be applied (see OwnedObjects.lookup). */
@@ -90,6 +92,15 @@ export class ApplyEngine {
     for (const [i, stage] of stages.entries()) {
       const staged = await mapLimit(stage, opts.concurrency ?? 16, (obj) => this.applyOne(obj, opts));
       results.push(...staged);
+      // A Namespace of the set still being deleted (the set pruned and applied again at once): the rest
+      // waits until it is gone (the watch of it wakes the sync), as what the rest holds can keep it from
+      // going: an APIService served from it makes discovery fail, and the namespace controller then
+      // never finishes (issue 37). Its objects could not be created in it meanwhile anyway.
+      const leaving = staged.filter((r) => r.beingDeleted && parseObjectId(r.id).kind === 'Namespace').map((r) => parseObjectId(r.id).name);
+      if (leaving.length > 0) {
+        results.push(...stages.slice(i + 1).flat().map((obj) => heldBack(obj, leaving)));
+        break;
+      }
       const crds = staged.filter((r) => r.object?.kind === 'CustomResourceDefinition' && r.action !== 'failed');
       if (crds.length === 0) continue;
       // Only the CRDs whose kinds the rest of the set uses are waited on (Argo CD's are not).
@@ -124,11 +135,9 @@ export class ApplyEngine {
       const path = objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace);
       const cached = opts.live?.lookup(obj) ?? { known: false };
       const existing = cached.known ? cached.object : await this.get(path);
-      if (existing && ownedByOther(existing, opts.owner)) {
-        return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}` };
-      }
+      if (existing && ownedByOther(existing, opts.owner)) return conflictWith(id, obj, existing);
       const decision = existing ? await this.decide(id, path, obj, existing, opts) : 'create';
-      if (decision === 'unchanged') return { id, action: 'unchanged', object: existing };
+      if (decision === 'unchanged') return { id, action: 'unchanged', object: existing, ...beingDeletedOf(existing) };
       let status = 0;
       const applied = await this.ssaOrRecreate(path, obj, opts.force, (s) => (status = s));
       if (decision === 'differs' && existing && applied.metadata.resourceVersion === existing.metadata.resourceVersion) {
@@ -137,7 +146,7 @@ export class ApplyEngine {
         opts.live?.verdicts?.remember(id, verdictHash(existing, obj));
         return { id, action: 'unchanged', object: applied };
       }
-      return { id, action: status === 201 ? 'created' : 'configured', object: applied };
+      return { id, action: status === 201 ? 'created' : 'configured', object: applied, ...beingDeletedOf(applied) };
     } catch (err) {
       return failure(id, obj, err);
     }
@@ -342,6 +351,22 @@ function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
   }
   const hint = isImmutable(err) ? ' (set spec.force: true to delete and recreate it)' : '';
   return { id, action: 'failed', reason: reasonOf(err), message: `${display(obj)}: ${errorText(err)}${hint}`, ...transientOf(err), ...missingNamespaceOf(err) };
+}
+
+/** `existing`, owned by another sync: a conflict (one that ends when it is deleted, if it is being deleted). */
+function conflictWith(id: string, obj: KubeObject, existing: KubeObject): ObjectResult {
+  const deleting = existing.metadata.deletionTimestamp ? ' and being deleted' : '';
+  return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}${deleting}`, ...beingDeletedOf(existing) };
+}
+
+function beingDeletedOf(obj: KubeObject | undefined): Pick<ObjectResult, 'beingDeleted'> {
+  return obj?.metadata.deletionTimestamp ? { beingDeleted: true } : {};
+}
+
+/** An object of a later stage, not applied while the set's Namespaces `leaving` are being deleted (see applyStaged). */
+function heldBack(obj: KubeObject, leaving: string[]): ObjectResult {
+  const which = leaving.length === 1 ? `Namespace ${leaving[0]} is` : `Namespaces ${leaving.join(', ')} are`;
+  return { id: objectId(obj), action: 'failed', reason: 'NamespaceBeingDeleted', message: `${display(obj)}: not applied yet: ${which} being deleted (applied again once gone)` };
 }
 
 /** The namespace a 404 names as missing (`namespaces "x" not found`), if that is what it says. */

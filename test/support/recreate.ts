@@ -1,0 +1,160 @@
+// Issue 37's sequence, for test/integration/recreate.test.ts (a few rounds in
+// `make test`, RECREATE_ROUNDS of them in `make soak`): the real corpus
+// (kube-prometheus, a .tar.gz over http with `paths: [manifests]`, and Argo
+// CD's install.yaml with `defaultNamespace: argocd`, both `wait: false`)
+// applied by two Syncs in a fresh namespace with a fresh operator, the Syncs
+// deleted (pruning everything: CRDs, the monitoring namespace), the operator
+// stopped, and the same again at once, while the last round's CRDs and
+// namespaces are still terminating; some rounds right after an API server
+// restart. Each round is timed from the Syncs' creation to both Ready.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+import { controlplane, LOCAL, ROOT } from './controlplane.js';
+import { eventually } from './eventually.js';
+import { OperatorProcess } from './operator.js';
+import { applySync, deleteSyncAndWait, getSync, readyOf } from './syncs.js';
+import { tarGz } from './tarball.js';
+
+const CORPUS = path.join(ROOT, 'test', 'fixtures', 'corpus');
+/** Where the operator's debug log of a slow round is kept. */
+export const RECREATE_LOGS = path.join(LOCAL, 'recreate');
+/** The namespace Argo CD's install.yaml is applied to: created once, not by the syncs (as its docs say). */
+const ARGOCD = 'argocd';
+/** What the previous round leaves terminating: kube-prometheus's namespace and the two sets' CRD groups. */
+const LEFT_NAMESPACES = ['monitoring'];
+const LEFT_CRD_GROUPS = ['monitoring.coreos.com', 'argoproj.io'];
+
+/** The corpus served over http from 127.0.0.1: kube-prometheus as a .tar.gz, Argo CD as its one file. */
+export interface CorpusServer {
+  kubePrometheus: string;
+  argoCd: string;
+  close(): void;
+}
+
+export async function serveCorpus(): Promise<CorpusServer> {
+  const dir = path.join(CORPUS, 'kube-prometheus', 'manifests');
+  const yamls = (sub: string): { name: string; data: Buffer }[] =>
+    readdirSync(path.join(dir, sub))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .map((f) => ({ name: path.posix.join('manifests', sub, f), data: readFileSync(path.join(dir, sub, f)) }));
+  const files = new Map<string, Buffer>([
+    ['/kube-prometheus.tar.gz', await tarGz([...yamls('setup'), ...yamls('')])],
+    ['/install.yaml', readFileSync(path.join(CORPUS, 'argo-cd', 'install.yaml'))],
+  ]);
+  const server = http.createServer((req, res) => {
+    const file = files.get(req.url ?? '');
+    if (!file) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-length': file.length }).end(file);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { kubePrometheus: `${base}/kube-prometheus.tar.gz`, argoCd: `${base}/install.yaml`, close: () => server.close() };
+}
+
+export interface Round {
+  round: number;
+  /** The API server was restarted just before it. */
+  restarted: boolean;
+  /** From the Syncs' creation to both Ready. */
+  readyMs: number;
+  /** What the previous round left terminating when this one created its Syncs. */
+  terminating: string[];
+  /** The operator's log (JSON lines), kept until the run is judged. */
+  log: string;
+}
+
+/** The two Syncs of a round: kube-prometheus and Argo CD. */
+function specs(server: CorpusServer): Record<string, Record<string, unknown>> {
+  return {
+    'kube-prometheus': { source: { http: { url: server.kubePrometheus } }, paths: ['manifests'], wait: false, interval: '1h' },
+    'argo-cd': { source: { http: { url: server.argoCd } }, defaultNamespace: ARGOCD, wait: false, interval: '1h' },
+  };
+}
+
+/**
+ * One round on `cluster`: (an API server restart,) a fresh operator with
+ * debug logs, both Syncs created in a fresh namespace, timed to Ready, then
+ * deleted (their prune done) and the operator stopped. What they pruned is
+ * not waited for: the next round meets it terminating.
+ */
+export async function runRound(client: KubeClient, cluster: string, server: CorpusServer, round: number, restart: boolean): Promise<Round> {
+  if (restart) await controlplane(['restart', cluster]);
+  await ensureNamespace(client, ARGOCD);
+  const namespace = `recreate-${round}-${Date.now().toString(36)}`;
+  await ensureNamespace(client, namespace);
+  const op = await OperatorProcess.start(cluster, ['--log-level', 'debug']);
+  try {
+    const terminating = await stillTerminating(client);
+    const started = performance.now();
+    const syncs = Object.entries(specs(server));
+    await Promise.all(syncs.map(([name, spec]) => applySync(client, namespace, name, spec)));
+    await Promise.all(syncs.map(([name]) => readyTrue(client, namespace, name)));
+    const readyMs = Math.round(performance.now() - started);
+    await Promise.all(syncs.map(([name]) => deleteSyncAndWait(client, namespace, name)));
+    await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
+    return { round, restarted: restart, readyMs, terminating, log: op.logs.map((l) => JSON.stringify(l)).join('\n') };
+  } finally {
+    await op.stop('SIGTERM');
+  }
+}
+
+/** Ready=True at the current generation (a round that never gets there fails on the generous timeout). */
+function readyTrue(client: KubeClient, namespace: string, name: string): Promise<true> {
+  return eventually(
+    `sync ${namespace}/${name} Ready=True`,
+    async () => {
+      const s = await getSync(client, namespace, name);
+      return s.status?.observedGeneration === s.metadata.generation && readyOf(s)?.status === 'True' ? true : undefined;
+    },
+    600_000,
+    100,
+  );
+}
+
+export async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
+  await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } }).catch((err: unknown) => {
+    if ((err as { status?: number }).status !== 409) throw err;
+  });
+}
+
+/** The namespaces and CRDs of the sets that are being deleted now. */
+async function stillTerminating(client: KubeClient): Promise<string[]> {
+  const namespaces = await client.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces' });
+  const crds = await client.request<{ items: (KubeObject & { spec: { group: string } })[] }>({ path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions' });
+  return [
+    ...namespaces.items.filter((n) => LEFT_NAMESPACES.includes(n.metadata.name ?? '')),
+    ...crds.items.filter((c) => LEFT_CRD_GROUPS.includes(c.spec.group)),
+  ]
+    .filter((o) => o.metadata.deletionTimestamp)
+    .map((o) => `${o.kind ?? ''} ${o.metadata.name ?? ''}`.trim());
+}
+
+/**
+ * The rounds slower than 3x the fastest: each one's operator log is written
+ * to RECREATE_LOGS/<run>-round-<n>.log (its `reconciled` lines and their
+ * causes say what it waited for); returns what to tell of them.
+ */
+export function slowRounds(rounds: Round[], run: string): string[] {
+  const fastest = Math.min(...rounds.map((r) => r.readyMs));
+  const slow = rounds.filter((r) => r.readyMs > 3 * fastest);
+  // RECREATE_KEEP_LOGS=1 keeps every round's (to compare a slow round with a fast one).
+  const kept = process.env.RECREATE_KEEP_LOGS === '1' ? rounds : slow;
+  if (kept.length > 0) mkdirSync(RECREATE_LOGS, { recursive: true });
+  const fileOf = (r: Round): string => path.join(RECREATE_LOGS, `${run}-round-${r.round}.log`);
+  for (const r of kept) writeFileSync(fileOf(r), `${r.log}\n`);
+  return slow.map((r) => {
+    const file = fileOf(r);
+    return `round ${r.round}${r.restarted ? ' (after an API server restart)' : ''}: Ready after ${r.readyMs} ms, more than 3x the fastest (${fastest} ms); its operator's debug log: ${file}`;
+  });
+}
+
+/** One line per round, for the test's output. */
+export function describeRound(r: Round): string {
+  const left = r.terminating.length > 0 ? `, ${r.terminating.length} of the last round's objects still terminating` : '';
+  return `round ${r.round}: Ready in ${r.readyMs} ms${r.restarted ? ' (right after an API server restart)' : ''}${left}`;
+}
