@@ -3,7 +3,7 @@
 // the operator checks it (clusters/kubeconfig.ts) before anything is used: a
 // tenant's `exec` user or file path never runs or is read on the admin's
 // machine. Reading the Secret needs `get secrets` in the sync's namespace.
-import { secretRefOf, type ClusterSpec } from '../clusters/cluster-spec.js';
+import { secretRefOf, type ClusterSpec, type RemoteProblem } from '../clusters/cluster-spec.js';
 import { checkedKubeconfig, KubeconfigError } from '../clusters/kubeconfig.js';
 import { KubeClient } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
@@ -17,9 +17,6 @@ import { findCause, serverMessage } from './errors.js';
 /** A remote cluster is given this long to answer: a stopped one must not hold the command up. */
 const REMOTE_TIMEOUT_MS = 10_000;
 const REMOTE_CONNECT_TIMEOUT_MS = 5_000;
-
-/** Why a sync's cluster could not be opened: `refused` (its kubeconfig fails the checks), `missing`, `forbidden`. */
-export type RemoteProblem = 'refused' | 'missing' | 'forbidden';
 
 export type RemoteTarget =
   | { ok: true; client: KubeClient; /** `Secret ns/name key k`, for messages. */ origin: string }

@@ -7,7 +7,7 @@ import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL
 import { objectId } from '../apply/inventory.js';
 import type { KubeObject } from '../kube/resources.js';
 import { displayUrl } from '../source/http.js';
-import { syncState } from './tree-model.js';
+import { syncState } from '../views/tree-model.js';
 import type { ReadyStatus } from '../views/sync-rows.js';
 import { inventoryEntries } from './tree-objects.js';
 

@@ -15,7 +15,7 @@ import { splitApiVersion, type KubeObject } from '../kube/resources.js';
 import { errorLine, findCause } from './errors.js';
 import { openRemote, remoteFailure } from './remote.js';
 import { relatedTree } from './tree-deps.js';
-import { syncState, type AppliedObject, type ClusterView, type SyncTree, type Tree } from './tree-model.js';
+import { syncState, type AppliedObject, type ClusterView, type SyncTree, type Tree } from '../views/tree-model.js';
 import { inventoryEntries, readApplied } from './tree-objects.js';
 import { readSetAround } from './tree-set.js';
 

@@ -3,7 +3,7 @@
 // reasons as the operator judges them). Pure: the caller reads the set.
 import { nodeKey, type SyncNode } from '../deps/refs.js';
 import type { SyncEdge, SyncSet } from '../views/sync-set.js';
-import { syncState, type RelatedSync } from './tree-model.js';
+import { syncState, type RelatedSync } from '../views/tree-model.js';
 
 type Direction = 'dependsOn' | 'dependents';
 

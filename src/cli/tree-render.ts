@@ -4,7 +4,7 @@ import type { HealthStatus } from '../apply/health.js';
 import { displayNode, parseNodeKey } from '../deps/refs.js';
 import { shortRevision } from './format.js';
 import type { Style } from './terminal.js';
-import type { AppliedObject, ClusterView, RelatedSync, SyncState, SyncTree, Tree } from './tree-model.js';
+import type { AppliedObject, ClusterView, RelatedSync, SyncState, SyncTree, Tree } from '../views/tree-model.js';
 
 /** A line of the tree and the lines under it. */
 export interface TextNode {

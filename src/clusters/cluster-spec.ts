@@ -12,6 +12,9 @@ export interface ClusterSpec {
   clusterRef?: ClusterRef;
 }
 
+/** Why a sync's cluster could not be opened: `refused` (its kubeconfig fails the checks), `missing`, `forbidden`. */
+export type RemoteProblem = 'refused' | 'missing' | 'forbidden';
+
 /** The registry's name for a sync that uses a cluster: `Kind/namespace/name`. */
 export function clusterUser(obj: KubeObject): string {
   return `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;

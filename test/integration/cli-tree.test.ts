@@ -10,7 +10,7 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
-import type { Tree } from '../../src/cli/tree-model.js';
+import type { Tree } from '../../src/views/tree-model.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { clusterClient, controlplane, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';

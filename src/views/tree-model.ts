@@ -1,14 +1,14 @@
 // What `syncprims tree` shows, as data: `-o yaml|json` print it as it is,
-// the text view (tree-render.ts) draws it. Built by tree-deps.ts (the
-// dependency part, pure) and tree-build.ts (what the syncs applied, read
+// the text view (cli/tree-render.ts) draws it. Built by cli/tree-deps.ts (the
+// dependency part, pure) and cli/tree-build.ts (what the syncs applied, read
 // from the clusters).
 import type { PendingReason } from '../api/conditions.js';
 import type { SyncKind } from '../api/kinds.js';
 import type { RequiredStatus } from '../api/sync-spec.js';
 import type { HealthStatus } from '../apply/health.js';
 import type { KubeObject } from '../kube/resources.js';
-import type { RemoteProblem } from './remote.js';
-import { syncRow, type ReadyStatus } from '../views/sync-rows.js';
+import type { RemoteProblem } from '../clusters/cluster-spec.js';
+import { syncRow, type ReadyStatus } from './sync-rows.js';
 
 /** A sync's state, from its status. */
 export interface SyncState {
