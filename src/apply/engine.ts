@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
+import { FIELD_MANAGER } from '../api/marks.js';
 import { canonicalJson } from '../kube/canonical-json.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
@@ -12,13 +12,9 @@ import { applyStages, pruneOrder } from './order.js';
 import { mapLimit } from './map-limit.js';
 import { ourEntry } from './managed-fields.js';
 import { decideNoop } from './noop.js';
+import { keptFromPrune, ownedByOther, ownerLabelOf, type Owner } from './owner.js';
 
-/** The sync that owns what the engine applies, as its labels say. */
-export interface Owner {
-  kind: string;
-  namespace: string;
-  name: string;
-}
+export type { Owner } from './owner.js';
 
 /** What happened to one object. `failed` and `conflict` are not change-set actions. */
 export interface ObjectResult {
@@ -266,14 +262,6 @@ export class ApplyEngine {
   }
 }
 
-/** Why `existing` is not deleted by `owner`'s prune; undefined: it may be (or is gone). */
-function keptFromPrune(existing: KubeObject | undefined, owner: Owner): string | undefined {
-  if (!existing) return undefined;
-  if (!ownedBy(existing, owner)) return `not ours (owner: ${ownerLabelOf(existing) || 'none'})`;
-  if (existing.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) return `${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}`;
-  return undefined;
-}
-
 /** A delete that did not happen: gone already, changed under us at every try, or refused. */
 function pruneFailure(id: string, err: unknown, changed: boolean): ObjectResult {
   if (err instanceof ApiError && err.notFound) return { id, action: 'skipped', message: 'already gone' };
@@ -298,23 +286,6 @@ function crdApiVersions(crd: KubeObject): string[] {
 function crdGroupKind(crd: KubeObject): string {
   const spec = crd.spec as { group?: string; names?: { kind?: string } } | undefined;
   return groupKind(spec?.group ?? '', spec?.names?.kind ?? '');
-}
-
-/** `Kind/namespace/name` of the sync named by the owner labels, or empty. */
-function ownerLabelOf(obj: KubeObject): string {
-  const l = obj.metadata.labels ?? {};
-  if (!l[OWNER_KIND_LABEL]) return '';
-  return `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}`;
-}
-
-function ownedBy(obj: KubeObject, owner: Owner): boolean {
-  return ownerLabelOf(obj) === `${owner.kind}/${owner.namespace}/${owner.name}`;
-}
-
-/** Owned by another sync. An object without owner labels is adopted, not a conflict. */
-function ownedByOther(obj: KubeObject, owner: Owner): boolean {
-  const current = ownerLabelOf(obj);
-  return current !== '' && !ownedBy(obj, owner);
 }
 
 /**

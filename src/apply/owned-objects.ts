@@ -1,4 +1,4 @@
-import { FIELD_MANAGER, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
+import { FIELD_MANAGER } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
 import { ApiError } from '../kube/errors.js';
 import { compareResourceVersions, splitApiVersion, type KubeObject } from '../kube/resources.js';
@@ -9,7 +9,8 @@ import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { objectId, parseObjectId } from './inventory.js';
-import { ownerKey, Waiters } from './waiters.js';
+import { ANY_OWNER_SELECTOR, holderOf, labelledOwner, ownerKey } from './owner.js';
+import { Waiters } from './waiters.js';
 import { kindKey, type KindKey } from './render.js';
 
 /** `cause`: why the owner is woken (`owned object updated: <id>`, `owned object drifted: <id>`, ...). */
@@ -23,7 +24,7 @@ export const INVENTORY_KINDS_INDEX = 'syncprims.dev/inventory-kinds';
  * managedFields entry (and those written since by others): what tells a
  * no-op apply and names who changed our fields.
  */
-export const OWNED_OBJECTS: InformerSelector = { allNamespaces: true, labelSelector: OWNER_KIND_LABEL, keepManagedFieldsOf: FIELD_MANAGER };
+export const OWNED_OBJECTS: InformerSelector = { allNamespaces: true, labelSelector: ANY_OWNER_SELECTOR, keepManagedFieldsOf: FIELD_MANAGER };
 
 /** The syncs whose inventories say which kinds are needed: their informers. */
 type Holders = Pick<Informer<KubeObject>, 'store' | 'onEvent'>[];
@@ -92,7 +93,7 @@ export class OwnedObjects implements LiveObjects {
     private readonly cache: ClusterCache,
     private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownerNamespace?: string } = {},
   ) {
-    this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${OWNER_KIND_LABEL},${opts.labelSelector}` } : OWNED_OBJECTS;
+    this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${ANY_OWNER_SELECTOR},${opts.labelSelector}` } : OWNED_OBJECTS;
     this.crds = new Arrivals(cache, CRDS, (owner, cause) => this.wake(owner, cause));
     this.namespaces = new Arrivals(cache, NAMESPACES, (owner, cause) => this.wake(owner, cause));
   }
@@ -387,7 +388,7 @@ export class OwnedObjects implements LiveObjects {
   private changed(e: InformerEvent<KubeObject>): void {
     if (this.claimants.size > 0) this.released(e);
     const obj = e.object;
-    const owner = this.ours(ownerLabelsOf(obj));
+    const owner = this.ours(labelledOwner(obj));
     if (e.type === 'deleted') {
       this.unchangedAt.delete(objectId(obj));
       this.echoes.delete(objectId(obj));
@@ -428,20 +429,6 @@ interface InFlight {
 function driftOfEvent(e: InformerEvent<KubeObject>): Drift | undefined {
   if (e.type === 'deleted') return { id: objectId(e.object), fields: [], managers: [], deleted: true };
   return e.type === 'updated' ? driftOf(e.old, e.object) : undefined;
-}
-
-function ownerLabelsOf(obj: KubeObject): Owner | undefined {
-  const l = obj.metadata.labels ?? {};
-  const kind = l[OWNER_KIND_LABEL];
-  const namespace = l[OWNER_NAMESPACE_LABEL];
-  const name = l[OWNER_NAME_LABEL];
-  return kind && namespace && name ? { kind, namespace, name } : undefined;
-}
-
-/** The key of the sync an object's owner labels name, or empty. */
-function holderOf(obj: KubeObject | undefined): string {
-  const owner = obj && ownerLabelsOf(obj);
-  return owner ? ownerKey(owner) : '';
 }
 
 /** inventoryKindsOf per cached object: the store's index and the release check read each object twice. */

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { SyncKind } from '../api/kinds.js';
-import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ORIGIN_LABEL } from '../api/marks.js';
+import { ORIGIN_LABEL } from '../api/marks.js';
+import { ownerLabels } from './owner.js';
 import type { CommonMetadata } from '../api/sync-spec.js';
 import { splitApiVersion, type KubeObject } from '../kube/resources.js';
 import { compareIds, displayNameOf, objectId } from './inventory.js';
@@ -257,9 +258,7 @@ function placeNamespace(obj: KubeObject, scope: Scope | undefined, defaultNamesp
 /** The object's labels and annotations, then commonMetadata's, then our marks. */
 function applyMetadata(obj: KubeObject, opts: RenderOptions): void {
   const labels: Record<string, string> = { ...obj.metadata.labels, ...opts.commonMetadata?.labels };
-  labels[OWNER_KIND_LABEL] = opts.owner.kind;
-  labels[OWNER_NAMESPACE_LABEL] = opts.owner.namespace;
-  labels[OWNER_NAME_LABEL] = opts.owner.name;
+  Object.assign(labels, ownerLabels(opts.owner));
   if (opts.origin === undefined) delete labels[ORIGIN_LABEL];
   else labels[ORIGIN_LABEL] = opts.origin;
   obj.metadata.labels = labels;

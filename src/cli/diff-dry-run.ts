@@ -1,16 +1,15 @@
-import { FIELD_MANAGER, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
+import { FIELD_MANAGER } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
 import { display, type Owner } from '../apply/engine.js';
 import { displayName, entryApiVersion, parseObjectId } from '../apply/inventory.js';
 import { mapLimit } from '../apply/map-limit.js';
 import { applyStages, pruneOrder } from '../apply/order.js';
-import { ownerOfLive } from '../controllers/proxysync-remote.js';
+import { keptFromPrune, ownedByOther, ownerLabelOf, unowned } from '../apply/owner.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
 import { collectionPath, CORE, objectPath, splitApiVersion, type KubeObject } from '../kube/resources.js';
-import { unowned } from './diff-noise.js';
 import type { ObjectChange } from './diff-render.js';
 
 /**
@@ -106,8 +105,7 @@ async function dryRunOne(target: DiffTarget, obj: KubeObject, set: DesiredSet, f
     return { problem: `${object}: ${path.unknown.message}` };
   }
   const live = await getIfExists<KubeObject>(target.reader, path);
-  const owner = live && ownerOfLive(live);
-  if (owner && owner !== ownerName(set.owner)) return { problem: `${object} is owned by ${owner}: left alone (OwnershipConflict)`, conflict: true };
+  if (live && ownedByOther(live, set.owner)) return { problem: `${object} is owned by ${ownerLabelOf(live)}: left alone (OwnershipConflict)`, conflict: true };
   if (live && set.matches?.(live, obj)) return { action: 'configured', object, live, merged: live };
   const notes = live && unowned(live) ? ['would be adopted'] : [];
   try {
@@ -143,10 +141,6 @@ function refused(err: ApiError, obj: KubeObject, live: KubeObject | undefined, f
   return { problem: `${object}: ${err.message.replace(/^[A-Z]+ \S+: /, '')}${hint}` };
 }
 
-function ownerName(owner: Owner): string {
-  return `${owner.kind}/${owner.namespace}/${owner.name}`;
-}
-
 /** A namespace the operator creates when missing (a ProxySync's), dry-run; undefined when it exists. */
 async function ensureNamespace(target: DiffTarget, name: string): Promise<ObjectChange | undefined> {
   if (await getIfExists(target.reader, objectPath(CORE.namespaces, name))) return undefined;
@@ -165,8 +159,7 @@ async function wouldPrune(target: DiffTarget, entry: InventoryEntry, owner: Owne
   const path = await pathOf(target, { apiVersion: entryApiVersion(entry), kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace || undefined } });
   if (typeof path !== 'string') return undefined;
   const live = await getIfExists<KubeObject>(target.reader, path);
-  if (!live || ownerOfLive(live) !== ownerName(owner)) return undefined;
-  if (live.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) return undefined;
+  if (!live || keptFromPrune(live, owner) !== undefined) return undefined;
   const apiVersion = live.apiVersion || entryApiVersion(entry);
   return { action: 'pruned', object: displayName(ref).replace('/', ' '), live: { ...live, apiVersion, kind: live.kind || ref.kind } };
 }

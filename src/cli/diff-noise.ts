@@ -1,4 +1,5 @@
-import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
+import { ORIGIN_LABEL } from '../api/marks.js';
+import { OWNER_LABEL_KEYS } from '../apply/owner.js';
 import type { KubeObject } from '../kube/resources.js';
 
 /**
@@ -13,7 +14,7 @@ import type { KubeObject } from '../kube/resources.js';
 const SERVER_METADATA = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink'] as const;
 
 /** Our labels: on every object a sync applies, so they say nothing about one object's change. */
-export const OUR_LABELS: readonly string[] = [OWNER_KIND_LABEL, OWNER_NAMESPACE_LABEL, OWNER_NAME_LABEL, ORIGIN_LABEL];
+export const OUR_LABELS: readonly string[] = [...OWNER_LABEL_KEYS, ORIGIN_LABEL];
 
 /** A deep copy of the object without the noise (our labels too, unless `keepOurLabels`), its keys sorted. */
 export function withoutNoise(obj: KubeObject, keepOurLabels = false): KubeObject {
@@ -39,11 +40,6 @@ export function sortedKeys<T>(value: T): T {
 /** Whether our labels differ between the two objects (an adoption, another owner, another origin): then they are no noise. */
 export function ourLabelsDiffer(a: KubeObject, b: KubeObject): boolean {
   return OUR_LABELS.some((l) => a.metadata.labels?.[l] !== b.metadata.labels?.[l]);
-}
-
-/** Whether the object carries no owner labels: applying adopts it. */
-export function unowned(obj: KubeObject): boolean {
-  return !obj.metadata.labels?.[OWNER_KIND_LABEL];
 }
 
 const MASK = '***';

@@ -3,8 +3,9 @@
 // owner from the labels the apply code puts on what it applies, the source
 // and target of a sync from its spec, its state from its status.
 import { isSyncKind, type SyncKind } from '../api/kinds.js';
-import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
+import { ORIGIN_LABEL } from '../api/marks.js';
 import { objectId } from '../apply/inventory.js';
+import { ownerLabelValues } from '../apply/owner.js';
 import type { KubeObject } from '../kube/resources.js';
 import { displayUrl } from '../source/http.js';
 import { syncState } from '../views/tree-model.js';
@@ -68,12 +69,11 @@ export interface Trace {
 
 /** The sync an object's owner labels name, or undefined when it has none (nobody applied it). */
 export function ownerOf(obj: KubeObject): OwnerRef | undefined {
-  const l = obj.metadata.labels ?? {};
-  const kind = l[OWNER_KIND_LABEL];
-  const name = l[OWNER_NAME_LABEL];
+  const { kind, namespace, name } = ownerLabelValues(obj);
   if (!isSyncKind(kind) || !name) return undefined;
-  const owner: OwnerRef = { kind, namespace: l[OWNER_NAMESPACE_LABEL] ?? '', name };
-  if (l[ORIGIN_LABEL]) owner.origin = l[ORIGIN_LABEL];
+  const owner: OwnerRef = { kind, namespace, name };
+  const origin = obj.metadata.labels?.[ORIGIN_LABEL];
+  if (origin) owner.origin = origin;
   return owner;
 }
 

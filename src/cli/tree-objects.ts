@@ -2,11 +2,11 @@
 // are in, for `syncprims tree`: one LIST per kind and namespace, selected by
 // the sync's owner labels (a GET each where listing is forbidden), a few at
 // a time; their kstatus computed by the operator's own health rules.
-import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../api/marks.js';
 import type { InventoryEntry } from '../api/status.js';
 import { computeHealth, type Health } from '../apply/health.js';
 import { entryApiVersion, formatObjectId, parseObjectId, type ObjectRef } from '../apply/inventory.js';
 import { mapLimit } from '../apply/map-limit.js';
+import { ownedBy, ownerSelector, type Owner } from '../apply/owner.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
@@ -15,12 +15,6 @@ import { collectionPath, objectPath, type KubeObject, type ResourceInfo } from '
 /** Requests in flight at once in one cluster. */
 const CONCURRENCY = 4;
 const PAGE = 500;
-
-export interface Owner {
-  kind: string;
-  namespace: string;
-  name: string;
-}
 
 /** One inventory entry as found now. */
 export interface LiveEntry {
@@ -44,11 +38,6 @@ export function inventoryEntries(obj: KubeObject): InventoryEntry[] {
       return false;
     }
   });
-}
-
-/** `syncprims.dev/owner-kind=...,owner-namespace=...,owner-name=...`. */
-export function ownerSelector(owner: Owner): string {
-  return `${OWNER_KIND_LABEL}=${owner.kind},${OWNER_NAMESPACE_LABEL}=${owner.namespace},${OWNER_NAME_LABEL}=${owner.name}`;
 }
 
 interface Group {
@@ -128,9 +117,4 @@ async function getEach(client: Requester, info: ResourceInfo, group: Group, owne
     if (obj && ownedBy(obj, owner)) byName.set(ref.name, { ...obj, apiVersion: obj.apiVersion || group.apiVersion, kind: obj.kind || group.kind });
   });
   return byName;
-}
-
-function ownedBy(obj: KubeObject, owner: Owner): boolean {
-  const l = obj.metadata.labels ?? {};
-  return l[OWNER_KIND_LABEL] === owner.kind && l[OWNER_NAMESPACE_LABEL] === owner.namespace && l[OWNER_NAME_LABEL] === owner.name;
 }

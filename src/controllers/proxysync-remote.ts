@@ -6,11 +6,12 @@
 import { createHash } from 'node:crypto';
 import { ConditionType, Reason } from '../api/conditions.js';
 import { API_VERSION } from '../api/kinds.js';
-import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
+import { ORIGIN_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
 import { objectId } from '../apply/inventory.js';
+import { ownerLabels, ownerOf } from '../apply/owner.js';
 import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
 import { driftChange } from './sync-drift.js';
@@ -26,12 +27,7 @@ export function remoteLocation(obj: KubeObject, spec: ProxySyncSpec): { namespac
 
 /** The labels that say an object in the remote cluster is this ProxySync's, from this managing cluster. */
 export function ownerMarks(obj: KubeObject, origin: string): Record<string, string> {
-  return {
-    [OWNER_KIND_LABEL]: 'ProxySync',
-    [OWNER_NAMESPACE_LABEL]: obj.metadata.namespace ?? '',
-    [OWNER_NAME_LABEL]: obj.metadata.name ?? '',
-    [ORIGIN_LABEL]: origin,
-  };
+  return { ...ownerLabels(ownerOf(obj, 'ProxySync')), [ORIGIN_LABEL]: origin };
 }
 
 /** A ConfigMap or Secret of the managing cluster, as read (data base64 for a Secret). */
@@ -145,12 +141,6 @@ export function remoteSyncMatches(live: KubeObject | undefined, desired: KubeObj
     contains(live.metadata.annotations ?? {}, desired.metadata.annotations ?? {}) &&
     contains(live.spec ?? {}, desired.spec ?? {})
   );
-}
-
-/** The owner (`Kind/namespace/name`) its labels name, or undefined when it has none. */
-export function ownerOfLive(live: KubeObject): string | undefined {
-  const l = live.metadata.labels ?? {};
-  return l[OWNER_KIND_LABEL] ? `${l[OWNER_KIND_LABEL]}/${l[OWNER_NAMESPACE_LABEL] ?? ''}/${l[OWNER_NAME_LABEL] ?? ''}` : undefined;
 }
 
 interface RemoteStatus {

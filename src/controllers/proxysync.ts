@@ -16,6 +16,7 @@ import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import type { DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
+import { ownedByOther, ownerLabelOf, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
@@ -26,7 +27,7 @@ import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import { listProblems } from '../runtime/messages.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
-import { ClusterNotUsable, clusterUser, enterCluster, notKubernetesMessage, reportUnusable, type Entered } from './cluster-access.js';
+import { ClusterNotUsable, enterCluster, notKubernetesMessage, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, CleanUpFailed, type LifecycleDeps, type ReconcileContext } from './lifecycle.js';
 import {
@@ -35,7 +36,6 @@ import {
   desiredRemoteSync,
   mirroredStatus,
   ownerMarks,
-  ownerOfLive,
   relatedAccount,
   relatedCopy,
   relatedPath,
@@ -46,7 +46,6 @@ import {
   type RelatedObject,
 } from './proxysync-remote.js';
 import { announceDrift, dueBy } from './sync-drift.js';
-import { ownerOfKey } from './sync-pipeline.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 
 /** How soon a cluster without our CRDs is looked at again, where its CRDs cannot be watched (else their arrival wakes it). */
@@ -184,7 +183,7 @@ export class ProxySyncReconciler implements Reconciler {
     let live = await this.findRemoteSync(obj, spec, cluster);
     await finalizer;
     const location = remoteLocation(obj, spec);
-    const owner = clusterUser(obj);
+    const owner = ownerOf(obj, 'ProxySync');
     // Conflicts met last time are looked at afresh (see Conflict).
     cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), []);
     await this.claim(live, location, owner, cluster);
@@ -233,7 +232,7 @@ export class ProxySyncReconciler implements Reconciler {
   /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
   private async findRemoteSync(obj: KubeObject, spec: ProxySyncSpec, cluster: RemoteCluster): Promise<KubeObject | undefined> {
     const { namespace, name } = remoteLocation(obj, spec);
-    const owner = ownerOf(obj);
+    const owner = ownerOf(obj, 'ProxySync');
     try {
       await cluster.discovery.resolve(API_VERSION, 'Sync');
       void cluster.owned.awaitKinds(owner, []);
@@ -247,18 +246,19 @@ export class ProxySyncReconciler implements Reconciler {
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
     await cluster.owned.track(inventoryOf([probe]));
     const found = cluster.owned.lookup(probe);
-    return found.known ? found.object : getIfExists<KubeObject>(cluster.client, syncPath(namespace, name)).then((o) => (o && ownerOfLive(o) ? o : undefined));
+    return found.known ? found.object : getIfExists<KubeObject>(cluster.client, syncPath(namespace, name)).then((o) => (o && !unowned(o) ? o : undefined));
   }
 
   /**
    * Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist.
    * One that another owner's labels name is a Conflict.
    */
-  private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: string, cluster: RemoteCluster): Promise<void> {
+  private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: Owner, cluster: RemoteCluster): Promise<void> {
     // Not among ours: missing, or there without (or with another) owner's labels.
     const existing = live ?? (await getIfExists<KubeObject>(cluster.client, syncPath(location.namespace, location.name)));
-    const other = existing && ownerOfLive(existing);
-    if (other && other !== owner) throw new Conflict(`the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${other}`, objectId(existing));
+    if (existing && ownedByOther(existing, owner)) {
+      throw new Conflict(`the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${ownerLabelOf(existing)}`, objectId(existing));
+    }
     if (!existing) await ensureNamespace(cluster, location.namespace);
   }
 
@@ -277,7 +277,7 @@ export class ProxySyncReconciler implements Reconciler {
     obj: KubeObject,
     spec: ProxySyncSpec,
     namespace: string,
-    owner: string,
+    owner: Owner,
     cluster: RemoteCluster,
     drift: DueDrifts,
     corrected: ObjectResult[],
@@ -320,10 +320,11 @@ export class ProxySyncReconciler implements Reconciler {
   }
 
   /** One copy in the remote namespace, applied where it differs (and not someone else's): what the apply did, if it was sent. */
-  private async ensureCopy(copy: KubeObject, owner: string, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
+  private async ensureCopy(copy: KubeObject, owner: Owner, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
     const existing = await getIfExists<KubeObject>(cluster.client, relatedPath(copy.kind as 'ConfigMap' | 'Secret', copy.metadata.name ?? '', copy.metadata.namespace ?? ''));
-    const other = existing && ownerOfLive(existing);
-    if (other && other !== owner) throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${other}`, objectId(copy));
+    if (existing && ownedByOther(existing, owner)) {
+      throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${ownerLabelOf(existing)}`, objectId(copy));
+    }
     if (copyMatches(existing, copy)) return undefined;
     await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
     return existing ? 'configured' : 'created';
@@ -333,7 +334,7 @@ export class ProxySyncReconciler implements Reconciler {
   private async removeStale(obj: KubeObject, status: SyncStatusDraft, keep: string[], cluster: RemoteCluster): Promise<void> {
     const stale = (status.inventory?.entries ?? []).filter((e) => !keep.includes(e.id));
     if (stale.length === 0) return;
-    const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, ownerOf(obj), 4);
+    const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, ownerOf(obj, 'ProxySync'), 4);
     const failures = results.filter((r) => r.action === 'failed');
     if (failures.length > 0) throw new Halt(Reason.PruneFailed, `removing what the ProxySync no longer keeps failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
   }
@@ -364,7 +365,7 @@ export class ProxySyncReconciler implements Reconciler {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
         const engine = new ApplyEngine(entered.cluster.client, entered.cluster.discovery);
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
-        const results = await engine.prune(syncs, ownerOf(obj));
+        const results = await engine.prune(syncs, ownerOf(obj, 'ProxySync'));
         const refused = results.filter((r) => r.action === 'failed' && r.reason !== UNREACHABLE);
         if (refused.length > 0) throw new CleanUpFailed(`deleting the remote Sync failed: ${listProblems(refused.map((f) => f.message ?? ''))}`);
         const deleting = results.filter((r) => r.action === 'deleted' || r.action === 'failed');
@@ -372,7 +373,7 @@ export class ProxySyncReconciler implements Reconciler {
           log.info({ remote: deleting.map((r) => r.id) }, 'waiting for the remote Sync to prune and go');
           return { requeueAfterMs: REMOTE_GONE_RETRY_MS };
         }
-        const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj));
+        const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj, 'ProxySync'));
         const failures = rest.filter((r) => r.action === 'failed');
         if (failures.length > 0) throw new CleanUpFailed(`removing the copies failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
         return undefined;
@@ -429,10 +430,6 @@ async function namespaceMissing(cluster: RemoteCluster, namespace: string): Prom
 /** The name of the kubeconfig Secret or of the Cluster (API.md: `status.remote.cluster`). */
 function clusterName(spec: ProxySyncSpec): string {
   return spec.kubeConfig?.secretRef.name ?? spec.clusterRef?.name ?? '';
-}
-
-function ownerOf(obj: KubeObject): { kind: string; namespace: string; name: string } {
-  return { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
 }
 
 function readyOf(status: SyncStatusDraft | undefined) {

@@ -4,7 +4,8 @@ import { ClusterNotUsable, enterCluster, reportUnusable, type Entered } from './
 import type { RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
 import { remoteSyncFinalizer } from './remotesync-deletion.js';
-import { ownerOfKey, type ApplyTarget, type SyncPipeline } from './sync-pipeline.js';
+import { ownerOfKey } from '../apply/owner.js';
+import type { ApplyTarget, SyncPipeline } from './sync-pipeline.js';
 
 /**
  * The RemoteSync reconciler, in prose: find the object; on deletion prune

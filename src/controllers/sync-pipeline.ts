@@ -3,11 +3,12 @@ import { parseDuration } from '../api/duration.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
 import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
-import { ApplyEngine, errorText, UNREACHABLE, type ObjectResult, type Owner } from '../apply/engine.js';
+import { ApplyEngine, errorText, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
+import { ownerOf, type Owner } from '../apply/owner.js';
 import { render, revisionOf, type KindKey } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
@@ -453,15 +454,6 @@ async function alongside<T>(work: Promise<T>, hold: Promise<() => void>, held: (
   return done.value;
 }
 
-export function ownerOf(obj: KubeObject): Owner {
-  return { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
-}
-
-/** The owner a sync's key (`namespace/name`) names. */
-export function ownerOfKey(kind: string, key: string): Owner {
-  const [namespace = '', name = ''] = key.split('/');
-  return { kind, namespace, name };
-}
 
 /** As the remote clusters' turn-aways say it (cluster-access.ts), for the same condition. */
 function unreachableMessage(cluster: string, error: string): string {

@@ -3,7 +3,8 @@ import { parseSyncObject } from '../api/validate.js';
 import type { SyncSpec } from '../api/sync-spec.js';
 import type { Reconciler } from '../runtime/controller.js';
 import { beginReconcile, type LifecycleDeps } from './lifecycle.js';
-import { ownerOfKey, type ApplyTarget, type SyncPipeline } from './sync-pipeline.js';
+import { ownerOfKey } from '../apply/owner.js';
+import type { ApplyTarget, SyncPipeline } from './sync-pipeline.js';
 
 /**
  * The Sync reconciler, in prose: find the object; on deletion prune what it
