@@ -14,7 +14,7 @@
 # as `make test` does: the property tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-all=(load leaks source-property prune-property hostile-input api-faults failover apiserver-restart)
+all=(load leaks source-property prune-property hostile-input api-faults failover apiserver-restart recreate)
 selected=("${@:-${all[@]}}")
 dir=.local/soak
 mkdir -p "$dir"
@@ -69,6 +69,8 @@ run_stage() {
       jest_stage "$1" "${JEST[@]}" test/integration/failover.test.ts ;;
     apiserver-restart)
       jest_stage "$1" GAP_ROUNDS="$GAP_ROUNDS" "${JEST[@]}" test/integration/apiserver-restart.test.ts -t blind ;;
+    recreate)
+      jest_stage "$1" RECREATE_ROUNDS="$(scaled 30 3)" "${JEST[@]}" test/integration/recreate.test.ts -t rounds ;;
     *)
       echo "no soak stage named $1 (stages: ${all[*]})" >&2
       return 2 ;;

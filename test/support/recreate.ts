@@ -87,9 +87,9 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
   await ensureNamespace(client, ARGOCD);
   const namespace = `recreate-${round}-${Date.now().toString(36)}`;
   await ensureNamespace(client, namespace);
+  const terminating = await stillTerminating(client);
   const op = await OperatorProcess.start(cluster, ['--log-level', 'debug']);
   try {
-    const terminating = await stillTerminating(client);
     const started = performance.now();
     const syncs = Object.entries(specs(server));
     await Promise.all(syncs.map(([name, spec]) => applySync(client, namespace, name, spec)));
