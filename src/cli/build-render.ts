@@ -3,7 +3,7 @@ import type { SyncSource } from '../api/source.js';
 import type { CommonMetadata } from '../api/sync-spec.js';
 import { parseAnySyncObject } from '../api/validate.js';
 import { kindKey, render, revisionOf, type KindKey, type RenderOwner, type Scope } from '../apply/render.js';
-import { remoteLocation } from '../controllers/proxysync-remote.js';
+import { remoteLocation } from '../proxy/remote-sync.js';
 import type { KubeClient } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
 import { TransportError } from '../kube/errors.js';

@@ -5,7 +5,7 @@ import type { SyncSpec } from '../api/sync-spec.js';
 import { parseAnySyncObject } from '../api/validate.js';
 import { inventoryOf, staleEntries } from '../apply/inventory.js';
 import { render } from '../apply/render.js';
-import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../controllers/proxysync-remote.js';
+import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { getIfExists } from '../kube/client.js';
 import { Discovery, UnknownKindError } from '../kube/discovery.js';
@@ -21,7 +21,7 @@ import { CliError, findCause } from './errors.js';
  * read in the sync's cluster, rendered with the target's scopes, the stale
  * inventory entries pruned) for a Sync or RemoteSync; for a ProxySync, the
  * remote Sync and the copies of its related objects as proxysync.ts keeps
- * them (built by proxysync-remote.ts).
+ * them (built by proxy/remote-sync.ts).
  */
 
 /** Where a diff runs: the target cluster of the sync. */

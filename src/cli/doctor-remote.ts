@@ -58,7 +58,7 @@ async function lookInto(home: Pick<Cluster, 'client'>, proxy: KubeObject, now: n
   }
 }
 
-/** Where its Sync is in its cluster: as its status says, else as its template does (proxysync-remote.ts's rule). */
+/** Where its Sync is in its cluster: as its status says, else as its template does (proxy/remote-sync.ts's rule). */
 function remoteSyncOf(proxy: KubeObject): { namespace: string; name: string } {
   const { spec, status } = proxy as ProxyFields;
   const meta = spec?.template?.metadata;

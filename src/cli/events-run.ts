@@ -3,7 +3,7 @@ import { API_VERSION, syncResource, type SyncKind } from '../api/kinds.js';
 import type { InventoryEntry } from '../api/status.js';
 import { parseSyncObject } from '../api/validate.js';
 import { objectRef, type ObjectRef } from '../apply/inventory.js';
-import { remoteLocation } from '../controllers/proxysync-remote.js';
+import { remoteLocation } from '../proxy/remote-sync.js';
 import { getIfExists, type KubeClient } from '../kube/client.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
 import type { Cluster, ClusterFlags } from './cluster.js';

@@ -34,7 +34,6 @@ import {
   copiesDigest,
   copyMatches,
   desiredRemoteSync,
-  mirroredStatus,
   ownerMarks,
   relatedAccount,
   relatedCopy,
@@ -44,7 +43,8 @@ import {
   remoteMark,
   remoteSyncMatches,
   type RelatedObject,
-} from './proxysync-remote.js';
+} from '../proxy/remote-sync.js';
+import { mirroredStatus } from './proxysync-status.js';
 import { announceDrift, dueBy } from './sync-drift.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 

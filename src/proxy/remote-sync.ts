@@ -1,21 +1,16 @@
-// What a ProxySync wants in its remote cluster, and what it reads back, as
-// pure functions: the remote Sync from the template, the copies of the
+// What a ProxySync wants in its remote cluster, as pure functions: where the
+// remote Sync lives and what it is made of (the template), the copies of the
 // related objects (the ConfigMaps and Secrets the template's source names),
-// the mark that asks the remote Sync to handle their content, and the status
-// mirrored from the remote Sync. proxysync.ts does the I/O.
+// and the mark that asks the remote Sync to handle their content. Below the
+// controllers: the ProxySync reconciler (controllers/proxysync.ts, which does
+// the I/O) and the CLI's build, diff and events read the same rules.
 import { createHash } from 'node:crypto';
-import { ConditionType, Reason } from '../api/conditions.js';
 import { API_VERSION } from '../api/kinds.js';
 import { ORIGIN_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
-import type { InventoryEntry } from '../api/status.js';
-import type { Drift } from '../apply/drift.js';
 import { objectId } from '../apply/inventory.js';
 import { ownerLabels, ownerOf } from '../apply/owner.js';
 import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
-import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
-import { driftChange } from './sync-drift.js';
-import type { SyncStatusDraft } from './sync-status.js';
 
 /** Where the remote Sync lives: the template's name and namespace, else the ProxySync's. */
 export function remoteLocation(obj: KubeObject, spec: ProxySyncSpec): { namespace: string; name: string } {
@@ -57,7 +52,6 @@ export function copyMatches(live: KubeObject | undefined, desired: KubeObject): 
   return contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) && equalJson(l.data ?? {}, d.data ?? {}) && equalJson(l.binaryData ?? {}, d.binaryData ?? {});
 }
 
-/** The ConfigMaps and Secrets a template's source names (copied beside the remote Sync), with the field that names each. */
 /** The path of a related object (a ConfigMap or Secret the template names) in `namespace`. */
 export function relatedPath(kind: 'ConfigMap' | 'Secret', name: string, namespace: string): string {
   return objectPath(kind === 'Secret' ? CORE.secrets : CORE.configMaps, name, namespace);
@@ -73,6 +67,7 @@ export function relatedAccount(spec: ProxySyncSpec, defaultServiceAccount: strin
   return spec.template.spec.serviceAccountName ?? defaultServiceAccount;
 }
 
+/** The ConfigMaps and Secrets a template's source names (copied beside the remote Sync), with the field that names each. */
 export function relatedRefs(spec: ProxySyncSpec): { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] {
   const source = spec.template.spec.source;
   const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];
@@ -143,97 +138,6 @@ export function remoteSyncMatches(live: KubeObject | undefined, desired: KubeObj
   );
 }
 
-interface RemoteStatus {
-  observedGeneration?: number;
-  conditions?: Condition[];
-  lastAttemptedRevision?: string;
-  lastAppliedRevision?: string;
-  summary?: SyncStatusDraft['summary'];
-  pendingDependencies?: unknown[];
-  lastHandledReconcileAt?: string;
-}
-
-/** Why the remote Sync's status does not yet speak for what we gave it; undefined when it does. */
-export function remoteLag(live: KubeObject, mark: string | undefined): string | undefined {
-  const status = (live.status ?? {}) as RemoteStatus;
-  const where = `${live.metadata.namespace}/${live.metadata.name}`;
-  const generation = live.metadata.generation;
-  if (generation !== undefined && status.observedGeneration !== generation) {
-    return `waiting for the remote Sync ${where} to observe generation ${generation} (observed: ${status.observedGeneration ?? 'none'}; is the syncprims operator running in that cluster?)`;
-  }
-  if (mark !== undefined && status.lastHandledReconcileAt !== mark) {
-    return `waiting for the remote Sync ${where} to handle the latest reconcile request or content of its related objects`;
-  }
-  return undefined;
-}
-
-/**
- * The remote Sync was changed by someone else (`drift`: which fields, by
- * whom) and its correction waits (backed off, as a fight is). No countdown:
- * the message stays the same while it waits, so a fight does not rewrite
- * the ProxySync's status.
- */
-function heldBackMessage(live: KubeObject, drift: Drift): string {
-  const where = `${live.metadata.namespace}/${live.metadata.name}`;
-  return `the remote Sync ${where} differs from the template, ${driftChange(drift)}: it is put back when its correction, backed off while it keeps being changed (fighting), is due (see the Drifted Event)`;
-}
-
-/**
- * The ProxySync's status from its remote Sync: Ready and Stalled mirrored
- * (Ready only once the remote Sync speaks for what we last gave it, and is
- * not held back changed by someone else (`heldBack`, that drift): else Ready=Unknown,
- * reason RemoteNotReady), revisions, summary, and under
- * `remote` its location, observedGeneration and pending dependencies.
- */
-export function mirroredStatus(
-  base: SyncStatusDraft,
-  live: KubeObject,
-  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: Drift },
-  generation: number | undefined,
-  now: Date,
-): SyncStatusDraft {
-  const rs = (live.status ?? {}) as RemoteStatus;
-  const lag = remote.heldBack ? heldBackMessage(live, remote.heldBack) : remoteLag(live, remote.mark);
-  const ready = findCondition(rs.conditions, ConditionType.Ready);
-  let conditions = base.conditions ?? [];
-  if (lag !== undefined || !ready) {
-    const message = lag ?? `waiting for the remote Sync ${live.metadata.namespace}/${live.metadata.name} to report Ready`;
-    conditions = setCondition(conditions, { type: ConditionType.Ready, status: 'Unknown', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
-    conditions = setCondition(conditions, { type: ConditionType.Reconciling, status: 'True', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
-    conditions = removeCondition(conditions, ConditionType.Stalled);
-  } else {
-    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Ready, generation, now);
-    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Reconciling, generation, now);
-    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Stalled, generation, now);
-  }
-  const previous = base.remote as Record<string, unknown> | undefined;
-  const seen = {
-    cluster: remote.cluster,
-    namespace: live.metadata.namespace ?? '',
-    name: live.metadata.name ?? '',
-    observedGeneration: rs.observedGeneration,
-    pendingDependencies: rs.pendingDependencies?.length ? rs.pendingDependencies : undefined,
-  };
-  const unchanged = previous !== undefined && equalJson({ ...previous, lastSeenAt: undefined }, { ...seen, lastSeenAt: undefined });
-  const lastSeenAt = unchanged ? (previous.lastSeenAt as string | undefined) : now.toISOString();
-  return {
-    ...base,
-    conditions,
-    lastAttemptedRevision: rs.lastAttemptedRevision,
-    lastAppliedRevision: rs.lastAppliedRevision,
-    summary: rs.summary,
-    inventory: { entries: remote.inventory },
-    remote: dropUndefined({ ...seen, lastSeenAt }),
-  };
-}
-
-/** The remote condition of `type` as ours (its observedGeneration: ours), or ours removed when the remote has none. */
-function mirrorCondition(ours: Condition[], theirs: Condition[] | undefined, type: string, generation: number | undefined, now: Date): Condition[] {
-  const c = findCondition(theirs, type);
-  if (!c) return removeCondition(ours, type);
-  return setCondition(ours, { type, status: c.status, reason: c.reason, message: c.message, observedGeneration: generation }, now);
-}
-
 /** Whether `have` holds everything `want` sets: objects by key, arrays element by element, the rest equal. */
 export function contains(have: unknown, want: unknown): boolean {
   if (Array.isArray(want)) {
@@ -247,10 +151,7 @@ export function contains(have: unknown, want: unknown): boolean {
   return have === want;
 }
 
-function equalJson(a: unknown, b: unknown): boolean {
+/** Whether the two hold the same (each contains the other). */
+export function equalJson(a: unknown, b: unknown): boolean {
   return contains(a, b) && contains(b, a);
-}
-
-function dropUndefined<T extends Record<string, unknown>>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

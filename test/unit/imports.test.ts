@@ -14,15 +14,6 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The command that starts the operator, and with it the web view: the one module of cli/ that wires ui/ and controllers/. */
 const WIRING = ['src/cli/run.ts'];
 
-/**
- * TEMPORARY (issue 33 item 2): these commands still take the remote Sync's
- * name and place and the mirrored status from controllers/proxysync-remote.ts,
- * until that is moved below controllers/. Only that module is allowed them;
- * drop this list (and the allowance in the rule) once it is moved.
- */
-const PROXYSYNC_REMOTE = 'src/controllers/proxysync-remote.ts';
-const PROXYSYNC_REMOTE_USERS = ['src/cli/build-render.ts', 'src/cli/diff-dry-run.ts', 'src/cli/diff-plan.ts', 'src/cli/events-run.ts'];
-
 const RULES: ImportRule[] = [
   { name: 'kube/ imports nothing of ours', breaks: (from, to) => inFolder(from, 'src/kube') && !inFolder(to, 'src/kube') },
   {
@@ -39,8 +30,7 @@ const RULES: ImportRule[] = [
     breaks: (from, to) =>
       ['src/cli', 'src/ui', 'src/views'].some((f) => inFolder(from, f)) &&
       inFolder(to, 'src/controllers') &&
-      !WIRING.includes(from) &&
-      !(to === PROXYSYNC_REMOTE && PROXYSYNC_REMOTE_USERS.includes(from)),
+      !WIRING.includes(from),
   },
 ];
 
@@ -78,7 +68,7 @@ describe('the rules, over a made-up house that breaks each', () => {
     ['src/ui/model.ts', "import { syncRow } from '../cli/sync-rows.js';\nimport { rows } from '../views/rows.js';"],
     ['src/cli/get.ts', "import { serve } from '../ui/server.js';\nimport { x } from '../controllers/sync.js';\nimport { rows } from '../views/rows.js';"],
     ['src/cli/run.ts', "const { startUi } = await import('../ui/index.js');\nconst c = await import('../controllers/index.js');"],
-    ['src/cli/events-run.ts', "import { remoteSyncName } from '../controllers/proxysync-remote.js';\nimport { y } from '../controllers/sync-status.js';"],
+    ['src/cli/events-run.ts', "import { remoteSyncName } from '../controllers/proxysync-remote.js';"],
     ['src/views/graph.ts', "import { remoteSyncName } from '../controllers/proxysync-remote.js';"],
     ['src/a.ts', "import { b } from './b.js';"],
     ['src/b.ts', "import type { C } from './c.js';"],
@@ -86,10 +76,10 @@ describe('the rules, over a made-up house that breaks each', () => {
   ]);
   const graph = importGraph(house);
 
-  test('each arrow that breaks a rule is named; the wiring and the named allowance are not', () => {
+  test('each arrow that breaks a rule is named; the wiring is not', () => {
     expect(violations(graph, RULES)).toEqual([
       "cli/ imports ui/ only at the web view's wiring: src/cli/get.ts -> src/ui/server.ts",
-      "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/cli/events-run.ts -> src/controllers/sync-status.ts",
+      "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/cli/events-run.ts -> src/controllers/proxysync-remote.ts",
       "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/cli/get.ts -> src/controllers/sync.ts",
       "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/views/graph.ts -> src/controllers/proxysync-remote.ts",
       'kube/ imports nothing of ours: src/kube/client.ts -> src/runtime/logger.ts',
@@ -122,7 +112,7 @@ describe('src/ as it stands', () => {
     expect(violations(graph, RULES)).toEqual([]);
   });
 
-  test('the allowances name modules that exist', () => {
-    for (const file of [...WIRING, PROXYSYNC_REMOTE, ...PROXYSYNC_REMOTE_USERS]) expect(graph.has(file)).toBe(true);
+  test('the wiring names modules that exist', () => {
+    for (const file of WIRING) expect(graph.has(file)).toBe(true);
   });
 });

@@ -7,12 +7,12 @@ import {
   contains,
   copiesDigest,
   desiredRemoteSync,
-  mirroredStatus,
   relatedCopy,
   remoteLocation,
   remoteMark,
   remoteSyncMatches,
-} from '../../src/controllers/proxysync-remote.js';
+} from '../../src/proxy/remote-sync.js';
+import { mirroredStatus } from '../../src/controllers/proxysync-status.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 const proxy: KubeObject = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'ProxySync', metadata: { name: 'app', namespace: 'team' } };

@@ -1,0 +1,106 @@
+// The status a ProxySync mirrors from its remote Sync: Ready once the remote
+// Sync speaks for what it was last given, its revisions and summary, and
+// where it is. Pure; proxysync.ts reads the remote Sync and writes it.
+import { ConditionType, Reason } from '../api/conditions.js';
+import type { InventoryEntry } from '../api/status.js';
+import type { Drift } from '../apply/drift.js';
+import type { KubeObject } from '../kube/resources.js';
+import { equalJson } from '../proxy/remote-sync.js';
+import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
+import { driftChange } from './sync-drift.js';
+import type { SyncStatusDraft } from './sync-status.js';
+
+interface RemoteStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  lastAttemptedRevision?: string;
+  lastAppliedRevision?: string;
+  summary?: SyncStatusDraft['summary'];
+  pendingDependencies?: unknown[];
+  lastHandledReconcileAt?: string;
+}
+
+/** Why the remote Sync's status does not yet speak for what we gave it; undefined when it does. */
+export function remoteLag(live: KubeObject, mark: string | undefined): string | undefined {
+  const status = (live.status ?? {}) as RemoteStatus;
+  const where = `${live.metadata.namespace}/${live.metadata.name}`;
+  const generation = live.metadata.generation;
+  if (generation !== undefined && status.observedGeneration !== generation) {
+    return `waiting for the remote Sync ${where} to observe generation ${generation} (observed: ${status.observedGeneration ?? 'none'}; is the syncprims operator running in that cluster?)`;
+  }
+  if (mark !== undefined && status.lastHandledReconcileAt !== mark) {
+    return `waiting for the remote Sync ${where} to handle the latest reconcile request or content of its related objects`;
+  }
+  return undefined;
+}
+
+/**
+ * The remote Sync was changed by someone else (`drift`: which fields, by
+ * whom) and its correction waits (backed off, as a fight is). No countdown:
+ * the message stays the same while it waits, so a fight does not rewrite
+ * the ProxySync's status.
+ */
+function heldBackMessage(live: KubeObject, drift: Drift): string {
+  const where = `${live.metadata.namespace}/${live.metadata.name}`;
+  return `the remote Sync ${where} differs from the template, ${driftChange(drift)}: it is put back when its correction, backed off while it keeps being changed (fighting), is due (see the Drifted Event)`;
+}
+
+/**
+ * The ProxySync's status from its remote Sync: Ready and Stalled mirrored
+ * (Ready only once the remote Sync speaks for what we last gave it, and is
+ * not held back changed by someone else (`heldBack`, that drift): else Ready=Unknown,
+ * reason RemoteNotReady), revisions, summary, and under
+ * `remote` its location, observedGeneration and pending dependencies.
+ */
+export function mirroredStatus(
+  base: SyncStatusDraft,
+  live: KubeObject,
+  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: Drift },
+  generation: number | undefined,
+  now: Date,
+): SyncStatusDraft {
+  const rs = (live.status ?? {}) as RemoteStatus;
+  const lag = remote.heldBack ? heldBackMessage(live, remote.heldBack) : remoteLag(live, remote.mark);
+  const ready = findCondition(rs.conditions, ConditionType.Ready);
+  let conditions = base.conditions ?? [];
+  if (lag !== undefined || !ready) {
+    const message = lag ?? `waiting for the remote Sync ${live.metadata.namespace}/${live.metadata.name} to report Ready`;
+    conditions = setCondition(conditions, { type: ConditionType.Ready, status: 'Unknown', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
+    conditions = setCondition(conditions, { type: ConditionType.Reconciling, status: 'True', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
+    conditions = removeCondition(conditions, ConditionType.Stalled);
+  } else {
+    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Ready, generation, now);
+    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Reconciling, generation, now);
+    conditions = mirrorCondition(conditions, rs.conditions, ConditionType.Stalled, generation, now);
+  }
+  const previous = base.remote as Record<string, unknown> | undefined;
+  const seen = {
+    cluster: remote.cluster,
+    namespace: live.metadata.namespace ?? '',
+    name: live.metadata.name ?? '',
+    observedGeneration: rs.observedGeneration,
+    pendingDependencies: rs.pendingDependencies?.length ? rs.pendingDependencies : undefined,
+  };
+  const unchanged = previous !== undefined && equalJson({ ...previous, lastSeenAt: undefined }, { ...seen, lastSeenAt: undefined });
+  const lastSeenAt = unchanged ? (previous.lastSeenAt as string | undefined) : now.toISOString();
+  return {
+    ...base,
+    conditions,
+    lastAttemptedRevision: rs.lastAttemptedRevision,
+    lastAppliedRevision: rs.lastAppliedRevision,
+    summary: rs.summary,
+    inventory: { entries: remote.inventory },
+    remote: dropUndefined({ ...seen, lastSeenAt }),
+  };
+}
+
+/** The remote condition of `type` as ours (its observedGeneration: ours), or ours removed when the remote has none. */
+function mirrorCondition(ours: Condition[], theirs: Condition[] | undefined, type: string, generation: number | undefined, now: Date): Condition[] {
+  const c = findCondition(theirs, type);
+  if (!c) return removeCondition(ours, type);
+  return setCondition(ours, { type, status: c.status, reason: c.reason, message: c.message, observedGeneration: generation }, now);
+}
+
+function dropUndefined<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
