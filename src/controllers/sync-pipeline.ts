@@ -2,8 +2,7 @@ import { Reason } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
-import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
-import { ApplyEngine, errorText, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
+import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
@@ -12,12 +11,10 @@ import { ownerOf, type Owner } from '../apply/owner.js';
 import { render, revisionOf, type KindKey } from '../apply/render.js';
 import type { KubeClient, Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
-import { ApiError, NotKubernetesError, TransportError } from '../kube/errors.js';
 import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { fetchSource, referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import { listProblems } from '../runtime/messages.js';
-import { notKubernetesMessage } from './cluster-access.js';
 import { oversized } from './stored-size.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -27,6 +24,7 @@ import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { announceDrift, backedOffNote, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
+import { afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
 import { CleanUpFailed } from './lifecycle.js';
 
 /** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
@@ -71,8 +69,6 @@ interface AppliedState {
   recorded: InventoryEntry[];
   fresh: Map<string, KubeObject>;
 }
-
-const RETRY_SOURCE_MS = 30_000;
 
 /**
  * The sync pipeline: fetch the source, render, apply in stages, prune what
@@ -285,15 +281,10 @@ export class SyncPipeline {
         origin: target.origin,
         scopeOf: (apiVersion, kind) => scopeOf(target.discovery, apiVersion, kind),
       });
-      if (rendered.unknownKinds.length > 0) return { reason: Reason.CRDNotInstalled, message: listProblems(rendered.errors), unknownKinds: rendered.unknownKinds };
-      if (rendered.errors.length > 0) return { reason: Reason.SourceError, message: listProblems(rendered.errors) };
-      return { objects: rendered.objects, entries: inventoryOf(rendered.objects), revision: fetched.revision ?? revisionOf(rendered.objects) };
+      return renderErrors(rendered) ?? { objects: rendered.objects, entries: inventoryOf(rendered.objects), revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
       // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
-      if (err instanceof NotKubernetesError) return { reason: Reason.ClusterUnreachable, message: notKubernetesMessage(target.client.name, err.message) };
-      if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(target.client.name, err.message) };
-      const unserved = err instanceof Error && err.cause instanceof UnknownKindError ? [{ apiVersion: err.cause.apiVersion, kind: err.cause.kind }] : undefined;
-      return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err), sourceKinds: unserved };
+      return renderFailure(err, target.client.name);
     }
   }
 
@@ -390,7 +381,7 @@ export class SyncPipeline {
     if (typeof health === 'string') {
       // Applied, but not followed: say so rather than retry in silence (the next try may find it granted).
       await this.fail(obj, { ...base, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision, lastAppliedRevision: state.revision }, Reason.ApplyFailed, health, generation, log);
-      return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
+      return failureRetry(interval);
     }
     const summary = summarize(health.map((h) => h.status));
     let status: SyncStatusDraft = { ...base, summary, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision };
@@ -422,16 +413,13 @@ export class SyncPipeline {
       await this.deps.events.record(obj, 'Warning', reason, message);
     }
   }
-
 }
 
 /**
- * A source rendered, or why it is not: `unknownKinds` are the kinds of the
- * set the target does not serve (CRDNotInstalled); `sourceKinds`, the kind
- * of its source object the home cluster does not serve (Flux not installed yet).
+ * A source rendered, or why it is not (see RenderProblem). A rendered set carries its inventory entries
+ * (sorted), computed once for the size check, the progress status and the prune.
  */
-/** A rendered set carries its inventory entries (sorted), computed once for the size check, the progress status and the prune. */
-type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string } | { reason: Reason; message: string; unknownKinds?: KindKey[]; sourceKinds?: KindKey[] };
+type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string } | RenderProblem;
 
 /** One reconcile's sync, spec and target. */
 interface Run {
@@ -454,12 +442,6 @@ async function alongside<T>(work: Promise<T>, hold: Promise<() => void>, held: (
   return done.value;
 }
 
-
-/** As the remote clusters' turn-aways say it (cluster-access.ts), for the same condition. */
-function unreachableMessage(cluster: string, error: string): string {
-  return `cluster ${cluster} is unreachable: no answer (${error})`;
-}
-
 /** A kind's scope as discovery has it; undefined when it is not served (a failure to ask is thrown). */
 async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): Promise<'Namespaced' | 'Cluster' | undefined> {
   try {
@@ -470,61 +452,9 @@ async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): 
   }
 }
 
-/**
- * The message for a cluster that refuses to let the operator list or watch
- * what a sync applied (RBAC of its identity there): the watches are what
- * health, drift and no-op applies are read from. Other errors are thrown.
- */
-function watchRefusal(err: unknown, cluster: string): string {
-  if (!(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) throw err;
-  return `cluster ${cluster} refused to let the operator watch what it applied (${errorText(err)}): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies`;
-}
-
-/** The condition reason and message of what went wrong in an apply and prune, if anything. */
-function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: string): { reason: Reason; message: string; retry?: { minDelayMs: number } } | undefined {
-  const failures = applied.filter((r) => r.action === 'failed');
-  const conflicts = applied.filter((r) => r.action === 'conflict');
-  const pruneFailures = pruned.filter((p) => p.action === 'failed');
-  const problems = [...conflicts, ...failures, ...pruneFailures];
-  if (problems.length === 0) return undefined;
-  let reason: Reason = Reason.PruneFailed;
-  const unanswered = [...failures, ...pruneFailures].filter((f) => f.reason === UNREACHABLE);
-  if (unanswered.length > 0) {
-    // The cluster stopped answering mid-way: that is the news, not each object's error.
-    return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, unanswered[0]!.message ?? '') };
-  }
-  if (failures.length > 0) {
-    reason = failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;
-  } else if (conflicts.length > 0) {
-    reason = Reason.OwnershipConflict;
-  }
-  return { reason, message: listProblems(problems.map((p) => p.message ?? '')), ...retryOf(problems) };
-}
-
 /** The drifts, less the deletions of objects the sync no longer has (its own prune's, seen by the watch). */
 function stillOwned<T extends { due: Drift[] }>(drift: T, prev: AppliedState | undefined): T {
   if (!prev || !drift.due.some((d) => d.deleted)) return drift;
   const ids = new Set(prev.inventory.map((e) => e.id));
   return { ...drift, due: drift.due.filter((d) => !d.deleted || ids.has(d.id)) };
 }
-
-/**
- * When a failed reconcile goes again: a transient failure with backoff (the
- * server's Retry-After at least); one whose wait ended meanwhile (`arrived`)
- * soon; others after min(interval, 30 s), unless a watch wakes them first.
- */
-function afterProblem(problem: { retry?: { minDelayMs: number } }, arrived: boolean, interval: number): ReconcileResult {
-  if (problem.retry) return { retry: problem.retry };
-  if (arrived) return { retry: { minDelayMs: ARRIVED_RETRY_MS } };
-  return { requeueAfterMs: Math.min(interval, RETRY_SOURCE_MS) };
-}
-
-/** The least wait before a transient failure is tried again (a whole reconcile goes again, not one request). */
-const RETRY_TRANSIENT_MIN_MS = 1_000;
-
-/** Every problem transient (429, 5xx): a retry with backoff, at least the longest Retry-After (and a second). */
-function retryOf(problems: ObjectResult[]): { retry?: { minDelayMs: number } } {
-  if (!problems.every((p) => p.transient)) return {};
-  return { retry: { minDelayMs: Math.max(RETRY_TRANSIENT_MIN_MS, ...problems.map((p) => p.transient!.retryAfterMs)) } };
-}
-
