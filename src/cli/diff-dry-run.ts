@@ -9,7 +9,8 @@ import { serverSideApply } from '../kube/apply.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
-import { collectionPath, CORE, objectPath, splitApiVersion, type KubeObject } from '../kube/resources.js';
+import { createNamespace } from '../kube/namespaces.js';
+import { CORE, objectPath, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import type { ObjectChange } from './diff-render.js';
 
 /**
@@ -144,13 +145,8 @@ function refused(err: ApiError, obj: KubeObject, live: KubeObject | undefined, f
 /** A namespace the operator creates when missing (a ProxySync's), dry-run; undefined when it exists. */
 async function ensureNamespace(target: DiffTarget, name: string): Promise<ObjectChange | undefined> {
   if (await getIfExists(target.reader, objectPath(CORE.namespaces, name))) return undefined;
-  const merged = await target.applier.request<KubeObject>({
-    method: 'POST',
-    path: collectionPath(CORE.namespaces),
-    query: { dryRun: 'All' },
-    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
-  });
-  return { action: 'created', object: `Namespace ${name}`, merged: { ...merged, apiVersion: 'v1', kind: 'Namespace' } };
+  const merged = await createNamespace(target.applier, name, { dryRun: true });
+  return merged && { action: 'created', object: `Namespace ${name}`, merged };
 }
 
 /** A stale inventory entry that the prune would delete, or undefined when it would skip it (gone, not ours, kept). */

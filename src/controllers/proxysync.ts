@@ -20,9 +20,10 @@ import { ownedByOther, ownerLabelOf, ownerOf, ownerOfKey, unowned, type Owner } 
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
+import { createNamespace } from '../kube/namespaces.js';
 import { UnknownKindError } from '../kube/discovery.js';
 import { ApiError, NotKubernetesError } from '../kube/errors.js';
-import { collectionPath, CORE, objectPath, type KubeObject } from '../kube/resources.js';
+import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import { listProblems } from '../runtime/messages.js';
@@ -47,6 +48,19 @@ import {
 import { mirroredStatus } from './proxysync-status.js';
 import { announceDrift, dueBy } from './sync-drift.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
+
+/** One reconcile of a ProxySync that is not suspended, in the cluster it entered. */
+interface Maintain {
+  key: string;
+  obj: KubeObject;
+  spec: ProxySyncSpec;
+  status: SyncStatusDraft;
+  cluster: RemoteCluster;
+  generation: number | undefined;
+  log: Logger;
+  /** Settles once the ProxySync's finalizer is on: nothing is written in the cluster before (a deletion could leave it behind). */
+  finalizer: Promise<unknown>;
+}
 
 /** How soon a cluster without our CRDs is looked at again, where its CRDs cannot be watched (else their arrival wakes it). */
 const CRD_RETRY_MS = 10_000;
@@ -142,7 +156,7 @@ export class ProxySyncReconciler implements Reconciler {
     }
     try {
       if (ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
-      return await this.maintain(key, obj, spec, status, entered.cluster, generation, log, finalizer);
+      return await this.maintain({ key, obj, spec, status, cluster: entered.cluster, generation, log, finalizer });
     } catch (thrown) {
       const err = thrown instanceof Halt ? thrown : refusal(thrown, entered.cluster);
       if (!err) throw thrown;
@@ -169,17 +183,8 @@ export class ProxySyncReconciler implements Reconciler {
   }
 
   /** Phases 1, 3, 4 and 5: find, ensure, keep content, status back. */
-  private async maintain(
-    key: string,
-    obj: KubeObject,
-    spec: ProxySyncSpec,
-    status: SyncStatusDraft,
-    cluster: RemoteCluster,
-    generation: number | undefined,
-    log: Logger,
-    /** Settles once the ProxySync's finalizer is on: nothing is written in the cluster before (a deletion could leave it behind). */
-    finalizer: Promise<unknown>,
-  ): Promise<ReconcileResult | undefined> {
+  private async maintain(run: Maintain): Promise<ReconcileResult | undefined> {
+    const { key, obj, spec, status, cluster, generation, log, finalizer } = run;
     let live = await this.findRemoteSync(obj, spec, cluster);
     await finalizer;
     const location = remoteLocation(obj, spec);
@@ -192,7 +197,7 @@ export class ProxySyncReconciler implements Reconciler {
     // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
     const drift = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
     const corrected: ObjectResult[] = [];
-    const related = await this.related(key, obj, spec, location.namespace, owner, cluster, drift, corrected);
+    const related = await this.related(run, { namespace: location.namespace, owner, drift, corrected });
     const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
     const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
     const id = objectId(desired);
@@ -273,14 +278,8 @@ export class ProxySyncReconciler implements Reconciler {
    * `corrected`.
    */
   private async related(
-    key: string,
-    obj: KubeObject,
-    spec: ProxySyncSpec,
-    namespace: string,
-    owner: Owner,
-    cluster: RemoteCluster,
-    drift: DueDrifts,
-    corrected: ObjectResult[],
+    { key, obj, spec, cluster }: Pick<Maintain, 'key' | 'obj' | 'spec' | 'cluster'>,
+    { namespace, owner, drift, corrected }: { namespace: string; owner: Owner; drift: DueDrifts; corrected: ObjectResult[] },
   ): Promise<KnownCopies> {
     const home = obj.metadata.namespace ?? '';
     const named = relatedRefs(spec);
@@ -391,9 +390,8 @@ function syncPath(namespace: string, name: string): string {
 
 async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promise<void> {
   try {
-    await cluster.client.request({ method: 'POST', path: collectionPath(CORE.namespaces), body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
+    await createNamespace(cluster.client, namespace);
   } catch (err) {
-    if (err instanceof ApiError && err.conflict) return;
     if (!(err instanceof ApiError && err.status === 403)) throw err;
     // An identity confined to its namespaces may not create namespaces: one that is there will do.
     if (await namespaceMissing(cluster, namespace)) {
