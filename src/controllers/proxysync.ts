@@ -22,13 +22,13 @@ import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
 import { createNamespace } from '../kube/namespaces.js';
 import { UnknownKindError } from '../kube/discovery.js';
-import { ApiError, NotKubernetesError } from '../kube/errors.js';
+import { ApiError } from '../kube/errors.js';
 import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import { listProblems } from '../runtime/messages.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
-import { ClusterNotUsable, enterCluster, notKubernetesMessage, reportUnusable, type Entered } from './cluster-access.js';
+import { ClusterNotUsable, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
 import { cleanUpInCluster, type FinalizeResult, type RemoteSettings } from './cluster-deletion.js';
 import { beginReconcile, CleanUpFailed, type LifecycleDeps, type ReconcileContext } from './lifecycle.js';
 import {
@@ -42,12 +42,12 @@ import {
   relatedRefs,
   remoteLocation,
   remoteMark,
-  remoteSyncMatches,
   type RelatedObject,
 } from '../proxy/remote-sync.js';
+import { clusterName, Conflict, Halt, haltRetry, haltStatus, refusal, remoteSyncStep } from './proxysync-phases.js';
 import { mirroredStatus } from './proxysync-status.js';
 import { announceDrift, dueBy } from './sync-drift.js';
-import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
+import { suspended, type SyncStatusDraft } from './sync-status.js';
 
 /** One reconcile of a ProxySync that is not suspended, in the cluster it entered. */
 interface Maintain {
@@ -66,44 +66,12 @@ interface Maintain {
 const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
-/** The longest wait before a ProxySync that failed is tried again (as a Sync's failures: min(interval, this)). */
-const FAILURE_RETRY_MS = 30_000;
 
 /** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
 interface KnownCopies {
   versions: string;
   digest: string | undefined;
   shells: KubeObject[];
-}
-
-/** A step cannot go on: report it (status, and an Event when `event`) and come back as `result` says. */
-class Halt extends Error {
-  constructor(
-    readonly reason: Reason,
-    message: string,
-    readonly result: ReconcileResult | undefined = undefined,
-    /** A wait (Ready=Unknown, Reconciling=True), not a failure. */
-    readonly wait = false,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * What the ProxySync would write in the remote cluster (the remote Sync, a
- * copy) carries another owner's labels: OwnershipConflict, taken up again the
- * moment the remote cluster's watch sees that object deleted or given other
- * owner labels (another ProxySync of this operator letting it go), else at
- * the failure retry (the watch follows only this operator's objects).
- */
-class Conflict extends Halt {
-  constructor(
-    message: string,
-    /** The object's id. */
-    readonly id: string,
-  ) {
-    super(Reason.OwnershipConflict, message);
-  }
 }
 
 /** The ProxySync reconciler (see the top of this file for its phases). */
@@ -161,8 +129,7 @@ export class ProxySyncReconciler implements Reconciler {
       const err = thrown instanceof Halt ? thrown : refusal(thrown, entered.cluster);
       if (!err) throw thrown;
       const result = this.retryOf(err, key, spec, entered.cluster);
-      const next = err.wait ? progressing(status, err.message, generation) : failed(status, err.reason, err.message, generation);
-      if (await this.deps.writer.updateStatus(obj, next)) {
+      if (await this.deps.writer.updateStatus(obj, haltStatus(err, status, generation))) {
         log.info({ reason: err.reason, message: err.message }, err.wait ? 'waiting' : 'cannot go on');
         if (!err.wait) await this.deps.events.record(obj, 'Warning', err.reason, err.message);
       }
@@ -178,8 +145,7 @@ export class ProxySyncReconciler implements Reconciler {
    */
   private retryOf(err: Halt, key: string, spec: ProxySyncSpec, cluster: RemoteCluster): ReconcileResult | undefined {
     if (err instanceof Conflict) cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), [err.id]);
-    if (err.result || err.wait) return err.result;
-    return { requeueAfterMs: Math.min(parseDuration(spec.template.spec.interval), FAILURE_RETRY_MS) };
+    return haltRetry(err, parseDuration(spec.template.spec.interval));
   }
 
   /** Phases 1, 3, 4 and 5: find, ensure, keep content, status back. */
@@ -204,9 +170,8 @@ export class ProxySyncReconciler implements Reconciler {
     const applying = `${generation}|${mark ?? ''}`;
     // Changed by someone else while its correction is backed off: left as it is until due, unless we have
     // something new to give it (a deleted remote Sync is recreated at once: there is nothing to mirror).
-    const heldBack = live !== undefined && this.lastApplied.get(key) === applying ? cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id) : undefined;
-    const matches = remoteSyncMatches(live, desired);
-    if (!matches && !heldBack) {
+    const step = remoteSyncStep(live, desired, { applying, lastApplied: this.lastApplied.get(key) }, () => cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id));
+    if (step.apply) {
       const existed = live !== undefined;
       live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
       this.lastApplied.set(key, applying);
@@ -219,7 +184,7 @@ export class ProxySyncReconciler implements Reconciler {
     await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
     // Held back, the remote Sync is not what the template says: its status does not speak for the ProxySync.
     // (Applied just now, it was not held back.)
-    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory, heldBack: matches ? undefined : heldBack }, generation, new Date());
+    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory, heldBack: step.heldBack }, generation, new Date());
     await this.writeStatus(obj, next, log);
     return drift.waitMs === undefined ? undefined : dueBy({}, drift.waitMs);
   }
@@ -400,21 +365,6 @@ async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promi
   }
 }
 
-/**
- * A request the remote cluster refused for good (RBAC, validation, a namespace
- * that is not there): a failure the status and an Event name, tried again as
- * failures are. Others (no answer, 429 and 5xx, conflicts, and any answer of
- * the managing cluster) are the controller's to retry with backoff.
- */
-function refusal(err: unknown, cluster: RemoteCluster): Halt | undefined {
-  // Its server answers, so its reachability stays; but not as a Kubernetes API server does: said, and tried again later.
-  if (err instanceof NotKubernetesError) return new Halt(Reason.ClusterUnreachable, notKubernetesMessage(cluster.name, err.message));
-  // Only the remote cluster's answers: a write of the ProxySync itself (its finalizer, its status) refused in the managing cluster is not.
-  if (!(err instanceof ApiError) || err.origin !== cluster.client.name) return undefined;
-  if (err.transient || err.conflict || err.status < 400) return undefined;
-  return new Halt(Reason.ApplyFailed, `cluster ${cluster.name} refused ${err.message}`);
-}
-
 /** Whether a namespace is known not to exist: one the identity may not read either is left to the writes that follow (their errors name it). */
 async function namespaceMissing(cluster: RemoteCluster, namespace: string): Promise<boolean> {
   try {
@@ -423,11 +373,6 @@ async function namespaceMissing(cluster: RemoteCluster, namespace: string): Prom
     if (err instanceof ApiError && err.status === 403) return false;
     throw err;
   }
-}
-
-/** The name of the kubeconfig Secret or of the Cluster (API.md: `status.remote.cluster`). */
-function clusterName(spec: ProxySyncSpec): string {
-  return spec.kubeConfig?.secretRef.name ?? spec.clusterRef?.name ?? '';
 }
 
 function readyOf(status: SyncStatusDraft | undefined) {
