@@ -355,7 +355,9 @@ describe('deletion order', () => {
     );
     // Both pruned what they had applied, each object deleted once (in either order: neither waits for the other).
     for (const p of objects) expect(await find(client, p)).toBeUndefined();
-    const deletes = (await writesSince(CLUSTER, since, OPERATOR)).filter((w) => w.verb === 'delete' && w.objectRef?.resource === 'configmaps');
+    // Of this test's objects only: `since` reaches a second back, into the deletions of the test before.
+    const ours = (w: { objectRef?: { namespace?: string; name?: string } }): boolean => w.objectRef?.namespace === ns() && (w.objectRef.name ?? '').startsWith('del-cy-');
+    const deletes = (await writesSince(CLUSTER, since, OPERATOR)).filter((w) => w.verb === 'delete' && w.objectRef?.resource === 'configmaps' && ours(w));
     expect(deletes.map((d) => d.objectRef?.name).sort()).toEqual(['del-cy-a', 'del-cy-b']);
   });
 
