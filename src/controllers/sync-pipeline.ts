@@ -24,6 +24,7 @@ import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { announceDrift, backedOffNote, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
+import { Holds } from './holds.js';
 import { afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
 import { CleanUpFailed } from './lifecycle.js';
 
@@ -120,19 +121,19 @@ export class SyncPipeline {
 
   /** `finalizer`: settles once the sync's finalizer is on; nothing is applied before. */
   async run(key: string, obj: KubeObject, spec: SyncSpec, base: SyncStatusDraft, target: ApplyTarget, log: Logger, finalizer: Promise<unknown> = Promise.resolve()): Promise<ReconcileResult> {
-    const held: (() => void)[] = [];
+    const held = new Holds();
     const owner = ownerOf(obj);
     target.owned.begin(owner);
     try {
       return await this.runHolding(held, { key, obj, spec, target }, base, log, finalizer);
     } finally {
-      for (const release of held) release();
+      held.releaseAll();
       target.owned.end(owner);
     }
   }
 
   /** `run`, with what it holds (the kinds it applies stay watched) in `held` until it ends. */
-  private async runHolding(held: (() => void)[], run: Run, base: SyncStatusDraft, log: Logger, finalizer: Promise<unknown>): Promise<ReconcileResult> {
+  private async runHolding(held: Holds, run: Run, base: SyncStatusDraft, log: Logger, finalizer: Promise<unknown>): Promise<ReconcileResult> {
     const { key, obj, spec, target } = run;
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
@@ -151,8 +152,7 @@ export class SyncPipeline {
     target.owned.track(previous).catch(() => undefined);
     // The watches of the kinds about to be applied start as soon as the source is parsed, while it is rendered.
     const set = await this.fetchAndRender(obj, spec, target, (objects) => {
-      const early = target.owned.prime(objects);
-      held.push(() => void early.then((release) => release()));
+      held.addPending(target.owned.prime(objects));
     });
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
@@ -168,7 +168,7 @@ export class SyncPipeline {
     // set): all are taken, and announced as corrected, and none is left to say it still waits. Taken
     // only now: a set that does not render or fit applies nothing, and its waiting drifts stay.
     const corrections = stillOwned({ due: [...drift.due, ...target.owned.takeAllDrifts(ownerOf(obj))] }, prev).due;
-    let status = await alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects), held);
+    let status = await held.alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects));
     const outcome = await this.applyAndPrune(run, set, previous);
     // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
     // goes on to the status write and the next sync while it is sent.
@@ -429,18 +429,6 @@ interface Run {
   target: ApplyTarget;
 }
 
-
-/**
- * Awaits `work` and `hold` together: what `hold` holds goes to `held` (released
- * when the reconcile ends) even when `work` fails first.
- */
-async function alongside<T>(work: Promise<T>, hold: Promise<() => void>, held: (() => void)[]): Promise<T> {
-  const [done, holding] = await Promise.allSettled([work, hold]);
-  if (holding.status === 'fulfilled') held.push(holding.value);
-  if (done.status === 'rejected') throw done.reason;
-  if (holding.status === 'rejected') throw holding.reason;
-  return done.value;
-}
 
 /** A kind's scope as discovery has it; undefined when it is not served (a failure to ask is thrown). */
 async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): Promise<'Namespaced' | 'Cluster' | undefined> {
