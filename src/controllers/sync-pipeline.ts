@@ -4,6 +4,7 @@ import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
 import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
+import { CRD_DELETION_RECHECK_MS, nudgeCrdDeletions } from '../apply/crd-deletion.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
@@ -192,6 +193,7 @@ export class SyncPipeline {
     if (problem) {
       this.state.delete(key); // the next attempt runs in full
       await this.fail(obj, status, problem.reason, problem.message, generation, log);
+      if (outcome.nudged && !problem.retry) return { requeueAfterMs: Math.min(interval, CRD_DELETION_RECHECK_MS) };
       return afterProblem(problem, outcome.arrived, interval);
     }
     return this.report(run, status, state, log);
@@ -340,6 +342,8 @@ export class SyncPipeline {
     // An object another sync owns is applied the moment that sync lets it go, not at the retry;
     // one whose namespace is missing, the moment the namespace is created.
     target.owned.awaitRelease(owner, applied.filter((r) => r.action === 'conflict').map((r) => r.id));
+    // A CRD being deleted that it waits for is nudged, as the API server's CRD finalizer can stall (crd-deletion.ts).
+    const nudged = await nudgeCrdDeletions(engine.client, owner, applied);
     const arrived = await target.owned.awaitNamespaces(owner, [...new Set(applied.flatMap((r) => (r.missingNamespace ? [r.missingNamespace] : [])))]);
     const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     const appliedIds = new Set(ok.map((r) => r.id));
@@ -354,7 +358,7 @@ export class SyncPipeline {
     const recorded = [...next, ...kept.filter((e) => !appliedIds.has(e.id))].sort((a, b) => compareIds(a.id, b.id));
     // What the applies returned, until the watches deliver it (health drops each as the cache catches up).
     const fresh = new Map(ok.filter((r) => r.object && r.action !== 'unchanged').map((r) => [r.id, withoutManagedFields(r.object!)]));
-    return { applied, pruned, next, recorded, fresh, arrived };
+    return { applied, pruned, next, recorded, fresh, arrived, nudged };
   }
 
   /** Tells what changed: an Event and a log line, only when something did. */

@@ -41,10 +41,31 @@ const heldSet = (): KubeObject[] => [
 ];
 const configPath = `/api/v1/namespaces/${HELD}/configmaps/config`;
 
+/** A CRD and one instance of it (held by a finalizer in the test, so that the CRD stays Terminating). */
+const GROUP = 'held.recreate.test';
+const CRD_PATH = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${GROUP}`;
+const widgetPath = `/apis/${GROUP}/v1/namespaces/${HELD}/widgets/w`;
+const widgetSet = (): KubeObject[] => [
+  {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `widgets.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  },
+  { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: HELD } },
+];
+const hold = (client: KubeClient, path: string, finalizers: string[] | null): Promise<unknown> =>
+  client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { finalizers } } });
+
 describe('a set applied again while its namespace is still being deleted', () => {
   let client: KubeClient;
   let op: OperatorProcess;
-  const syncNamespaces = [`held-a-${Date.now().toString(36)}`, `held-b-${Date.now().toString(36)}`];
+  const syncNamespaces = ['a', 'b', 'c', 'd'].map((x) => `held-${x}-${Date.now().toString(36)}`);
   beforeAll(async () => {
     client = await clusterClient(CLUSTER);
     await installCrds(CLUSTER);
@@ -53,8 +74,7 @@ describe('a set applied again while its namespace is still being deleted', () =>
   });
   afterAll(async () => {
     // Whatever the test left (a failed one: the hold, the syncs, an APIService that keeps namespaces from going).
-    const release = { metadata: { finalizers: null } };
-    await client?.request({ method: 'PATCH', path: configPath, contentType: 'application/merge-patch+json', body: release }).catch(() => undefined);
+    for (const path of [configPath, widgetPath]) await hold(client, path, null).catch(() => undefined);
     for (const n of syncNamespaces) await deleteSyncAndWait(client, n, 'set').catch(() => undefined);
     await client?.request({ method: 'DELETE', path: APISERVICE }).catch(() => undefined);
     await op?.stop();
@@ -67,7 +87,7 @@ describe('a set applied again while its namespace is still being deleted', () =>
     await applySync(client, first, 'set', { source: { inline: heldSet() }, wait: false, interval: '1h' });
     await waitForReady(client, first, 'set', 'True');
     // The namespace is held Terminating (a finalizer on the ConfigMap in it) after the first sync's prune.
-    await client.request({ method: 'PATCH', path: configPath, contentType: 'application/merge-patch+json', body: { metadata: { finalizers: ['recreate.test/hold'] } } });
+    await hold(client, configPath, ['recreate.test/hold']);
     await deleteSyncAndWait(client, first, 'set');
     expect((await find<KubeObject>(client, `/api/v1/namespaces/${HELD}`))?.metadata.deletionTimestamp).toBeDefined();
 
@@ -82,11 +102,34 @@ describe('a set applied again while its namespace is still being deleted', () =>
     expect(await find(client, APISERVICE)).toBeUndefined();
 
     const released = Date.now();
-    await client.request({ method: 'PATCH', path: configPath, contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } });
+    await hold(client, configPath, null);
     // Woken by the watch the moment the namespace is gone (not by a retry: this only catches a hang).
     await waitForReady(client, second, 'set', 'True', undefined, 120_000);
     await op.waitForCause('Sync', second, 'set', `owned object released: _${HELD}__Namespace`, released);
     expect(await find(client, APISERVICE)).toBeDefined();
+    await deleteSyncAndWait(client, second, 'set');
+  });
+
+  test('nudges a CRD being deleted that it waits for (the CRD finalizer of the API server can stall until its 5-minute resync), and is woken by its deletion', async () => {
+    const [, , first, second] = syncNamespaces as [string, string, string, string];
+    await applySync(client, first, 'set', { source: { inline: [heldSet()[0]!, ...widgetSet()] }, wait: false, interval: '1h' });
+    await waitForReady(client, first, 'set', 'True');
+    await hold(client, widgetPath, ['recreate.test/hold']);
+    await deleteSyncAndWait(client, first, 'set');
+    expect((await find<KubeObject>(client, CRD_PATH))?.metadata.deletionTimestamp).toBeDefined();
+
+    await applySync(client, second, 'set', { source: { inline: [heldSet()[0]!, ...widgetSet()] }, wait: false, interval: '1h' });
+    // The CRD it waits for carries its name: a change other than the finalizer's own condition, which requeues the finalizer.
+    const nudged = await eventually('the CRD being deleted to be nudged', async () => {
+      const crd = await find<KubeObject>(client, CRD_PATH);
+      return crd?.metadata.annotations?.['syncprims.dev/awaited-by'];
+    });
+    expect(nudged).toMatch(new RegExp(`^Sync/${second}/set `));
+
+    const released = Date.now();
+    await hold(client, widgetPath, null);
+    await waitForReady(client, second, 'set', 'True', undefined, 120_000);
+    await op.waitForCause('Sync', second, 'set', `owned object released: _widgets.${GROUP}_apiextensions.k8s.io_CustomResourceDefinition`, released);
     await deleteSyncAndWait(client, second, 'set');
   });
 });
