@@ -1,6 +1,8 @@
 // The address policy of outbound connections (--source-deny-cidrs): which
 // addresses a CIDR list denies, its parsing, and the socket lookup that hands
 // a connection only allowed addresses (resolving loopback names only).
+// Addresses outside loopback here (169.254.x, 10.x) are strings that are only
+// parsed and matched: nothing in this file opens a connection.
 import { describe, expect, test } from '@jest/globals';
 import type { LookupAddress } from 'node:dns';
 import { AddressDeniedError, AddressPolicy, DEFAULT_DENY_CIDRS, type Resolver } from '../../src/kube/address-policy.js';

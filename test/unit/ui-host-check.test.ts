@@ -1,6 +1,7 @@
 // Who the web view answers while bound to loopback (src/ui/host-check.ts):
 // a loopback name or address literal as Host, never a name that merely
 // starts like one (DNS rebinding); and its stream only from its own origin.
+// The non-loopback addresses here are Host header values, only parsed: no connection is made.
 import { describe, expect, test } from '@jest/globals';
 import { isLoopbackHost, loopbackHostAllowed, splitHostHeader, streamOriginAllowed } from '../../src/ui/host-check.js';
 
