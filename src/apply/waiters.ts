@@ -1,4 +1,5 @@
 import type { Owner } from './engine.js';
+import { ownerKey } from './owner.js';
 
 /**
  * Owners waiting for keys (objects released, kinds served, namespaces
@@ -52,9 +53,4 @@ export class Waiters {
     owners?.delete(key);
     if (owners?.size === 0) this.byKey.delete(k);
   }
-}
-
-/** `Kind/namespace/name` of a sync. */
-export function ownerKey(owner: Owner): string {
-  return `${owner.kind}/${owner.namespace}/${owner.name}`;
 }
