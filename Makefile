@@ -48,7 +48,7 @@ build: deps ## compile TypeScript to dist/ (then `npx syncprims ...` works)
 .PHONY: crds
 crds: build ## generate crds/ from the zod schemas in src/api, and config/ (the install manifests as a kustomize base)
 	node dist/api/write-crds.js crds/
-	node dist/cli/write-config.js config/
+	node dist/cli/install/write-config.js config/
 
 .PHONY: up
 up: controlplane ## start the local clusters in the background (CLUSTERS="mgmt edge-1 edge-2")

@@ -20,7 +20,7 @@ interface Case {
 }
 
 const CLIENT_NODE = '@kubernetes/client-node';
-/** What `syncprims run` imports (src/cli/run.ts, operatorModules). */
+/** What `syncprims run` imports (src/cli/run/run.ts, operatorModules). */
 const OPERATOR = [
   './dist/kube/kubeconfig.js',
   './dist/kube/config.js',
@@ -28,7 +28,7 @@ const OPERATOR = [
   './dist/runtime/manager.js',
   './dist/kube/client.js',
   './dist/cli/cluster.js',
-  './dist/cli/run.js',
+  './dist/cli/run/run.js',
 ];
 const CASES: Case[] = [
   { name: 'nothing (Node itself)', modules: [] },

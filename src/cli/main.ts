@@ -1,22 +1,22 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { packageVersion } from '../version.js';
-import { addBootstrapCommand } from './bootstrap.js';
-import { addBuildCommand } from './build.js';
-import { addDiffCommand } from './diff.js';
-import { addDoctorCommand } from './doctor.js';
-import { addGraphCommand } from './graph.js';
-import { addEventsCommand } from './events.js';
-import { addDriveCommands } from './drive.js';
+import { addBootstrapCommand } from './install/bootstrap.js';
+import { addBuildCommand } from './build/build.js';
+import { addDiffCommand } from './diff/diff.js';
+import { addDoctorCommand } from './doctor/doctor.js';
+import { addGraphCommand } from './graph/graph.js';
+import { addEventsCommand } from './events/events.js';
+import { addDriveCommands } from './drive/drive.js';
 import { errorLine, exitCodeOf } from './errors.js';
-import { addGetCommand } from './get.js';
-import { addInstallCommand } from './install.js';
+import { addGetCommand } from './get/get.js';
+import { addInstallCommand } from './install/install.js';
 import { examples } from './options.js';
-import { addRunCommand } from './run.js';
+import { addRunCommand } from './run/run.js';
 import { installOutputFilters } from './sanitize.js';
-import { addTraceCommand } from './trace.js';
-import { addTreeCommand } from './tree.js';
-import { addUiCommand } from './ui.js';
+import { addTraceCommand } from './trace/trace.js';
+import { addTreeCommand } from './tree/tree.js';
+import { addUiCommand } from './run/ui.js';
 
 // A reader that stops early (`| head`) is no error of ours.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

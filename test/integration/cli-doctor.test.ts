@@ -6,7 +6,7 @@
 // finally the operator itself killed (its liveness Lease left to lapse).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
-import type { Finding } from '../../src/cli/doctor-findings.js';
+import type { Finding } from '../../src/cli/doctor/doctor-findings.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 import { assertCliBuilt, closedPort, runCli, tableCells } from '../support/cli.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { Trace } from '../../src/cli/trace-chain.js';
+import type { Trace } from '../../src/cli/trace/trace-chain.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';

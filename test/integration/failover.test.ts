@@ -7,7 +7,7 @@
 // leader wrote an object a previous one had already applied.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { API_VERSION, OWNER_KIND_LABEL } from '../../src/api/index.js';
-import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
+import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterClient, closeClients } from '../support/controlplane.js';

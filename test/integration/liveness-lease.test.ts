@@ -5,7 +5,7 @@
 // is a log line, not a failure.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import type { Finding } from '../../src/cli/doctor-findings.js';
+import type { Finding } from '../../src/cli/doctor/doctor-findings.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 import { assertCliBuilt, runCli } from '../support/cli.js';

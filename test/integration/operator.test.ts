@@ -3,7 +3,7 @@
 // leader election between two operators.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { API_VERSION, FINALIZER } from '../../src/api/index.js';
-import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
+import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { requestsSince, writesSince } from '../support/audit.js';

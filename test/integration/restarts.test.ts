@@ -9,7 +9,7 @@
 // Ready first, so that each stands alone (`-t '(b)'`).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { OWNER_NAME_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../../src/api/marks.js';
-import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
+import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeClient } from '../../src/kube/client.js';
-import { OPERATOR_USER_AGENT } from '../../src/cli/run.js';
+import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import { requestsSince } from '../support/audit.js';
 import { clusterClient, closeClients } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';

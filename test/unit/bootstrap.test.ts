@@ -2,9 +2,9 @@ import { describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { bootstrapManifests, MANIFESTS_KEY } from '../../src/cli/bootstrap-manifests.js';
-import { bootstrapSource, type BootstrapFlags } from '../../src/cli/bootstrap-run.js';
-import { installManifests } from '../../src/cli/install-manifests.js';
+import { bootstrapManifests, MANIFESTS_KEY } from '../../src/cli/install/bootstrap-manifests.js';
+import { bootstrapSource, type BootstrapFlags } from '../../src/cli/install/bootstrap-run.js';
+import { installManifests } from '../../src/cli/install/install-manifests.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { ROOT } from '../support/controlplane.js';
 

@@ -1,8 +1,8 @@
 // `syncprims build` without a cluster: inputs from sync objects, the built-in scopes, CRDs in the set, unknown kinds.
 import { describe, expect, test } from '@jest/globals';
 import { render, revisionOf } from '../../src/apply/render.js';
-import { buildInputsOf, buildOne, clusterReadOf } from '../../src/cli/build-render.js';
-import { builtinScope } from '../../src/cli/builtin-scopes.js';
+import { buildInputsOf, buildOne, clusterReadOf } from '../../src/cli/build/build-render.js';
+import { builtinScope } from '../../src/cli/build/builtin-scopes.js';
 import { CliError } from '../../src/cli/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 

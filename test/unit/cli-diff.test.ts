@@ -1,8 +1,8 @@
 // `syncprims diff`'s pure parts: what is left out of the objects, Secret masking, and the unified diff.
 import { describe, expect, test } from '@jest/globals';
 import { unowned } from '../../src/apply/owner.js';
-import { maskSecrets, sortedKeys, withoutNoise } from '../../src/cli/diff-noise.js';
-import { differs, unifiedDiff, type ObjectChange } from '../../src/cli/diff-render.js';
+import { maskSecrets, sortedKeys, withoutNoise } from '../../src/cli/diff/diff-noise.js';
+import { differs, unifiedDiff, type ObjectChange } from '../../src/cli/diff/diff-render.js';
 import { PLAIN, styleFor, stripEscapes } from '../../src/cli/terminal.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 

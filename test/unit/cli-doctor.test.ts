@@ -9,10 +9,10 @@ import {
   stuckFinalizers,
   unreachableClusters,
   type Finding,
-} from '../../src/cli/doctor-findings.js';
-import { operatorFindings, operatorLeases, watched, whyNotWatched } from '../../src/cli/doctor-operator.js';
-import { doctorReport } from '../../src/cli/doctor-print.js';
-import { judgeRemote } from '../../src/cli/doctor-remote.js';
+} from '../../src/cli/doctor/doctor-findings.js';
+import { operatorFindings, operatorLeases, watched, whyNotWatched } from '../../src/cli/doctor/doctor-operator.js';
+import { doctorReport } from '../../src/cli/doctor/doctor-print.js';
+import { judgeRemote } from '../../src/cli/doctor/doctor-remote.js';
 import type { NodeLookup } from '../../src/views/graph-read.js';
 import { SyncSet } from '../../src/views/sync-set.js';
 import { PLAIN, styleFor, stripEscapes } from '../../src/cli/terminal.js';

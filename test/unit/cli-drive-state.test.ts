@@ -1,6 +1,6 @@
 // When reconcile, suspend and resume are done, read from a sync's status as the operator writes it.
 import { describe, expect, test } from '@jest/globals';
-import { NOT_TAKEN, pendingText, remoteOf, verdictOf, type Goal } from '../../src/cli/drive-state.js';
+import { NOT_TAKEN, pendingText, remoteOf, verdictOf, type Goal } from '../../src/cli/drive/drive-state.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 const MARK = '2030-01-01T00:00:00.000Z';

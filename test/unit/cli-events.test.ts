@@ -1,6 +1,6 @@
 // `syncprims events`'s pure parts: when an Event was last seen, time order, and its table row.
 import { describe, expect, test } from '@jest/globals';
-import { eventRow, lastSeen } from '../../src/cli/events-table.js';
+import { eventRow, lastSeen } from '../../src/cli/events/events-table.js';
 import { inTimeOrder, lastSeenAt, objectOf, type EventObject, type FoundEvent } from '../../src/views/events-order.js';
 import { PLAIN, styleFor } from '../../src/cli/terminal.js';
 

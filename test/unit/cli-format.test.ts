@@ -4,7 +4,7 @@ import { CommanderError } from 'commander';
 import { CliError, ExitCode, exitCodeOf, UsageError } from '../../src/cli/errors.js';
 import { humanAge, shortRevision } from '../../src/cli/format.js';
 import { kindOf, parseKindName, parseSyncRef } from '../../src/cli/kind-name.js';
-import { parseStatusSelector, rowCells, tableHeader } from '../../src/cli/sync-table.js';
+import { parseStatusSelector, rowCells, tableHeader } from '../../src/cli/get/sync-table.js';
 import { syncRow } from '../../src/views/sync-rows.js';
 import { formatTable } from '../../src/cli/table.js';
 import { colourEnabled, PLAIN, stripEscapes, styleFor } from '../../src/cli/terminal.js';

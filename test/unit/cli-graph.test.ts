@@ -3,7 +3,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { graphModel, stateOf, type GraphModel } from '../../src/views/graph-model.js';
 import type { NodeLookup } from '../../src/views/graph-read.js';
-import { toDot, toMermaid } from '../../src/cli/graph-render.js';
+import { toDot, toMermaid } from '../../src/cli/graph/graph-render.js';
 import { SyncSet } from '../../src/views/sync-set.js';
 import { nodeKey, type SyncNode } from '../../src/deps/refs.js';
 import type { KubeObject } from '../../src/kube/resources.js';

@@ -1,6 +1,6 @@
 // The progress line of reconcile, suspend and resume: in place on a terminal, plain lines when piped.
 import { describe, expect, test } from '@jest/globals';
-import { ERASE_LINE, fit, liveLineEnabled, ProgressLine } from '../../src/cli/progress.js';
+import { ERASE_LINE, fit, liveLineEnabled, ProgressLine } from '../../src/cli/drive/progress.js';
 import { PLAIN, styleFor, visibleWidth } from '../../src/cli/terminal.js';
 
 function sink(columns?: number) {

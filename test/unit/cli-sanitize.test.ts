@@ -3,7 +3,7 @@
 // a terminal the CLI's own colours and line erase stay.
 import { describe, expect, test } from '@jest/globals';
 import { PassThrough } from 'node:stream';
-import { ERASE_LINE } from '../../src/cli/progress.js';
+import { ERASE_LINE } from '../../src/cli/drive/progress.js';
 import { installOutputFilter, stripControls, stripForeignControls } from '../../src/cli/sanitize.js';
 import { styleFor } from '../../src/cli/terminal.js';
 

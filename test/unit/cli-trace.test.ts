@@ -3,9 +3,9 @@
 import { describe, expect, test } from '@jest/globals';
 import { UsageError } from '../../src/cli/errors.js';
 import { PLAIN } from '../../src/cli/terminal.js';
-import { linkOf, ownerOf, sourceOf, targetOf, unfoundLink, type Trace } from '../../src/cli/trace-chain.js';
-import { renderTrace } from '../../src/cli/trace-render.js';
-import { matchResource, parseResourceArg, servedResources } from '../../src/cli/trace-resource.js';
+import { linkOf, ownerOf, sourceOf, targetOf, unfoundLink, type Trace } from '../../src/cli/trace/trace-chain.js';
+import { renderTrace } from '../../src/cli/trace/trace-render.js';
+import { matchResource, parseResourceArg, servedResources } from '../../src/cli/trace/trace-resource.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 describe('resource names', () => {

@@ -3,9 +3,9 @@
 import { describe, expect, test } from '@jest/globals';
 import { SyncSet } from '../../src/views/sync-set.js';
 import { PLAIN, stripEscapes, styleFor } from '../../src/cli/terminal.js';
-import { relatedTree } from '../../src/cli/tree-deps.js';
+import { relatedTree } from '../../src/cli/tree/tree-deps.js';
 import { syncState, type Tree } from '../../src/views/tree-model.js';
-import { drawTree, renderTree, stateText } from '../../src/cli/tree-render.js';
+import { drawTree, renderTree, stateText } from '../../src/cli/tree/tree-render.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 const NS = 'apps';

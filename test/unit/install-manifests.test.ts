@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { configFiles } from '../../src/cli/config-files.js';
-import { installManifests, operatorArgs } from '../../src/cli/install-manifests.js';
+import { configFiles } from '../../src/cli/install/config-files.js';
+import { installManifests, operatorArgs } from '../../src/cli/install/install-manifests.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { LOCAL, ROOT } from '../support/controlplane.js';
 
@@ -24,7 +24,7 @@ type Deployment = KubeObject & { spec: { replicas: number; template: { spec: { s
 describe('config/', () => {
   test.each(configFiles().map((f) => [f.file, f.text]))('config/%s is up to date', async (file, expected) => {
     const actual = await readFile(path.join(ROOT, 'config', file), 'utf8').catch(() => '(missing)');
-    if (actual !== expected) throw new Error(`config/${file} differs from what src/cli/install-manifests.ts generates: run \`make crds\` and check the result in`);
+    if (actual !== expected) throw new Error(`config/${file} differs from what src/cli/install/install-manifests.ts generates: run \`make crds\` and check the result in`);
   });
 
   test('kubectl kustomize config/ gives exactly what syncprims install prints', async () => {

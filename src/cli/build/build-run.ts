@@ -1,0 +1,210 @@
+// `syncprims build`: what it does (build.ts declares it; this is loaded when it runs).
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { KubeClient } from '../../kube/client.js';
+import { crdScopes, kindKey } from '../../apply/render.js';
+import type { KubeObject } from '../../kube/resources.js';
+import { parseManifests, selectManifests, SourceError, sourceLimits } from '../../source/index.js';
+import { buildInputsOf, fetchInput, HOME, renderInput, type BuildCluster, type BuildInput, type Built, type Fetched } from './build-render.js';
+import type { Cluster, ClusterFlags } from '../cluster.js';
+import { CliError, UsageError } from '../errors.js';
+import { parseSyncRef } from '../kind-name.js';
+import { useSourceLimitFlags, type SourceLimitFlags } from '../source-flags.js';
+import { listOf, toJson, toYaml } from '../output.js';
+
+export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
+  path?: string;
+  url?: string;
+  owner?: string;
+  defaultNamespace?: string;
+  clusterId?: string;
+  output: 'yaml' | 'json';
+}
+
+export async function build(file: string | undefined, flags: BuildFlags): Promise<void> {
+  const given = [file, flags.path, flags.url].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new UsageError('give build exactly one of a file, --path or --url (see syncprims build --help)');
+  if (file !== undefined && (flags.owner || flags.defaultNamespace)) {
+    throw new UsageError('--owner and --default-namespace go with --path or --url; a sync file says them itself');
+  }
+  useSourceLimitFlags(flags);
+  const inputs = await inputsOf(file, flags);
+  const cluster = flags.kubeconfig || flags.context ? new LazyCluster(flags) : undefined;
+  const built: Built[] = [];
+  try {
+    built.push(...(await buildAll(inputs, cluster)));
+  } catch (err) {
+    const opened = await cluster?.opened();
+    throw (opened && (await clusterModule()).unreachable(err, opened)) || err;
+  } finally {
+    await cluster?.close();
+  }
+  report(built, flags);
+}
+
+/**
+ * Each input rendered, the scope of its kinds first from the built-in table and the CRDs of the file's syncs to the
+ * same cluster (a CRD and its objects in two syncs, with no dependsOn: the operator waits for the CRD); then, for
+ * what is left, from the cluster.
+ */
+async function buildAll(inputs: BuildInput[], cluster: BuildCluster | undefined): Promise<Built[]> {
+  const fetched: Fetched[] = [];
+  for (const input of inputs) fetched.push(await fetchInput(input, cluster));
+  const built: Built[] = [];
+  for (const [i, input] of inputs.entries()) built.push(await renderInput(input, fetched[i]!, cluster, { discover: false }));
+  for (const [i, b] of built.entries()) {
+    const defined = crdScopes(built.filter((o) => o.input.target === b.input.target).flatMap((o) => o.objects));
+    const more = cluster !== undefined || b.unknownKinds.some((k) => defined.has(kindKey(k)));
+    // Rendered again from what was read (no second fetch).
+    if (b.unknownKinds.length > 0 && more) built[i] = await renderInput(b.input, fetched[i]!, cluster, { defined, discover: true });
+  }
+  return built;
+}
+
+/** What to build: the syncs of the file, or one made of --path or --url. */
+async function inputsOf(file: string | undefined, flags: BuildFlags): Promise<BuildInput[]> {
+  if (file !== undefined) {
+    const objects = parse(await readText(file), file);
+    if (objects.length === 0) throw new CliError(`${file}: no objects: want a Sync, RemoteSync or ProxySync`);
+    const namespace = await defaultNamespaceOf(flags);
+    const clusterId = flags.clusterId;
+    return objects.map((obj) => buildInputsOf(obj, file, { namespace, clusterId }));
+  }
+  const where = (flags.path ?? flags.url) as string;
+  const owner = flags.owner ? parseSyncRef(flags.owner) : { kind: 'Sync' as const, name: baseName(where) };
+  const namespace = await defaultNamespaceOf(flags);
+  const source = flags.path !== undefined ? { inline: await readPath(flags.path) } : { http: { url: flags.url as string } };
+  return [
+    {
+      label: `${owner.kind} ${namespace}/${owner.name}`,
+      owner: { kind: owner.kind, namespace, name: owner.name },
+      namespace,
+      source,
+      defaultNamespace: flags.defaultNamespace,
+      origin: owner.kind === 'RemoteSync' ? flags.clusterId : undefined,
+      target: owner.kind === 'Sync' ? HOME : `the ${owner.kind}'s cluster`,
+    },
+  ];
+}
+
+/** `-n`, else the kubeconfig context's namespace when a cluster is named, else `default`. */
+async function defaultNamespaceOf(flags: BuildFlags): Promise<string> {
+  if (flags.namespace) return flags.namespace;
+  if (!flags.kubeconfig && !flags.context) return 'default';
+  const kc = (await clusterModule()).loadKubeConfig(flags);
+  return kc.getContextObject(kc.getCurrentContext())?.namespace || 'default';
+}
+
+/** The objects of one file, as the operator parses a source: YAML 1.1, Lists flattened; errors name file, document and line. */
+function parse(text: string, file: string): KubeObject[] {
+  try {
+    return parseManifests(text, file, { maxObjects: sourceLimits().maxObjects });
+  } catch (err) {
+    if (err instanceof SourceError) throw new CliError(err.message, undefined, { cause: err });
+    throw err;
+  }
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${fileError(err)}`, undefined, { cause: err });
+  }
+}
+
+function fileError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file or directory';
+  if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'a directory (use --path for a folder of manifests)';
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A file, or every manifest file under a folder (sorted by path, as in an archive; hidden entries skipped). */
+async function readPath(given: string): Promise<KubeObject[]> {
+  const info = await stat(given).catch((err: unknown) => {
+    throw new CliError(`--path ${given}: ${fileError(err)}`, undefined, { cause: err });
+  });
+  if (!info.isDirectory()) return parse(await readText(given), given);
+  const files = new Map<string, Buffer>();
+  await walk(given, '', files);
+  const chosen = selectManifests(files, undefined, given);
+  if (chosen.length === 0) throw new CliError(`--path ${given}: no .yaml, .yml or .json file in the folder`);
+  const objects: KubeObject[] = [];
+  for (const f of chosen) objects.push(...parse(f.data.toString('utf8'), path.join(given, f.path)));
+  return objects;
+}
+
+async function walk(root: string, rel: string, files: Map<string, Buffer>): Promise<void> {
+  if (files.size > sourceLimits().maxFiles) throw new CliError(`--path ${root}: more than ${sourceLimits().maxFiles} files (the source limit, --source-max-files)`);
+  for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
+    if (entry.name.startsWith('.')) continue;
+    const p = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) await walk(root, p, files);
+    else if (entry.isFile() && /\.(ya?ml|json)$/i.test(entry.name)) files.set(p, await readFile(path.join(root, p)));
+  }
+}
+
+/** `app` of `./deploy/app.yaml`, `https://host/x/app.tar.gz` or `./app/`: a name for a sync. */
+function baseName(where: string): string {
+  let p = where;
+  try {
+    p = new URL(where).pathname;
+  } catch {
+    // a path
+  }
+  const base = path.basename(p.replace(/\/+$/, '')).replace(/\.(tar\.gz|tgz|ya?ml|json)$/i, '');
+  const name = base.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+  return name || 'build';
+}
+
+/** Prints what rendered, and what did not on stderr (then exit 1). */
+function report(built: Built[], flags: BuildFlags): void {
+  const ok = built.filter((b) => b.errors.length === 0);
+  if (flags.output === 'json') process.stdout.write(toJson(listOf(ok.flatMap((b) => b.objects))));
+  else process.stdout.write(ok.map(yamlOf).join('---\n'));
+  const missingOrigin = ok.filter((b) => b.input.owner.kind === 'RemoteSync' && b.input.origin === undefined);
+  for (const b of missingOrigin) {
+    process.stderr.write(`syncprims build: note: ${b.input.label}: without --cluster-id the syncprims.dev/origin label the operator adds is left out (and so the revision differs from the operator's)\n`);
+  }
+  const failed = built.filter((b) => b.errors.length > 0);
+  for (const b of failed) for (const e of b.errors) process.stderr.write(`syncprims build: ${b.input.label}: ${e}\n`);
+  if (failed.length > 0) {
+    throw new CliError(`${failed.length} of ${built.length} ${built.length === 1 ? 'sync' : 'syncs'} did not render (${failed.map((b) => b.input.label).join(', ')})`);
+  }
+}
+
+/** One sync's objects, the first after a comment naming the sync and its revision. */
+function yamlOf(b: Built): string {
+  const count = `${b.objects.length} ${b.objects.length === 1 ? 'object' : 'objects'}`;
+  const comment = `# ${b.input.label}: ${count}, revision ${b.revision}\n`;
+  if (b.objects.length === 0) return comment;
+  return b.objects.map((o, i) => `${i === 0 ? comment : ''}${toYaml(o)}`).join('---\n');
+}
+
+/** Clients and kubeconfigs, loaded only when a cluster is named: a build without one starts faster. */
+function clusterModule(): Promise<typeof import('../cluster.js')> {
+  return import('../cluster.js');
+}
+
+/** The cluster, connected to only when a source or a kind needs it. */
+class LazyCluster implements BuildCluster {
+  private cluster: Promise<Cluster> | undefined;
+
+  constructor(private readonly flags: ClusterFlags) {}
+
+  async client(): Promise<KubeClient> {
+    this.cluster ??= clusterModule().then((m) => m.connect(this.flags));
+    return (await this.cluster).client;
+  }
+
+  /** The cluster, if it was connected to. */
+  async opened(): Promise<Cluster | undefined> {
+    return this.cluster?.catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    (await this.opened())?.client.close();
+  }
+}

@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import type { BuildFlags } from './build-run.js';
+import { clusterOptions, examples, outputOption } from '../options.js';
+import { addSourceLimitOptions } from '../source-flags.js';
+
+/** `syncprims build`: what the operator would apply, rendered here. */
+export function addBuildCommand(program: Command): void {
+  const cmd = program
+    .command('build')
+    .description('render syncs locally, exactly as the operator would, and print the objects it would apply (no cluster needed for inline, file and http sources)')
+    .argument('[file]', 'a YAML or JSON file of Syncs, RemoteSyncs or ProxySyncs (a ProxySync renders as the Sync it keeps in its cluster)')
+    .option('--path <file-or-dir>', 'render plain manifests instead: a file, or a folder taken recursively (*.yaml, *.yml, *.json)')
+    .option('--url <url>', 'render the manifests at an http(s) URL instead (a file, or a .tar.gz archive), as source.http does')
+    .option('--owner <kind/name>', 'with --path or --url: the sync the objects belong to, for the owner labels (default: sync/<base name of the path or URL>)')
+    .option('--default-namespace <ns>', 'with --path or --url: the namespace given to namespaced objects that name none')
+    .option('--cluster-id <id>', "the managing cluster's id: the syncprims.dev/origin label on what a RemoteSync applies (left out otherwise)");
+  clusterOptions(cmd, {
+    kubeconfig: 'a cluster to read ConfigMap, Secret and artifact sources from and to look up kinds in (default: none)',
+    namespace: 'the namespace of a sync that names none, and of --owner (default: the context\'s with --kubeconfig or --context, else "default")',
+  });
+  outputOption(cmd, ['yaml', 'json'], 'yaml');
+  addSourceLimitOptions(cmd, true);
+  cmd.addHelpText('after', `
+--kubeconfig or --context are needed only for ConfigMap, Secret and Flux artifact sources (read in the
+sync's namespace) and to look up kinds that are neither built in nor defined by a CRD in the set, or in
+another sync of the file that applies to the same cluster (a Sync's CRD serves the file's Syncs; a
+RemoteSync's, the RemoteSyncs and ProxySyncs of its cluster).`);
+  examples(cmd, [
+    'syncprims build examples/sync-inline.yaml',
+    'syncprims build app.yaml -o json | jq ".items[].metadata.name"',
+    'syncprims build --path ./manifests --owner sync/app -n apps --default-namespace apps',
+    'syncprims build --url https://example.com/app.tar.gz',
+    'syncprims build proxy.yaml --kubeconfig ~/.kube/mgmt   # its source is a ConfigMap',
+  ]);
+  cmd.action(async (file: string | undefined, flags: BuildFlags) => (await import('./build-run.js')).build(file, flags));
+}
+

@@ -1,0 +1,143 @@
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../../api/marks.js';
+import type { ProxySync, RemoteSync, Sync } from '../../api/objects.js';
+import type { InventoryEntry } from '../../api/status.js';
+import type { SyncSpec } from '../../api/sync-spec.js';
+import { parseAnySyncObject } from '../../api/validate.js';
+import { inventoryOf, staleEntries } from '../../apply/inventory.js';
+import { render } from '../../apply/render.js';
+import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../../proxy/remote-sync.js';
+import type { KubeClient, Requester } from '../../kube/client.js';
+import { getIfExists } from '../../kube/client.js';
+import { Discovery, UnknownKindError } from '../../kube/discovery.js';
+import { TransportError } from '../../kube/errors.js';
+import type { KubeObject } from '../../kube/resources.js';
+import { fetchSource, SourceError, type SourceReader } from '../../source/index.js';
+import type { DesiredSet, DiffTarget } from './diff-dry-run.js';
+import { CliError, findCause } from '../errors.js';
+
+/**
+ * What the operator would apply for a sync, and where: the Sync pipeline's
+ * steps (sync-pipeline.ts `fetchAndRender` and `applyAndPrune`: the source
+ * read in the sync's cluster, rendered with the target's scopes, the stale
+ * inventory entries pruned) for a Sync or RemoteSync; for a ProxySync, the
+ * remote Sync and the copies of its related objects as proxysync.ts keeps
+ * them (built by proxy/remote-sync.ts).
+ */
+
+/** Where a diff runs: the target cluster of the sync. */
+export interface Where {
+  /** The managing cluster: the sync and its source objects live there. */
+  home: KubeClient;
+  /** The cluster the sync applies to (the same as `home` for a Sync). */
+  target: KubeClient;
+  /** `syncprims.dev/origin` of objects in a remote cluster (RemoteSync, ProxySync). */
+  origin?: string;
+  /** The operator's `--default-service-account`: what syncs that name none apply as. */
+  defaultServiceAccount?: string;
+}
+
+export interface Plan {
+  set: DesiredSet;
+  target: DiffTarget;
+  /** Notes for stderr (a suspended sync, ...). */
+  notes: string[];
+}
+
+/** `Sync ns/name`, for messages. */
+export function labelOf(obj: KubeObject): string {
+  return `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`;
+}
+
+/** Validates a sync object (from the cluster or a file) as the operator does; an invalid one is a CliError. */
+export function parsed(obj: KubeObject): Sync | RemoteSync | ProxySync {
+  const result = parseAnySyncObject(obj);
+  if (!result.ok) throw new CliError(`${labelOf(obj)}: ${result.message} (the operator reports InvalidSpec)`);
+  return result.value;
+}
+
+export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
+  const value = parsed(obj);
+  const inventory = ((obj.status as { inventory?: { entries?: InventoryEntry[] } } | undefined)?.inventory?.entries ?? []);
+  const notes = value.spec.suspend ? [`${labelOf(obj)} is suspended: the operator applies nothing until it is resumed`] : [];
+  if (value.kind === 'ProxySync') return { ...(await proxyPlan(obj, value, inventory, where)), notes };
+  const spec = value.spec as SyncSpec;
+  const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+  const account = spec.serviceAccountName ?? where.defaultServiceAccount;
+  const target = targetOf(where.target, owner.namespace, account);
+  const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, value.kind === 'RemoteSync' ? where.origin : undefined);
+  const stale = staleEntries(inventory, inventoryOf(objects));
+  return { set: { owner, objects, stale, prune: spec.prune, force: spec.force ?? false }, target, notes };
+}
+
+/**
+ * The cluster's clients; applying as the service account the sync names, else
+ * as the operator's default one (sync-pipeline.ts `clientFor`).
+ */
+function targetOf(client: KubeClient, namespace: string, serviceAccount: string | undefined): DiffTarget {
+  const applier: Requester = serviceAccount ? client.asServiceAccount(namespace, serviceAccount) : client;
+  return { applier, reader: client, discovery: new Discovery(client) };
+}
+
+/** Who reads a sync's source in its cluster: its service account when it acts as one (sync-pipeline.ts `render`). */
+function readerOf(home: KubeClient, namespace: string, account: string | undefined): SourceReader {
+  return account ? { client: home.asServiceAccount(namespace, account), account: `${namespace}/${account}` } : { client: home };
+}
+
+/** The source read in the sync's cluster and rendered for the target (sync-pipeline.ts `fetchAndRender`). */
+async function rendered(obj: KubeObject, spec: SyncSpec, home: SourceReader, discovery: Discovery, origin: string | undefined): Promise<KubeObject[]> {
+  const label = labelOf(obj);
+  const namespace = obj.metadata.namespace ?? '';
+  let fetched;
+  try {
+    fetched = await fetchSource({ ...home, namespace, source: spec.source, paths: spec.paths });
+  } catch (err) {
+    if (findCause(err, TransportError)) throw err;
+    if (err instanceof SourceError) throw new CliError(`${label}: ${err.message} (the operator reports SourceError)`, undefined, { cause: err });
+    throw err;
+  }
+  const result = await render(fetched.objects, {
+    owner: { kind: obj.kind as 'Sync' | 'RemoteSync', namespace, name: obj.metadata.name ?? '' },
+    defaultNamespace: spec.defaultNamespace,
+    commonMetadata: spec.commonMetadata,
+    origin,
+    scopeOf: async (apiVersion, kind) => {
+      try {
+        return (await discovery.resolve(apiVersion, kind)).namespaced ? 'Namespaced' : 'Cluster';
+      } catch (err) {
+        if (err instanceof UnknownKindError) return undefined;
+        throw err;
+      }
+    },
+  });
+  if (result.errors.length > 0) {
+    const reason = result.unknownKinds.length > 0 ? 'CRDNotInstalled' : 'SourceError';
+    throw new CliError(`${label}: ${result.errors.join('; ')} (the operator reports ${reason})`);
+  }
+  return result.objects;
+}
+
+/** A ProxySync: its remote Sync and the copies beside it, as proxysync.ts `maintain` keeps them. */
+async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: InventoryEntry[], where: Where): Promise<Omit<Plan, 'notes'>> {
+  const spec = value.spec;
+  const origin = where.origin ?? '';
+  const location = remoteLocation(obj, spec);
+  const marks = ownerMarks(obj, origin);
+  const copies: KubeObject[] = [];
+  for (const { kind, name, field } of relatedRefs(spec)) {
+    const { client: reader } = readerOf(where.home, obj.metadata.namespace ?? '', relatedAccount(spec, where.defaultServiceAccount));
+    const got = await getIfExists<RelatedObject & Record<string, unknown>>(reader, relatedPath(kind, name, obj.metadata.namespace ?? ''));
+    if (!got) throw new CliError(`${labelOf(obj)}: ${kind} ${obj.metadata.namespace}/${name} (${field}) does not exist: the operator waits for it`);
+    copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, location.namespace, marks));
+  }
+  const mark = remoteMark(copiesDigest(copies), obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
+  const desired = desiredRemoteSync(obj, spec, origin, mark, where.defaultServiceAccount);
+  const objects = [desired, ...copies];
+  const owner = { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+  const stale = staleEntries(inventory, inventoryOf(objects));
+  // The operator applies only what does not already carry what it wants (fields it does not set are not fought over).
+  const matches = (live: KubeObject, want: KubeObject) => (want.kind === 'Sync' ? remoteSyncMatches(live, want) : copyMatches(live, want));
+  return {
+    set: { owner, objects, namespaces: [location.namespace], stale, prune: true, force: false, matches },
+    target: targetOf(where.target, '', undefined),
+  };
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import type { DoctorFlags } from './doctor-run.js';
+import { allNamespacesOption, clusterOptions, examples, outputOption } from '../options.js';
+
+/** `syncprims doctor`: what is stuck, and what to do about it. */
+export function addDoctorCommand(program: Command): void {
+  const cmd = program
+    .command('doctor')
+    .description('find what is stuck and say what to do: finalizers, unreachable clusters, missing CRDs, cycles, missing dependencies, an operator not running');
+  clusterOptions(cmd);
+  allNamespacesOption(cmd);
+  outputOption(cmd);
+  cmd.option('--stuck-after <duration>', 'a sync being deleted whose finalizer has waited this long is stuck', '5m');
+  cmd.addHelpText(
+    'after',
+    `
+It reports, one per line, with what to do:
+  OperatorNotRunning    no live operator Lease (label syncprims.dev/operator-lease=true) watches a namespace
+                        that has syncs; for a ProxySync, none in its cluster watches its Sync's namespace
+  StuckFinalizer        deleted longer than --stuck-after ago and still held by its finalizer, and why
+  ClusterUnreachable    a cluster that syncs cannot reach (Ready reason ClusterUnreachable), and since when
+  CRDNotInstalled       a sync whose kinds are not served where it applies them (in a remote cluster too)
+  DependencyCycle       the path of each dependency cycle
+  MissingDependency     a dependsOn entry naming a sync that does not exist
+  DependencyForbidden   a dependency in another namespace, refused by the operator
+  CannotCheck           (a warning) something it could not look at, and why
+It needs list on syncs, remotesyncs and proxysyncs, list on leases.coordination.k8s.io in all
+namespaces, and get on the kubeconfig Secrets of ProxySyncs (it follows them into their clusters
+with the operator's kubeconfig checks: an exec or file-path kubeconfig is never run or read).
+With nothing found it prints "No problems found (N syncs in namespace X)." and exits 0; it exits 1
+when it finds a problem (warnings alone do not fail it).`,
+  );
+  examples(cmd, ['syncprims doctor -n apps', 'syncprims doctor -A', 'syncprims doctor -A --stuck-after 1h -o json | jq ".findings[].problem"']);
+  cmd.action(async (flags: DoctorFlags) => {
+    const { doctor, doctorRequest } = await import('./doctor-run.js');
+    await doctor(doctorRequest(flags), flags);
+  });
+}

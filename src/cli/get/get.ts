@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import type { GetFlags } from './get-run.js';
+import { KIND_HELP } from '../kind-name.js';
+import { allNamespacesOption, clusterOptions, examples, outputOption } from '../options.js';
+
+/** `syncprims get [kind[/name]]`: the syncs, their state at a glance. */
+export function addGetCommand(program: Command): void {
+  const cmd = program
+    .command('get')
+    .description('list Syncs, RemoteSyncs and ProxySyncs: ready, reason, revision, cluster, pending dependencies, age')
+    .argument('[kind[/name]]', `what to show: every kind (default), one kind, or one object; kinds: ${KIND_HELP}`);
+  clusterOptions(cmd);
+  allNamespacesOption(cmd);
+  outputOption(cmd);
+  cmd
+    .option('--status-selector <selector>', 'only syncs whose Ready is: ready=true, ready=false, ready=unknown, ready!=true')
+    .option('-w, --watch', 'after the list, print a line for each change until interrupted');
+  examples(cmd, [
+    'syncprims get -A',
+    'syncprims get -A --status-selector ready=false      # everything failing',
+    'syncprims get rsy -n fleet                           # the RemoteSyncs of a namespace',
+    'syncprims get sync/app -o yaml',
+    'syncprims get --watch',
+  ]);
+  cmd.action(async (target: string | undefined, flags: GetFlags) => {
+    const { get, getRequest } = await import('./get-run.js');
+    await get(getRequest(target, flags), flags);
+  });
+}
+

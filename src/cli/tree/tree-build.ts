@@ -1,0 +1,116 @@
+// Builds what `syncprims tree` shows: the sync's dependencies (tree-deps.ts)
+// and what it applied, following RemoteSyncs and ProxySyncs into their
+// clusters through their kubeconfig Secrets (remote.ts: checked as the
+// operator checks them). A cluster that cannot be looked into is said on its
+// node; only the managing cluster's errors end the command.
+import { GROUP, isSyncKind, type SyncKind } from '../../api/kinds.js';
+import type { InventoryEntry } from '../../api/status.js';
+import { entryApiVersion, parseObjectId } from '../../apply/inventory.js';
+import { mapLimit } from '../../apply/map-limit.js';
+import { nodeOf } from '../../deps/refs.js';
+import type { KubeClient } from '../../kube/client.js';
+import { Discovery } from '../../kube/discovery.js';
+import { ApiError, TransportError } from '../../kube/errors.js';
+import { splitApiVersion, type KubeObject } from '../../kube/resources.js';
+import { errorLine, findCause } from '../errors.js';
+import { openRemote, remoteFailure } from '../remote.js';
+import { relatedTree } from './tree-deps.js';
+import { syncState, type AppliedObject, type ClusterView, type SyncTree, type Tree } from '../../views/tree-model.js';
+import { inventoryEntries, readApplied } from './tree-objects.js';
+import { readSetAround } from './tree-set.js';
+
+/** Syncs applied by syncs are followed this many levels below the one asked for. */
+export const MAX_NESTING = 4;
+/** Nested syncs looked into at once. */
+const CONCURRENCY = 4;
+
+/** A cluster the tree reads from. */
+interface Place {
+  client: KubeClient;
+  discovery: Discovery;
+}
+
+/** The whole tree of `root`, a sync read from the managing cluster through `client`. */
+export async function buildTree(client: KubeClient, root: KubeObject): Promise<Tree> {
+  const node = nodeOf(root.kind as SyncKind, root);
+  const [set, applied] = await Promise.all([readSetAround(client, node.namespace), syncTree({ client, discovery: new Discovery(client) }, root, 0, new Set())]);
+  const { kind, namespace, name, cluster, objects, notFollowed: _notFollowed, ...state } = applied;
+  const cycle = set.cycleThrough(node);
+  return {
+    kind,
+    namespace,
+    name,
+    server: client.server.origin,
+    ...state,
+    ...(cycle ? { cycle } : {}),
+    dependsOn: relatedTree(set, node, 'dependsOn'),
+    dependents: relatedTree(set, node, 'dependents'),
+    ...(cluster ? { cluster } : {}),
+    ...(objects ? { objects } : {}),
+  };
+}
+
+/** A sync and what it applied; `seen` (server and key) stops a sync from being followed twice. */
+async function syncTree(place: Place, obj: KubeObject, depth: number, seen: Set<string>): Promise<SyncTree> {
+  const state: SyncTree = syncState(obj);
+  const key = `${place.client.server.origin}|${state.kind}/${state.namespace}/${state.name}`;
+  if (seen.has(key)) return { ...state, notFollowed: 'shown above' };
+  if (depth > MAX_NESTING) return { ...state, notFollowed: `nested more than ${MAX_NESTING} levels deep: run syncprims tree on it` };
+  seen.add(key);
+  if (state.kind === 'Sync') return { ...state, objects: await appliedIn(place, obj, depth, seen) };
+  return { ...state, ...(await remoteApplied(place, obj, depth, seen)) };
+}
+
+/**
+ * A RemoteSync's or ProxySync's objects, in the cluster its kubeconfig Secret
+ * names. When that cluster cannot be looked into, its inventory is still
+ * listed, each object Unknown.
+ */
+async function remoteApplied(place: Place, obj: KubeObject, depth: number, seen: Set<string>): Promise<Pick<SyncTree, 'cluster' | 'objects'>> {
+  const entries = inventoryEntries(obj);
+  const target = await openRemote({ client: place.client }, obj);
+  if (!target.ok) return { cluster: { problem: target.problem, message: target.message }, objects: unknownObjects(entries, `its cluster's kubeconfig: ${target.problem}`) };
+  const cluster: ClusterView = { server: target.client.server.origin, kubeconfig: target.origin };
+  try {
+    // Nothing to read there: ask the server something, to say whether it can be reached.
+    if (entries.length === 0) await target.client.request({ path: '/version' });
+    const objects = await appliedIn({ client: target.client, discovery: new Discovery(target.client) }, obj, depth, seen);
+    return { cluster, objects };
+  } catch (err) {
+    const problem = clusterProblem(err, target.client);
+    return { cluster: { ...cluster, ...problem }, objects: unknownObjects(entries, `its cluster: ${problem.problem}`) };
+  } finally {
+    target.client.close();
+  }
+}
+
+/** The inventory's objects, their state unknown: `why` they could not be read. */
+function unknownObjects(entries: InventoryEntry[], why: string): AppliedObject[] {
+  return entries.map((e) => {
+    const ref = parseObjectId(e.id);
+    return { apiVersion: entryApiVersion(e), kind: ref.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, status: 'Unknown', message: `not read (${why})` };
+  });
+}
+
+/** What went wrong in a remote cluster, in one line. */
+function clusterProblem(err: unknown, client: KubeClient): Pick<ClusterView, 'problem' | 'message'> {
+  const line = remoteFailure(err, client) ?? `${client.server.origin}: ${errorLine(err)}`;
+  if (findCause(err, TransportError)) return { problem: 'unreachable', message: line };
+  if (err instanceof ApiError && err.status === 403) return { problem: 'forbidden', message: line };
+  return { problem: 'error', message: line };
+}
+
+/** The inventory of `obj` as found in `place`; syncs among the objects are followed in turn. */
+async function appliedIn(place: Place, obj: KubeObject, depth: number, seen: Set<string>): Promise<AppliedObject[]> {
+  const owner = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+  const live = await readApplied(place.client, place.discovery, owner, inventoryEntries(obj));
+  return mapLimit(live, CONCURRENCY, async ({ ref, apiVersion, object, health }) => {
+    const applied: AppliedObject = { apiVersion, kind: ref.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, status: health.status, message: health.message };
+    if (object && isSyncObject(object)) applied.sync = await syncTree(place, object, depth + 1, seen);
+    return applied;
+  });
+}
+
+function isSyncObject(obj: KubeObject): boolean {
+  return splitApiVersion(obj.apiVersion).group === GROUP && isSyncKind(obj.kind);
+}

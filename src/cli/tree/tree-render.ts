@@ -1,0 +1,117 @@
+// The text view of `syncprims tree`: box-drawing lines as `flux tree` draws
+// them, state coloured only when `style` says so (a terminal). Pure.
+import type { HealthStatus } from '../../apply/health.js';
+import { displayNode, parseNodeKey } from '../../deps/refs.js';
+import { shortRevision } from '../format.js';
+import type { Style } from '../terminal.js';
+import type { AppliedObject, ClusterView, RelatedSync, SyncState, SyncTree, Tree } from '../../views/tree-model.js';
+
+/** A line of the tree and the lines under it. */
+export interface TextNode {
+  text: string;
+  children?: TextNode[];
+}
+
+/** Draws a tree: the root's line, then each child under `├──` / `└──`. */
+export function drawTree(root: TextNode, style: Style): string[] {
+  const lines = [root.text];
+  const walk = (nodes: TextNode[], prefix: string): void => {
+    nodes.forEach((node, i) => {
+      const last = i === nodes.length - 1;
+      lines.push(`${prefix}${style.dim(last ? '└── ' : '├── ')}${node.text}`);
+      walk(node.children ?? [], `${prefix}${style.dim(last ? '    ' : '│   ')}`);
+    });
+  };
+  walk(root.children ?? [], '');
+  return lines;
+}
+
+/** The lines of `syncprims tree`. */
+export function renderTree(tree: Tree, style: Style): string[] {
+  const sections: TextNode[] = [];
+  if (tree.cycle) {
+    const path = tree.cycle.map((key) => displayKey(key, tree.namespace)).join(' → ');
+    sections.push({ text: style.red(`cycle: ${path}`) });
+  }
+  if (tree.dependsOn.length > 0) sections.push({ text: 'depends on', children: tree.dependsOn.map((d) => relatedNode(d, 'dependsOn', tree.namespace, style)) });
+  if (tree.dependents.length > 0) sections.push({ text: 'depended on by', children: tree.dependents.map((d) => relatedNode(d, 'dependents', tree.namespace, style)) });
+  sections.push(...appliedNodes(tree, style, true));
+  const root = { text: `${tree.kind}/${tree.namespace}/${tree.name}${gap}${stateText(tree, style)}`, children: sections };
+  return drawTree(root, style);
+}
+
+const gap = '  ';
+
+/** `Ready=True  Succeeded  sha256:0123456789ab`, and the message when not Ready. */
+export function stateText(state: Partial<SyncState>, style: Style): string {
+  const colour = state.ready === 'True' ? style.green : state.ready === 'False' ? style.red : style.yellow;
+  const parts = [state.ready ? colour(`Ready=${state.ready}`) : style.yellow('no status yet')];
+  if (state.reason) parts.push(colour(state.reason));
+  if (state.revision) parts.push(style.dim(shortRevision(state.revision)));
+  const text = parts.join(gap);
+  return state.ready !== 'True' && state.message ? `${text} — ${oneLine(state.message)}` : text;
+}
+
+function relatedNode(node: RelatedSync, direction: 'dependsOn' | 'dependents', namespace: string, style: Style): TextNode {
+  const name = displayKey(`${node.kind}/${node.namespace}/${node.name}`, namespace);
+  const notes: string[] = [node.missing ? style.red('not found') : stateText(node, style)];
+  if (node.requiredStatus === 'InProgress') notes.push(style.dim('(requiredStatus InProgress)'));
+  if (node.unmet && !node.missing) notes.push(style.yellow(`(${direction === 'dependsOn' ? 'unmet' : 'waits'}: ${node.unmet})`));
+  if (node.cycle) notes.push(style.red('↺ cycle'));
+  if (node.shownAbove) notes.push(style.dim('(shown above)'));
+  const text = [name, ...notes].join(gap);
+  const next = (direction === 'dependsOn' ? node.dependsOn : node.dependents) ?? [];
+  return next.length > 0 ? { text, children: next.map((n) => relatedNode(n, direction, namespace, style)) } : { text };
+}
+
+/** What a sync applied: its objects (under a header for the root), or its cluster and the objects there. */
+function appliedNodes(sync: SyncTree, style: Style, root: boolean): TextNode[] {
+  const out: TextNode[] = [];
+  if (!root && sync.pending?.length) out.push({ text: style.yellow(`waiting for ${sync.pending.join(', ')}`) });
+  if (sync.notFollowed) return [...out, { text: style.dim(`not followed: ${sync.notFollowed}`) }];
+  const objects = (sync.objects ?? []).map((o) => objectNode(o, style));
+  if (sync.cluster) return [...out, clusterNode(sync.cluster, objects, style)];
+  if (!root) return [...out, ...objects];
+  return [...out, objects.length > 0 ? { text: `applied (${objects.length})`, children: objects } : { text: style.dim('applied: no objects') }];
+}
+
+function clusterNode(cluster: ClusterView, objects: TextNode[], style: Style): TextNode {
+  const where = cluster.server ? `cluster ${cluster.server}${cluster.kubeconfig ? ` (${cluster.kubeconfig})` : ''}` : 'cluster';
+  if (cluster.problem) {
+    const message = oneLine(cluster.message ?? '');
+    // remoteFailure's lines begin with what went wrong (`unreachable: ...`): said once.
+    const text = `${where}: ${style.red(message.startsWith(cluster.problem) ? message : `${cluster.problem}: ${message}`)}`;
+    return objects.length > 0 ? { text, children: objects } : { text };
+  }
+  if (objects.length === 0) return { text: `${where}: ${style.dim('no objects applied')}` };
+  return { text: `applied in ${where}`, children: objects };
+}
+
+function objectNode(obj: AppliedObject, style: Style): TextNode {
+  const name = obj.namespace ? `${obj.kind}/${obj.namespace}/${obj.name}` : `${obj.kind}/${obj.name}`;
+  if (obj.sync) {
+    const children = appliedNodes(obj.sync, style, false);
+    const text = `${name}${gap}${stateText(obj.sync, style)}`;
+    return children.length > 0 ? { text, children } : { text };
+  }
+  const status = statusColour(obj.status, style)(obj.status);
+  if (obj.status === 'Current') return { text: `${name}${gap}${status}` };
+  // The health message names the object first (`Deployment web: ...`): said once is enough.
+  const message = obj.message.startsWith(`${obj.kind} ${obj.name}: `) ? obj.message.slice(obj.kind.length + obj.name.length + 3) : obj.message;
+  return { text: `${name}${gap}${status} — ${oneLine(message)}` };
+}
+
+function statusColour(status: HealthStatus, style: Style): (text: string) => string {
+  if (status === 'Current') return style.green;
+  if (status === 'Failed' || status === 'NotFound') return style.red;
+  return style.yellow;
+}
+
+/** `Kind/name` in `namespace`, `Kind/namespace/name` outside it. */
+function displayKey(key: string, namespace: string): string {
+  return displayNode(parseNodeKey(key), namespace);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import type { TreeFlags } from './tree-run.js';
+import { KIND_HELP } from '../kind-name.js';
+import { clusterOptions, examples, outputOption } from '../options.js';
+
+/** `syncprims tree kind/name`: what a sync depends on, what depends on it, and what it applied, across clusters. */
+export function addTreeCommand(program: Command): void {
+  const cmd = program
+    .command('tree')
+    .description(
+      'show a sync as a tree: what it depends on and what depends on it (recursively), and the objects it applied with their kstatus, following RemoteSyncs and ProxySyncs into their clusters',
+    )
+    .argument('<kind/name>', `the sync; kinds: ${KIND_HELP}`);
+  clusterOptions(cmd, { kubeconfig: 'kubeconfig of the managing cluster, where the sync lives (default: $KUBECONFIG, ~/.kube/config, in-cluster)' });
+  outputOption(cmd);
+  cmd.addHelpText(
+    'after',
+    `
+Following a RemoteSync or ProxySync into its cluster reads its kubeconfig Secret (get secrets in the
+sync's namespace), checked as the operator checks it: a kubeconfig that runs a command (exec,
+auth-provider), names local files or skips TLS verification is refused, never used. A cluster that
+cannot be reached or read is said on its node; the exit code stays 0.`,
+  );
+  examples(cmd, [
+    'syncprims tree sync/app -n apps',
+    'syncprims tree rsy/edge-apps            # into the RemoteSync\'s cluster',
+    'syncprims tree psy/edge -o json | jq ".cluster"',
+  ]);
+  cmd.action(async (target: string, flags: TreeFlags) => {
+    const { tree, treeRequest } = await import('./tree-run.js');
+    await tree(treeRequest(target), flags);
+  });
+}
