@@ -1,10 +1,11 @@
 import { Reason } from '../api/conditions.js';
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import { parseDuration } from '../api/duration.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { SyncSpec } from '../api/sync-spec.js';
 import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
-import { CRD_DELETION_RECHECK_MS, nudgeCrdDeletions } from '../apply/crd-deletion.js';
+import { nudgeCrdDeletions } from '../apply/crd-deletion.js';
 import { leastReady, summarize } from '../apply/health.js';
 import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
@@ -26,7 +27,7 @@ import { announceDrift, backedOffNote, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 import { Holds } from './holds.js';
-import { afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
+import { afterApplyProblem, afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
 import { CleanUpFailed } from './lifecycle.js';
 
 /** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
@@ -133,35 +134,30 @@ export class SyncPipeline {
     }
   }
 
-  /** `run`, with what it holds (the kinds it applies stay watched) in `held` until it ends. */
+  /**
+   * `run`, with what it holds (the kinds it applies stay watched) in `held` until it ends. Its phases:
+   * read the source and render it, check the set fits, apply, prune, then health and the report.
+   * (Dependencies were checked before, in lifecycle.ts; a kind not served yet is waited for here.)
+   */
   private async runHolding(held: Holds, run: Run, base: SyncStatusDraft, log: Logger, finalizer: Promise<unknown>): Promise<ReconcileResult> {
     const { key, obj, spec, target } = run;
-    const generation = obj.metadata.generation;
-    const interval = parseDuration(spec.interval);
     const prev = this.state.get(key);
-    const requestedAt = obj.metadata.annotations?.['syncprims.dev/reconcile-requested-at'];
     // Fields we own that others changed (watch events) are corrected at once, then with backoff (sync-drift.ts).
-    const drift = stillOwned(target.owned.takeDrifts(ownerOf(obj), interval), prev);
-    if (prev && prev.target === target.id && drift.due.length === 0 && this.onlyHealthCanHaveChanged(key, prev, generation, requestedAt, interval)) {
+    const drift = stillOwned(target.owned.takeDrifts(ownerOf(obj), parseDuration(spec.interval)), prev);
+    if (prev && drift.due.length === 0 && this.onlyHealthCanHaveChanged(run, prev)) {
       await finalizer;
       return dueBy(await this.report(run, base, prev, log), drift.waitMs);
     }
     this.sourceChanged.delete(key);
-
     const previous = (base.inventory?.entries ?? []) as InventoryEntry[];
-    // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
-    target.owned.track(previous).catch(() => undefined);
-    // The watches of the kinds about to be applied start as soon as the source is parsed, while it is rendered.
-    const set = await this.fetchAndRender(obj, spec, target, (objects) => {
-      held.addPending(target.owned.prime(objects));
-    });
+    const set = await this.readAndRender(run, previous, held);
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
     if ('reason' in set) return this.notRendered(run, base, set, log);
     const tooLarge = oversized(obj, set.entries);
     if (tooLarge) {
       // Stalled until the spec changes: nothing is applied that could not be recorded.
-      await this.fail(obj, base, Reason.InvalidSpec, tooLarge, generation, log);
+      await this.fail(obj, base, Reason.InvalidSpec, tooLarge, obj.metadata.generation, log);
       return {};
     }
     void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
@@ -169,34 +165,56 @@ export class SyncPipeline {
     // set): all are taken, and announced as corrected, and none is left to say it still waits. Taken
     // only now: a set that does not render or fit applies nothing, and its waiting drifts stay.
     const corrections = stillOwned({ due: [...drift.due, ...target.owned.takeAllDrifts(ownerOf(obj))] }, prev).due;
-    let status = await held.alongside(this.announceProgress(obj, base, set, generation), target.owned.prime(set.objects));
-    const outcome = await this.applyAndPrune(run, set, previous);
-    // The Event of what changed is not waited for (best effort, sent in turn by the recorder): the worker
-    // goes on to the status write and the next sync while it is sent.
-    void this.announce(obj, outcome.applied, outcome.pruned, log);
-    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: interval }, obj, corrections, outcome.applied, log);
+    const status = await held.alongside(this.announceProgress(obj, base, set, obj.metadata.generation), target.owned.prime(set.objects));
+    const applied = await this.apply(run, set);
+    const pruned = await this.prune(run, set.entries, previous, applied);
+    await this.tellChanges(run, { applied, pruned: pruned.results, corrections }, log);
+    const state = this.remember(run, set, { applied, pruned }, prev);
+    return this.afterApply(run, { ...status, inventory: { entries: state.recorded }, lastAttemptedRevision: set.revision }, { state, applied, pruned: pruned.results }, log);
+  }
+
+  /** Phase 1 and 2: the source read and rendered, the watches of the kinds it applies started (and held) on the way. */
+  private async readAndRender({ obj, spec, target }: Run, previous: InventoryEntry[], held: Holds): Promise<Rendered> {
+    // The watches of the kinds applied last time start while the source is fetched and rendered (after a restart).
+    target.owned.track(previous).catch(() => undefined);
+    // The watches of the kinds about to be applied start as soon as the source is parsed, while it is rendered.
+    return this.fetchAndRender(obj, spec, target, (objects) => {
+      held.addPending(target.owned.prime(objects));
+    });
+  }
+
+  /** What changed: the Event of the apply and prune (not waited for: sent in turn by the recorder), and the drifts corrected. */
+  private async tellChanges({ obj, spec, target }: Run, done: { applied: Applied; pruned: ObjectResult[]; corrections: Drift[] }, log: Logger): Promise<void> {
+    void this.announce(obj, done.applied.results, done.pruned, log);
+    await announceDrift({ events: this.deps.events, owned: target.owned, intervalMs: parseDuration(spec.interval) }, obj, done.corrections, done.applied.results, log);
+  }
+
+  /** What the pipeline remembers of this apply until the next reconcile: what it applied and records, and since when it waits. */
+  private remember({ key, obj, target }: Run, set: { revision: string; entries: InventoryEntry[] }, done: { applied: Applied; pruned: Pruned }, prev: AppliedState | undefined): AppliedState {
     const now = Date.now();
     const state: AppliedState = {
       target: target.id,
-      generation,
+      generation: obj.metadata.generation,
       revision: set.revision,
-      requestedAt,
+      requestedAt: requestedAtOf(obj),
       appliedAt: now,
       startedAt: prev?.revision === set.revision ? prev.startedAt : now,
-      inventory: outcome.next,
-      recorded: outcome.recorded,
-      fresh: outcome.fresh,
+      inventory: set.entries.filter((e) => done.applied.ok.has(e.id)),
+      recorded: recordedAfter(set.entries, done.applied, done.pruned),
+      fresh: done.applied.fresh,
     };
     this.state.set(key, state);
-    status = { ...status, inventory: { entries: outcome.recorded }, lastAttemptedRevision: set.revision };
-    const problem = problemOf(outcome.applied, outcome.pruned, target.client.name);
-    if (problem) {
-      this.state.delete(key); // the next attempt runs in full
-      await this.fail(obj, status, problem.reason, problem.message, generation, log);
-      if (outcome.nudged && !problem.retry) return { requeueAfterMs: Math.min(interval, CRD_DELETION_RECHECK_MS) };
-      return afterProblem(problem, outcome.arrived, interval);
-    }
-    return this.report(run, status, state, log);
+    return state;
+  }
+
+  /** Phase 6 and 7: what went wrong in the apply and prune, reported (sync-problems.ts); else health, and the report. */
+  private async afterApply(run: Run, status: SyncStatusDraft, done: { state: AppliedState; applied: Applied; pruned: ObjectResult[] }, log: Logger): Promise<ReconcileResult> {
+    const { obj, spec, target } = run;
+    const problem = problemOf(done.applied.results, done.pruned, target.client.name);
+    if (!problem) return this.report(run, status, done.state, log);
+    this.state.delete(run.key); // the next attempt runs in full
+    await this.fail(obj, status, problem.reason, problem.message, obj.metadata.generation, log);
+    return afterApplyProblem(problem, done.applied, parseDuration(spec.interval));
   }
 
   /**
@@ -224,13 +242,14 @@ export class SyncPipeline {
     return here.awaitKinds(owner, why?.sourceKinds ?? why?.unknownKinds ?? []);
   }
 
-  /** Same generation, revision request and source, within the interval: only health is to be re-read. */
-  private onlyHealthCanHaveChanged(key: string, prev: AppliedState, generation: number | undefined, requestedAt: string | undefined, interval: number): boolean {
+  /** The same cluster, generation, revision request and source, within the interval: only health is to be re-read. */
+  private onlyHealthCanHaveChanged({ key, obj, spec, target }: Run, prev: AppliedState): boolean {
     return (
+      prev.target === target.id &&
       !this.sourceChanged.has(key) &&
-      prev.generation === generation &&
-      prev.requestedAt === requestedAt &&
-      Date.now() - prev.appliedAt < interval
+      prev.generation === obj.metadata.generation &&
+      prev.requestedAt === requestedAtOf(obj) &&
+      Date.now() - prev.appliedAt < parseDuration(spec.interval)
     );
   }
 
@@ -328,12 +347,12 @@ export class SyncPipeline {
     return spec.serviceAccountName ?? this.deps.defaultServiceAccount;
   }
 
-  /** Applies the set, then prunes what left it, but only after a complete apply. */
-  private async applyAndPrune({ obj, spec, target }: Run, { objects, entries }: { objects: KubeObject[]; entries: InventoryEntry[] }, previous: InventoryEntry[]) {
+  /** Phase 3: applies the set in stages; waits (by watch) for what holds an object back: its owner letting go, its namespace, a CRD being deleted. */
+  private async apply({ obj, spec, target }: Run, { objects }: { objects: KubeObject[] }): Promise<Applied> {
     const owner = ownerOf(obj);
     const engine = new ApplyEngine(this.clientFor(target, spec, owner), target.discovery);
     // What the objects are now comes from the owned-object watches (one GET fewer per object; primed by the caller).
-    const applied = await engine.applyStaged(objects, {
+    const results = await engine.applyStaged(objects, {
       owner,
       force: spec.force ?? false,
       concurrency: this.deps.concurrency,
@@ -341,24 +360,27 @@ export class SyncPipeline {
     });
     // An object another sync owns is applied the moment that sync lets it go, not at the retry;
     // one whose namespace is missing, the moment the namespace is created.
-    target.owned.awaitRelease(owner, applied.filter((r) => r.action === 'conflict').map((r) => r.id));
+    target.owned.awaitRelease(owner, results.filter((r) => r.action === 'conflict').map((r) => r.id));
     // A CRD being deleted that it waits for is nudged, as the API server's CRD finalizer can stall (crd-deletion.ts).
-    const nudged = await nudgeCrdDeletions(engine.client, owner, applied);
-    const arrived = await target.owned.awaitNamespaces(owner, [...new Set(applied.flatMap((r) => (r.missingNamespace ? [r.missingNamespace] : [])))]);
-    const ok = applied.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
-    const appliedIds = new Set(ok.map((r) => r.id));
-    const next = entries.filter((e) => appliedIds.has(e.id));
-    const complete = !applied.some((r) => r.action === 'failed');
-    // A half-applied set must not delete what it was to replace.
-    const stale = staleEntries(previous, entries);
-    const pruned = spec.prune && complete && stale.length > 0 ? await engine.prune(stale, owner, this.deps.concurrency) : [];
-    const failedPrunes = new Set(pruned.filter((p) => p.action === 'failed').map((p) => p.id));
-    // Entries not deleted stay recorded: those that failed to prune, and all stale ones when pruning did not run.
-    const kept = stale.filter((e) => !(spec.prune && complete) || failedPrunes.has(e.id));
-    const recorded = [...next, ...kept.filter((e) => !appliedIds.has(e.id))].sort((a, b) => compareIds(a.id, b.id));
+    const nudged = await nudgeCrdDeletions(engine.client, owner, results);
+    const arrived = await target.owned.awaitNamespaces(owner, [...new Set(results.flatMap((r) => (r.missingNamespace ? [r.missingNamespace] : [])))]);
+    const ok = results.filter((r) => r.action !== 'failed' && r.action !== 'conflict');
     // What the applies returned, until the watches deliver it (health drops each as the cache catches up).
     const fresh = new Map(ok.filter((r) => r.object && r.action !== 'unchanged').map((r) => [r.id, withoutManagedFields(r.object!)]));
-    return { applied, pruned, next, recorded, fresh, arrived, nudged };
+    return { results, ok: new Set(ok.map((r) => r.id)), complete: !results.some((r) => r.action === 'failed'), fresh, arrived, nudged, engine };
+  }
+
+  /**
+   * Phase 4: prunes what left the set, only after a complete apply (a half-applied set must not delete
+   * what it was to replace). `kept`: the stale entries not deleted, which stay recorded (those that
+   * failed to prune, and all of them when the prune did not run).
+   */
+  private async prune({ obj, spec }: Run, entries: InventoryEntry[], previous: InventoryEntry[], applied: Applied): Promise<Pruned> {
+    const stale = staleEntries(previous, entries);
+    if (!spec.prune || !applied.complete) return { results: [], kept: stale };
+    const results = stale.length > 0 ? await applied.engine.prune(stale, ownerOf(obj), this.deps.concurrency) : [];
+    const failedPrunes = new Set(results.filter((p) => p.action === 'failed').map((p) => p.id));
+    return { results, kept: stale.filter((e) => failedPrunes.has(e.id)) };
   }
 
   /** Tells what changed: an Event and a log line, only when something did. */
@@ -425,6 +447,26 @@ export class SyncPipeline {
  */
 type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string } | RenderProblem;
 
+/** What the apply phase did: each object's result, the ids applied, whether all were, and what it waited for. */
+interface Applied {
+  results: ObjectResult[];
+  ok: Set<string>;
+  complete: boolean;
+  /** What the applies returned, until the watches deliver it. */
+  fresh: Map<string, KubeObject>;
+  /** A namespace it waited for arrived meanwhile. */
+  arrived: boolean;
+  /** A CRD being deleted that it waits for was nudged. */
+  nudged: boolean;
+  engine: ApplyEngine;
+}
+
+/** What the prune phase did, and the stale entries that stay recorded. */
+interface Pruned {
+  results: ObjectResult[];
+  kept: InventoryEntry[];
+}
+
 /** One reconcile's sync, spec and target. */
 interface Run {
   key: string;
@@ -449,4 +491,15 @@ function stillOwned<T extends { due: Drift[] }>(drift: T, prev: AppliedState | u
   if (!prev || !drift.due.some((d) => d.deleted)) return drift;
   const ids = new Set(prev.inventory.map((e) => e.id));
   return { ...drift, due: drift.due.filter((d) => !d.deleted || ids.has(d.id)) };
+}
+
+/** The reconcile request a sync carries (`syncprims.dev/reconcile-requested-at`). */
+function requestedAtOf(obj: KubeObject): string | undefined {
+  return obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
+}
+
+/** What status.inventory lists after an apply and prune: the entries applied, and the stale ones kept (see prune), sorted. */
+function recordedAfter(entries: InventoryEntry[], applied: Pick<Applied, 'ok'>, pruned: Pruned): InventoryEntry[] {
+  const next = entries.filter((e) => applied.ok.has(e.id));
+  return [...next, ...pruned.kept.filter((e) => !applied.ok.has(e.id))].sort((a, b) => compareIds(a.id, b.id));
 }

@@ -4,6 +4,7 @@
 // the retry each calls for. Pure; sync-pipeline.ts writes them.
 import { Reason } from '../api/conditions.js';
 import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
+import { CRD_DELETION_RECHECK_MS } from '../apply/crd-deletion.js';
 import { errorText, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import type { KindKey } from '../apply/render.js';
 import { UnknownKindError } from '../kube/discovery.js';
@@ -103,6 +104,16 @@ export function afterProblem(problem: { retry?: { minDelayMs: number } }, arrive
   if (problem.retry) return { retry: problem.retry };
   if (arrived) return { retry: { minDelayMs: ARRIVED_RETRY_MS } };
   return failureRetry(interval);
+}
+
+/**
+ * When an apply and prune that went wrong goes again: as afterProblem, except
+ * that one which nudged a CRD being deleted that it waits for (and is not
+ * transient) looks again within min(interval, 5 s), whether it is gone.
+ */
+export function afterApplyProblem(problem: { retry?: { minDelayMs: number } }, waits: { arrived: boolean; nudged: boolean }, interval: number): ReconcileResult {
+  if (waits.nudged && !problem.retry) return { requeueAfterMs: Math.min(interval, CRD_DELETION_RECHECK_MS) };
+  return afterProblem(problem, waits.arrived, interval);
 }
 
 /** A failure that nothing wakes: tried again after min(interval, 30 s). */

@@ -3,10 +3,12 @@
 import { describe, expect, test } from '@jest/globals';
 import { Reason } from '../../src/api/conditions.js';
 import { ARRIVED_RETRY_MS } from '../../src/apply/arrivals.js';
+import { CRD_DELETION_RECHECK_MS } from '../../src/apply/crd-deletion.js';
 import { UNREACHABLE, type ObjectResult } from '../../src/apply/engine.js';
 import { UnknownKindError } from '../../src/kube/discovery.js';
 import { ApiError, NotKubernetesError, TransportError } from '../../src/kube/errors.js';
 import {
+  afterApplyProblem,
   afterProblem,
   failureRetry,
   problemOf,
@@ -82,6 +84,20 @@ describe('afterProblem: when a failed reconcile goes again', () => {
     expect(afterProblem({}, false, 600_000)).toEqual({ requeueAfterMs: RETRY_SOURCE_MS });
     expect(afterProblem({}, false, 5_000)).toEqual({ requeueAfterMs: 5_000 });
     expect(failureRetry(600_000)).toEqual({ requeueAfterMs: RETRY_SOURCE_MS });
+  });
+});
+
+describe('afterApplyProblem: when an apply and prune that went wrong goes again', () => {
+  test('it nudged a CRD being deleted that it waits for: within min(interval, 5 s), whether or not a namespace arrived', () => {
+    expect(afterApplyProblem({}, { arrived: false, nudged: true }, 600_000)).toEqual({ requeueAfterMs: CRD_DELETION_RECHECK_MS });
+    expect(afterApplyProblem({}, { arrived: true, nudged: true }, 600_000)).toEqual({ requeueAfterMs: CRD_DELETION_RECHECK_MS });
+    expect(afterApplyProblem({}, { arrived: false, nudged: true }, 2_000)).toEqual({ requeueAfterMs: 2_000 });
+  });
+
+  test('a transient problem keeps its backoff, nudge or not; without a nudge, as afterProblem', () => {
+    expect(afterApplyProblem({ retry: { minDelayMs: 4_000 } }, { arrived: false, nudged: true }, 600_000)).toEqual({ retry: { minDelayMs: 4_000 } });
+    expect(afterApplyProblem({}, { arrived: true, nudged: false }, 600_000)).toEqual({ retry: { minDelayMs: ARRIVED_RETRY_MS } });
+    expect(afterApplyProblem({}, { arrived: false, nudged: false }, 600_000)).toEqual({ requeueAfterMs: RETRY_SOURCE_MS });
   });
 });
 
