@@ -19,3 +19,6 @@ export const FINALIZER = 'syncprims.dev/finalizer';
 
 /** The field manager of every server-side apply. */
 export const FIELD_MANAGER = 'syncprims';
+
+/** On a kubeconfig Secret (key `value`): registers it in its namespace's cluster inventory under the label's value. */
+export const CLUSTER_LABEL = 'syncprims.dev/cluster';

@@ -1,0 +1,162 @@
+// Pure readers of the cluster inventory's three sources (API.md, "Clusters"):
+// what cluster each cached object stands for, and the conflicts between them.
+// The objects are as the inventory's watches keep them: Secrets and Cluster
+// API Clusters as metadata only, ClusterProfiles as projectClusterProfile
+// leaves them.
+import { DEFAULT_KUBECONFIG_KEY } from '../api/cluster.js';
+import { CLUSTER_LABEL } from '../api/marks.js';
+import type { KubeObject } from '../kube/resources.js';
+import type { ClusterSource, InventoryCluster } from './inventory-types.js';
+
+/** The versions of `cluster.x-k8s.io` that serve Cluster, newest first (the first served one is watched). */
+export const CLUSTER_API_VERSIONS = ['cluster.x-k8s.io/v1beta2', 'cluster.x-k8s.io/v1beta1'];
+/** SIG-Multicluster's Cluster Inventory API. */
+export const CLUSTER_PROFILE_VERSIONS = ['multicluster.x-k8s.io/v1alpha1'];
+
+/**
+ * The extension of a ClusterProfile access provider's `cluster` that the
+ * Cluster Inventory API's credential plugins read their configuration from
+ * (KEP-5339); the kubeconfig-secretreader plugin's is `{name, key, namespace?}`:
+ * the Secret holding a kubeconfig.
+ */
+export const EXEC_EXTENSION = 'client.authentication.k8s.io/exec';
+
+const SOURCE_WORDS: Record<ClusterSource, string> = { Secret: 'Secret', Cluster: 'Cluster API Cluster', ClusterProfile: 'ClusterProfile' };
+
+function originOf(source: ClusterSource, obj: KubeObject): string {
+  return `${SOURCE_WORDS[source]} ${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+}
+
+/** A kubeconfig Secret labelled `syncprims.dev/cluster: <name>` (key `value`); an empty value names the cluster after the Secret. */
+export function secretCluster(secret: KubeObject): InventoryCluster {
+  const labels = secret.metadata.labels ?? {};
+  const name = labels[CLUSTER_LABEL] || (secret.metadata.name ?? '');
+  return {
+    name,
+    namespace: secret.metadata.namespace ?? '',
+    labels,
+    source: 'Secret',
+    origin: originOf('Secret', secret),
+    ref: { kubeConfig: { secretRef: { name: secret.metadata.name ?? '', key: DEFAULT_KUBECONFIG_KEY } } },
+  };
+}
+
+/** A Cluster API Cluster: its kubeconfig is the Secret `<name>-kubeconfig`, which `clusterRef` names. */
+export function clusterApiCluster(cluster: KubeObject): InventoryCluster {
+  const name = cluster.metadata.name ?? '';
+  return {
+    name,
+    namespace: cluster.metadata.namespace ?? '',
+    labels: cluster.metadata.labels ?? {},
+    source: 'Cluster',
+    origin: originOf('Cluster', cluster),
+    ref: { clusterRef: { name } },
+  };
+}
+
+interface AccessProvider {
+  name?: unknown;
+  cluster?: { extensions?: { name?: unknown; extension?: unknown }[] };
+}
+
+/** Of a ClusterProfile, what the inventory reads: its labels, and each access provider's name and credential-plugin extension. */
+export function projectClusterProfile(profile: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion, labels, deletionTimestamp } = profile.metadata;
+  const providers = accessProvidersOf(profile).map((p) => {
+    const extension = (Array.isArray(p.cluster?.extensions) ? p.cluster.extensions : []).find((e) => e?.name === EXEC_EXTENSION)?.extension;
+    const kept = isRecord(extension) ? { name: extension.name, key: extension.key, namespace: extension.namespace } : undefined;
+    return { name: p.name, cluster: kept ? { extensions: [{ name: EXEC_EXTENSION, extension: kept }] } : {} };
+  });
+  return {
+    apiVersion: profile.apiVersion,
+    kind: profile.kind,
+    metadata: { name, namespace, uid, resourceVersion, labels, deletionTimestamp },
+    status: { accessProviders: providers },
+  };
+}
+
+/**
+ * A ClusterProfile: its credentials as the Cluster Inventory API's
+ * kubeconfig-secretreader convention gives them, without running its plugin
+ * (syncprims runs no credential command): an access provider whose `cluster`
+ * has the extension `client.authentication.k8s.io/exec` with `name` and `key`
+ * names the kubeconfig Secret (of the profile's namespace), which is checked
+ * as any other. With no such provider, it is listed with a problem saying
+ * what is missing.
+ */
+export function clusterProfileCluster(profile: KubeObject): InventoryCluster {
+  const namespace = profile.metadata.namespace ?? '';
+  const base = {
+    name: profile.metadata.name ?? '',
+    namespace,
+    labels: profile.metadata.labels ?? {},
+    source: 'ClusterProfile' as const,
+    origin: originOf('ClusterProfile', profile),
+  };
+  const found = profileCredentials(profile);
+  return 'secret' in found ? { ...base, ref: { kubeConfig: { secretRef: found.secret } } } : { ...base, ref: {}, problem: found.problem };
+}
+
+function profileCredentials(profile: KubeObject): { secret: { name: string; key: string } } | { problem: string } {
+  const namespace = profile.metadata.namespace ?? '';
+  const providers = accessProvidersOf(profile);
+  if (providers.length === 0) {
+    return { problem: 'it has no status.accessProviders yet: its cluster manager has not said how to reach the cluster' };
+  }
+  const elsewhere: string[] = [];
+  for (const p of providers) {
+    const ext = (p.cluster?.extensions ?? []).find((e) => e?.name === EXEC_EXTENSION)?.extension;
+    if (!isRecord(ext) || typeof ext.name !== 'string' || ext.name === '' || typeof ext.key !== 'string' || ext.key === '') continue;
+    if (typeof ext.namespace === 'string' && ext.namespace !== '' && ext.namespace !== namespace) {
+      elsewhere.push(`${String(p.name)} names Secret ${ext.namespace}/${ext.name}, outside the profile's namespace`);
+      continue;
+    }
+    return { secret: { name: ext.name, key: ext.key } };
+  }
+  const names = providers.map((p) => String(p.name ?? '?')).join(', ');
+  const why = elsewhere.length > 0 ? `; ${elsewhere.join('; ')}` : '';
+  return {
+    problem:
+      `no access provider names a kubeconfig Secret of namespace ${namespace} (the kubeconfig-secretreader convention: ` +
+      `status.accessProviders[].cluster.extensions "${EXEC_EXTENSION}" with name and key)${why}; ` +
+      `its providers (${names}) need a credentials plugin run as a command, which syncprims refuses as it refuses exec kubeconfigs`,
+  };
+}
+
+function accessProvidersOf(profile: KubeObject): AccessProvider[] {
+  const status = profile.status as { accessProviders?: unknown; credentialProviders?: unknown } | undefined;
+  // credentialProviders: the field's name in the API's first releases.
+  const list = status?.accessProviders ?? status?.credentialProviders;
+  return Array.isArray(list) ? (list.filter(isRecord) as AccessProvider[]) : [];
+}
+
+/**
+ * The clusters of one namespace, sorted by name: where two objects claim one
+ * name (two sources, or two labelled Secrets), each is kept with a problem
+ * naming the others, so that neither is used until one goes.
+ */
+export function withConflicts(clusters: InventoryCluster[]): InventoryCluster[] {
+  const byName = new Map<string, InventoryCluster[]>();
+  for (const c of clusters) byName.set(c.name, [...(byName.get(c.name) ?? []), c]);
+  const out: InventoryCluster[] = [];
+  for (const [name, claims] of byName) {
+    if (claims.length === 1) {
+      out.push(claims[0]!);
+      continue;
+    }
+    for (const c of claims) {
+      const others = claims.filter((o) => o !== c).map((o) => o.origin);
+      const conflict = `the name ${name} is claimed by ${others.join(' and ')} too: remove or rename one of them`;
+      out.push({ ...c, problem: c.problem ? `${conflict}; ${c.problem}` : conflict });
+    }
+  }
+  return out.sort((a, b) => compare(a.name, b.name) || compare(a.origin, b.origin));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
