@@ -105,13 +105,9 @@ function profileCredentials(profile: KubeObject): { secret: { name: string; key:
   }
   const elsewhere: string[] = [];
   for (const p of providers) {
-    const ext = (p.cluster?.extensions ?? []).find((e) => e?.name === EXEC_EXTENSION)?.extension;
-    if (!isRecord(ext) || typeof ext.name !== 'string' || ext.name === '' || typeof ext.key !== 'string' || ext.key === '') continue;
-    if (typeof ext.namespace === 'string' && ext.namespace !== '' && ext.namespace !== namespace) {
-      elsewhere.push(`${String(p.name)} names Secret ${ext.namespace}/${ext.name}, outside the profile's namespace`);
-      continue;
-    }
-    return { secret: { name: ext.name, key: ext.key } };
+    const found = kubeconfigSecretOf(p, namespace);
+    if (typeof found === 'string') elsewhere.push(found);
+    else if (found) return { secret: found };
   }
   const names = providers.map((p) => String(p.name ?? '?')).join(', ');
   const why = elsewhere.length > 0 ? `; ${elsewhere.join('; ')}` : '';
@@ -121,6 +117,16 @@ function profileCredentials(profile: KubeObject): { secret: { name: string; key:
       `status.accessProviders[].cluster.extensions "${EXEC_EXTENSION}" with name and key)${why}; ` +
       `its providers (${names}) need a credentials plugin run as a command, which syncprims refuses as it refuses exec kubeconfigs`,
   };
+}
+
+/** The kubeconfig Secret an access provider names (kubeconfig-secretreader), why it cannot be used, or undefined: it names none. */
+function kubeconfigSecretOf(p: AccessProvider, namespace: string): { name: string; key: string } | string | undefined {
+  const ext = (p.cluster?.extensions ?? []).find((e) => e?.name === EXEC_EXTENSION)?.extension;
+  if (!isRecord(ext) || typeof ext.name !== 'string' || ext.name === '' || typeof ext.key !== 'string' || ext.key === '') return undefined;
+  if (typeof ext.namespace === 'string' && ext.namespace !== '' && ext.namespace !== namespace) {
+    return `${String(p.name)} names Secret ${ext.namespace}/${ext.name}, outside the profile's namespace`;
+  }
+  return { name: ext.name, key: ext.key };
 }
 
 function accessProvidersOf(profile: KubeObject): AccessProvider[] {
