@@ -30,6 +30,8 @@ export const Reason = {
   InvalidKubeconfig: 'InvalidKubeconfig',
   OwnershipConflict: 'OwnershipConflict',
   RemoteNotReady: 'RemoteNotReady',
+  /** A ProxySync whose remote Sync was suspended by hand there (not by its template): it applies nothing the ProxySync gives it. */
+  RemoteSuspended: 'RemoteSuspended',
   CRDNotInstalled: 'CRDNotInstalled',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -1,17 +1,25 @@
 // The decisions of ProxySync's phases, as pure functions: a step that cannot
 // go on (Halt, Conflict), which of the remote cluster's answers are such a
-// step, when a halted ProxySync goes again and what its status says, and
-// whether the remote Sync is applied or left as it is. proxysync.ts does
-// the I/O around them.
+// step, when a halted ProxySync goes again and what its status says, whether
+// the remote Sync is created, adopted or a conflict, whether it is applied or
+// left as it is, what a suspended ProxySync says, and whether a deleted one's
+// remote Sync is gone. proxysync.ts does the I/O around them.
 import { Reason } from '../api/conditions.js';
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
+import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
+import { UNREACHABLE, type ObjectResult } from '../apply/engine.js';
+import { objectId } from '../apply/inventory.js';
+import { ownedByOther, ownerLabelOf, unowned, type Owner } from '../apply/owner.js';
 import { ApiError, NotKubernetesError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { remoteSyncMatches } from '../proxy/remote-sync.js';
 import type { ReconcileResult } from '../runtime/controller.js';
+import { listProblems } from '../runtime/messages.js';
 import { notKubernetesMessage } from './cluster-access.js';
-import { failed, progressing, type SyncStatusDraft } from './sync-status.js';
+import { mirroredStatus } from './proxysync-status.js';
+import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 
 /** The longest wait before a ProxySync that failed is tried again (as a Sync's failures: min(interval, this)). */
 export const FAILURE_RETRY_MS = 30_000;
@@ -71,6 +79,64 @@ export function haltRetry(err: Halt, intervalMs: number): ReconcileResult | unde
 /** The status a halt writes: Reconciling for a wait, Ready=False with its reason for a failure. */
 export function haltStatus(err: Halt, status: SyncStatusDraft, generation: number | undefined): SyncStatusDraft {
   return err.wait ? progressing(status, err.message, generation) : failed(status, err.reason, err.message, generation);
+}
+
+/** Where the remote Sync lives: its namespace and name, and the name of its cluster. */
+export interface RemotePlace {
+  namespace: string;
+  name: string;
+  cluster: string;
+}
+
+/**
+ * The claim on the remote Sync (phase 3): none there (`create`, its namespace
+ * first), one without owner labels (`adopt`: the apply labels it), or ours.
+ * One that another owner's labels name is a Conflict, thrown.
+ */
+export function claimOf(existing: KubeObject | undefined, owner: Owner, place: RemotePlace): 'create' | 'adopt' | 'ours' {
+  if (!existing) return 'create';
+  if (ownedByOther(existing, owner)) {
+    throw new Conflict(`the Sync ${place.namespace}/${place.name} in cluster ${place.cluster} is owned by ${ownerLabelOf(existing)}`, objectId(existing));
+  }
+  return unowned(existing) ? 'adopt' : 'ours';
+}
+
+/** The remote namespace is missing and the identity may not create it (`err`, the 403): ApplyFailed, saying what to do. */
+export function namespaceRefused(err: ApiError, place: Pick<RemotePlace, 'namespace' | 'cluster'>): Halt {
+  return new Halt(Reason.ApplyFailed, `cannot create namespace ${place.namespace} in cluster ${place.cluster}: ${err.message}; create it, or grant the kubeconfig's identity create on namespaces`);
+}
+
+/**
+ * The status of a suspended ProxySync: nothing is written in the remote
+ * cluster, but the remote Sync's status (`live`, when it is there and the
+ * cluster could be read) is still mirrored; Ready keeps that status, its
+ * reason Suspended.
+ */
+export function suspendedStatus(
+  status: SyncStatusDraft,
+  live: KubeObject | undefined,
+  remote: { cluster: string; inventory: InventoryEntry[] },
+  generation: number | undefined,
+  now: Date,
+): SyncStatusDraft {
+  const mark = live?.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
+  const mirrored = live ? mirroredStatus(status, live, { ...remote, mark }, generation, now) : status;
+  return suspended(mirrored, generation);
+}
+
+/**
+ * Where the deletion of a ProxySync stands, from the prune of its remote
+ * Syncs (phase 2): refused by the remote cluster (a CleanUpFailed message);
+ * still going (a delete was sent, or the cluster did not answer: its
+ * deletion event, or the backstop, brings it back); or gone, when the
+ * copies are removed.
+ */
+export function remoteDeletion(results: ObjectResult[]): { refused: string } | { waitingFor: string[] } | { gone: true } {
+  const refused = results.filter((r) => r.action === 'failed' && r.reason !== UNREACHABLE);
+  if (refused.length > 0) return { refused: `deleting the remote Sync failed: ${listProblems(refused.map((f) => f.message ?? ''))}` };
+  const deleting = results.filter((r) => r.action === 'deleted' || r.action === 'failed');
+  if (deleting.length > 0) return { waitingFor: deleting.map((r) => r.id) };
+  return { gone: true };
 }
 
 /** What the remote Sync phase does: apply the desired Sync, or leave it; and the drift that holds it back, for the mirrored status. */

@@ -1,9 +1,11 @@
 // The status a ProxySync mirrors from its remote Sync: Ready once the remote
-// Sync speaks for what it was last given, its revisions and summary, and
-// where it is. Pure; proxysync.ts reads the remote Sync and writes it.
+// Sync speaks for what it was last given (and is not suspended by hand), its
+// revisions and summary, and where it is. Pure; proxysync.ts reads the remote
+// Sync and writes it.
 import { ConditionType, Reason } from '../api/conditions.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
+import { holds, type ManagedFieldsEntry } from '../apply/managed-fields.js';
 import type { KubeObject } from '../kube/resources.js';
 import { equalJson } from '../proxy/remote-sync.js';
 import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
@@ -34,6 +36,33 @@ export function remoteLag(live: KubeObject, mark: string | undefined): string | 
   return undefined;
 }
 
+/** The managedFields path of `spec.suspend`. */
+const SUSPEND_FIELD = ['f:spec', 'f:suspend'];
+
+/**
+ * Who suspended the remote Sync by hand: undefined when it is not suspended,
+ * or when the template suspends it (then it is ours, and mirrored as it is);
+ * else the field managers that own its `spec.suspend` (from managedFields,
+ * sorted; none when its entry is not among those read: see proxysync.ts).
+ */
+export function handSuspenders(live: KubeObject, templateSuspends: boolean): string[] | undefined {
+  if (templateSuspends || (live.spec as { suspend?: unknown } | undefined)?.suspend !== true) return undefined;
+  const entries = (Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : []) as ManagedFieldsEntry[];
+  const owners = entries.filter((e) => e?.manager && !e.subresource && holds(e.fieldsV1, SUSPEND_FIELD)).map((e) => e.manager!);
+  return [...new Set(owners)].sort();
+}
+
+/**
+ * The remote Sync was suspended by hand (`by`: the field managers that set
+ * `spec.suspend`): it applies nothing we give it until resumed there. One
+ * message for the whole suspension (nothing in it changes while it lasts).
+ */
+function handSuspendedMessage(live: KubeObject, cluster: string, by: string[]): string {
+  const where = `${live.metadata.namespace}/${live.metadata.name}`;
+  const who = by.length > 0 ? `field manager ${by.join(', ')}` : 'a field manager other than syncprims (not named in its managedFields)';
+  return `the remote Sync ${where} in cluster ${cluster} was suspended by hand, by ${who} (spec.suspend: true, which the template does not set): it applies nothing the ProxySync gives it until it is resumed there (syncprims resume sync/${live.metadata.name} -n ${live.metadata.namespace}, or remove spec.suspend)`;
+}
+
 /**
  * The remote Sync was changed by someone else (`drift`: which fields, by
  * whom) and its correction waits (backed off, as a fight is). No countdown:
@@ -49,13 +78,15 @@ function heldBackMessage(live: KubeObject, drift: Drift): string {
  * The ProxySync's status from its remote Sync: Ready and Stalled mirrored
  * (Ready only once the remote Sync speaks for what we last gave it, and is
  * not held back changed by someone else (`heldBack`, that drift): else Ready=Unknown,
- * reason RemoteNotReady), revisions, summary, and under
- * `remote` its location, observedGeneration and pending dependencies.
+ * reason RemoteNotReady; and not when it was suspended by hand (`suspendedBy`,
+ * see handSuspenders): then Ready=False, reason RemoteSuspended, naming who),
+ * revisions, summary, and under `remote` its location, observedGeneration and
+ * pending dependencies.
  */
 export function mirroredStatus(
   base: SyncStatusDraft,
   live: KubeObject,
-  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: Drift },
+  remote: { cluster: string; mark: string | undefined; inventory: InventoryEntry[]; heldBack?: Drift; suspendedBy?: string[] },
   generation: number | undefined,
   now: Date,
 ): SyncStatusDraft {
@@ -63,7 +94,11 @@ export function mirroredStatus(
   const lag = remote.heldBack ? heldBackMessage(live, remote.heldBack) : remoteLag(live, remote.mark);
   const ready = findCondition(rs.conditions, ConditionType.Ready);
   let conditions = base.conditions ?? [];
-  if (lag !== undefined || !ready) {
+  if (remote.suspendedBy) {
+    const message = handSuspendedMessage(live, remote.cluster, remote.suspendedBy);
+    conditions = setCondition(conditions, { type: ConditionType.Ready, status: 'False', reason: Reason.RemoteSuspended, message, observedGeneration: generation }, now);
+    conditions = removeCondition(removeCondition(conditions, ConditionType.Reconciling), ConditionType.Stalled);
+  } else if (lag !== undefined || !ready) {
     const message = lag ?? `waiting for the remote Sync ${live.metadata.namespace}/${live.metadata.name} to report Ready`;
     conditions = setCondition(conditions, { type: ConditionType.Ready, status: 'Unknown', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);
     conditions = setCondition(conditions, { type: ConditionType.Reconciling, status: 'True', reason: Reason.RemoteNotReady, message, observedGeneration: generation }, now);

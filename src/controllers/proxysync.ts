@@ -13,17 +13,17 @@ import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.j
 import type { ProxySyncSpec } from '../api/objects.js';
 import { parseSyncObject } from '../api/validate.js';
 import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
-import type { DueDrifts } from '../apply/drift.js';
-import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
+import type { Drift, DueDrifts } from '../apply/drift.js';
+import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import { ownedByOther, ownerLabelOf, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
-import { createNamespace } from '../kube/namespaces.js';
+import { ensureNamespace } from '../kube/namespaces.js';
 import { UnknownKindError } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
-import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
+import { objectPath, type KubeObject } from '../kube/resources.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Logger } from '../runtime/logger.js';
 import { listProblems } from '../runtime/messages.js';
@@ -44,10 +44,23 @@ import {
   remoteMark,
   type RelatedObject,
 } from '../proxy/remote-sync.js';
-import { clusterName, Conflict, Halt, haltRetry, haltStatus, refusal, remoteSyncStep } from './proxysync-phases.js';
-import { mirroredStatus } from './proxysync-status.js';
+import {
+  claimOf,
+  clusterName,
+  Conflict,
+  Halt,
+  haltRetry,
+  haltStatus,
+  namespaceRefused,
+  refusal,
+  remoteDeletion,
+  remoteSyncStep,
+  suspendedStatus,
+  type RemotePlace,
+} from './proxysync-phases.js';
+import { handSuspenders, mirroredStatus } from './proxysync-status.js';
 import { announceDrift, dueBy } from './sync-drift.js';
-import { suspended, type SyncStatusDraft } from './sync-status.js';
+import type { SyncStatusDraft } from './sync-status.js';
 
 /** One reconcile of a ProxySync that is not suspended, in the cluster it entered. */
 interface Maintain {
@@ -67,6 +80,14 @@ const CRD_RETRY_MS = 10_000;
 /** How soon a ProxySync being deleted looks again whether its remote Sync has gone (its deletion event comes first). */
 const REMOTE_GONE_RETRY_MS = 30_000;
 
+/** The remote Sync after phase 4: as it is now, as the template makes it, the mark it carries, and the drift that holds it back. */
+interface KeptRemoteSync {
+  live: KubeObject;
+  desired: KubeObject;
+  mark: string | undefined;
+  heldBack?: Drift;
+}
+
 /** The copies of related objects as last made sure of: at which resourceVersions, their digest, and their ids. */
 interface KnownCopies {
   versions: string;
@@ -84,6 +105,13 @@ export class ProxySyncReconciler implements Reconciler {
    * backed-off drift holds back only the same apply again.
    */
   private readonly lastApplied = new Map<string, string>();
+  /**
+   * Per ProxySync whose remote Sync is suspended by hand, who suspended it. The
+   * cluster's watch keeps of managedFields only our entry and those written
+   * since: once we apply again, the entry of an earlier suspension is no longer
+   * there, so it is read once (a GET) and remembered while the suspension lasts.
+   */
+  private readonly suspenders = new Map<string, string[]>();
 
   constructor(
     private readonly deps: LifecycleDeps & { kind: 'ProxySync' },
@@ -98,6 +126,7 @@ export class ProxySyncReconciler implements Reconciler {
       if (!this.deps.informer.store.get(key)) {
         this.copiesKnown.delete(key);
         this.lastApplied.delete(key);
+        this.suspenders.delete(key);
         this.settings.registry.lastClusterOf(`ProxySync/${key}`)?.owned.forgetOwner(ownerOfKey('ProxySync', key));
         await this.settings.registry.release(`ProxySync/${key}`);
       }
@@ -119,11 +148,11 @@ export class ProxySyncReconciler implements Reconciler {
     } catch (err) {
       if (!(err instanceof ClusterNotUsable)) throw err;
       // Suspended, it writes nothing there anyway: it says so with the status it has, and mirrors again once resumed.
-      if (ctx.suspended) return void (await this.deps.writer.updateStatus(obj, suspended(status, generation)));
+      if (ctx.suspended) return void (await this.deps.writer.updateStatus(obj, suspendedStatus(status, undefined, { cluster: clusterName(spec), inventory: [] }, generation, new Date())));
       return reportUnusable(this.deps, obj, status, err, log);
     }
     try {
-      if (ctx.suspended) return await this.mirrorOnly(obj, spec, status, entered.cluster, generation);
+      if (ctx.suspended) return await this.mirrorOnly({ obj, spec, status, cluster: entered.cluster, generation });
       return await this.maintain({ key, obj, spec, status, cluster: entered.cluster, generation, log, finalizer });
     } catch (thrown) {
       const err = thrown instanceof Halt ? thrown : refusal(thrown, entered.cluster);
@@ -148,60 +177,106 @@ export class ProxySyncReconciler implements Reconciler {
     return haltRetry(err, parseDuration(spec.template.spec.interval));
   }
 
-  /** Phases 1, 3, 4 and 5: find, ensure, keep content, status back. */
+  /** Phases 1, 3, 4 and 5: find and claim the remote Sync, keep its content (the copies, then the Sync), bring its status back. */
   private async maintain(run: Maintain): Promise<ReconcileResult | undefined> {
-    const { key, obj, spec, status, cluster, generation, log, finalizer } = run;
-    let live = await this.findRemoteSync(obj, spec, cluster);
-    await finalizer;
-    const location = remoteLocation(obj, spec);
-    const owner = ownerOf(obj, 'ProxySync');
-    // Conflicts met last time are looked at afresh (see Conflict).
-    cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), []);
-    await this.claim(live, location, owner, cluster);
+    const { key, obj, spec, cluster, log } = run;
+    const place = this.placeOf(run);
+    const live = await this.findAndClaim(run, place);
     const interval = parseDuration(spec.template.spec.interval);
     // What others changed of the remote Sync and the copies (from the watch) is corrected at once, then,
     // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
     const drift = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
     const corrected: ObjectResult[] = [];
-    const related = await this.related(run, { namespace: location.namespace, owner, drift, corrected });
-    const mark = remoteMark(related.digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
-    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
-    const id = objectId(desired);
-    const applying = `${generation}|${mark ?? ''}`;
-    // Changed by someone else while its correction is backed off: left as it is until due, unless we have
-    // something new to give it (a deleted remote Sync is recreated at once: there is nothing to mirror).
-    const step = remoteSyncStep(live, desired, { applying, lastApplied: this.lastApplied.get(key) }, () => cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id));
-    if (step.apply) {
-      const existed = live !== undefined;
-      live = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
-      this.lastApplied.set(key, applying);
-      corrected.push({ id, action: existed ? 'configured' : 'created' });
-      log.info({ remote: `${location.namespace}/${location.name}`, cluster: cluster.name, generation: live.metadata.generation }, 'remote Sync applied');
-    }
+    const related = await this.related(run, { namespace: place.namespace, owner: ownerOf(obj, 'ProxySync'), drift, corrected });
+    const kept = await this.keepRemoteSync(run, live, related.digest, corrected);
     await announceDrift({ events: this.deps.events, owned: cluster.owned, intervalMs: interval }, obj, drift.due, corrected, log);
-    // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
-    const inventory = inventoryOf([desired, ...related.shells]);
-    await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
-    // Held back, the remote Sync is not what the template says: its status does not speak for the ProxySync.
-    // (Applied just now, it was not held back.)
-    const next = mirroredStatus(status, live!, { cluster: clusterName(spec), mark, inventory, heldBack: step.heldBack }, generation, new Date());
-    await this.writeStatus(obj, next, log);
+    await this.statusBack(run, kept, related.shells);
     return drift.waitMs === undefined ? undefined : dueBy({}, drift.waitMs);
   }
 
+  /** Phases 1 and 3: the remote Sync as it is (once the finalizer is on), claimed: ours, adopted, or to be created in its namespace. */
+  private async findAndClaim(run: Maintain, place: RemotePlace): Promise<KubeObject | undefined> {
+    const { key, obj, cluster, finalizer } = run;
+    const live = await this.findRemoteSync(obj, place, cluster);
+    await finalizer;
+    // Conflicts met last time are looked at afresh (see Conflict).
+    cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), []);
+    // Not among ours: missing, or there without (or with another) owner's labels.
+    const existing = live ?? (await this.getRemoteSync(cluster, place));
+    if (claimOf(existing, ownerOf(obj, 'ProxySync'), place) === 'create') {
+      await ensureNamespace(cluster.client, place.namespace).catch((err: unknown) => {
+        throw err instanceof ApiError && err.status === 403 ? namespaceRefused(err, place) : err;
+      });
+    }
+    return live;
+  }
+
+  /**
+   * Phase 4 (the remote Sync): applied from the template where it lacks what the template sets. Changed by
+   * someone else while its correction is backed off, it is left as it is until due, unless we have something
+   * new to give it (a deleted remote Sync is recreated at once: there is nothing to mirror). What it applies
+   * goes to `corrected`.
+   */
+  private async keepRemoteSync(run: Maintain, live: KubeObject | undefined, digest: string | undefined, corrected: ObjectResult[]): Promise<KeptRemoteSync> {
+    const { key, obj, spec, cluster, generation, log } = run;
+    const mark = remoteMark(digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
+    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
+    const id = objectId(desired);
+    const applying = `${generation}|${mark ?? ''}`;
+    const step = remoteSyncStep(live, desired, { applying, lastApplied: this.lastApplied.get(key) }, () => cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id));
+    if (!step.apply) return { live: live!, desired, mark, heldBack: step.heldBack };
+    const applied = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
+    this.lastApplied.set(key, applying);
+    corrected.push({ id, action: live ? 'configured' : 'created' });
+    log.info({ remote: `${desired.metadata.namespace}/${desired.metadata.name}`, cluster: cluster.name, generation: applied.metadata.generation }, 'remote Sync applied');
+    // Applied just now, it was not held back.
+    return { live: applied, desired, mark };
+  }
+
+  /** Phase 5: what left the inventory removed there, and the status mirrored from the remote Sync. */
+  private async statusBack(run: Maintain, kept: KeptRemoteSync, copies: KubeObject[]): Promise<void> {
+    const { obj, spec, status, cluster, generation, log } = run;
+    // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
+    const inventory = inventoryOf([kept.desired, ...copies]);
+    await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
+    // Held back, the remote Sync is not what the template says: its status does not speak for the ProxySync.
+    // Suspended by hand there, it applies nothing we give it: neither does it.
+    const suspendedBy = await this.suspendedBy(run, kept.live);
+    const remote = { cluster: clusterName(spec), mark: kept.mark, inventory, heldBack: kept.heldBack, suspendedBy };
+    await this.writeStatus(obj, mirroredStatus(status, kept.live, remote, generation, new Date()), log);
+  }
+
+  /** Who suspended the remote Sync by hand (see handSuspenders and `suspenders`); undefined when nobody did. */
+  private async suspendedBy(run: Maintain, live: KubeObject): Promise<string[] | undefined> {
+    const { key, spec, cluster } = run;
+    const suspends = (spec.template.spec as { suspend?: boolean }).suspend === true;
+    const seen = handSuspenders(live, suspends);
+    if (!seen) return void this.suspenders.delete(key);
+    if (seen.length > 0) return this.suspenders.set(key, seen).get(key);
+    const known = this.suspenders.get(key);
+    if (known) return known;
+    const read = await this.getRemoteSync(cluster, this.placeOf(run));
+    const named = (read && handSuspenders(read, suspends)) || [];
+    this.suspenders.set(key, named);
+    return named;
+  }
+
   /** Suspended: nothing is written in the remote cluster; its status is still mirrored. */
-  private async mirrorOnly(obj: KubeObject, spec: ProxySyncSpec, status: SyncStatusDraft, cluster: RemoteCluster, generation: number | undefined): Promise<ReconcileResult | undefined> {
-    const live = await this.findRemoteSync(obj, spec, cluster);
-    const mark = live?.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION];
-    const inventory = status.inventory?.entries ?? [];
-    const mirrored = live ? mirroredStatus(status, live, { cluster: clusterName(spec), mark, inventory }, generation, new Date()) : status;
-    await this.deps.writer.updateStatus(obj, suspended(mirrored, generation));
+  private async mirrorOnly({ obj, spec, status, cluster, generation }: Omit<Maintain, 'key' | 'log' | 'finalizer'>): Promise<ReconcileResult | undefined> {
+    const live = await this.findRemoteSync(obj, this.placeOf({ obj, spec, cluster }), cluster);
+    const remote = { cluster: clusterName(spec), inventory: status.inventory?.entries ?? [] };
+    await this.deps.writer.updateStatus(obj, suspendedStatus(status, live, remote, generation, new Date()));
     return undefined;
   }
 
+  /** Where the remote Sync lives, and the name of its cluster (in messages). */
+  private placeOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemotePlace {
+    return { ...remoteLocation(obj, spec), cluster: cluster.name };
+  }
+
   /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
-  private async findRemoteSync(obj: KubeObject, spec: ProxySyncSpec, cluster: RemoteCluster): Promise<KubeObject | undefined> {
-    const { namespace, name } = remoteLocation(obj, spec);
+  private async findRemoteSync(obj: KubeObject, place: RemotePlace, cluster: RemoteCluster): Promise<KubeObject | undefined> {
+    const { namespace, name } = place;
     const owner = ownerOf(obj, 'ProxySync');
     try {
       await cluster.discovery.resolve(API_VERSION, 'Sync');
@@ -216,20 +291,12 @@ export class ProxySyncReconciler implements Reconciler {
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
     await cluster.owned.track(inventoryOf([probe]));
     const found = cluster.owned.lookup(probe);
-    return found.known ? found.object : getIfExists<KubeObject>(cluster.client, syncPath(namespace, name)).then((o) => (o && !unowned(o) ? o : undefined));
+    return found.known ? found.object : this.getRemoteSync(cluster, place).then((o) => (o && !unowned(o) ? o : undefined));
   }
 
-  /**
-   * Phase 3: the remote Sync is ours, or nobody's (then adopted); its namespace is created when it does not exist.
-   * One that another owner's labels name is a Conflict.
-   */
-  private async claim(live: KubeObject | undefined, location: { namespace: string; name: string }, owner: Owner, cluster: RemoteCluster): Promise<void> {
-    // Not among ours: missing, or there without (or with another) owner's labels.
-    const existing = live ?? (await getIfExists<KubeObject>(cluster.client, syncPath(location.namespace, location.name)));
-    if (existing && ownedByOther(existing, owner)) {
-      throw new Conflict(`the Sync ${location.namespace}/${location.name} in cluster ${cluster.name} is owned by ${ownerLabelOf(existing)}`, objectId(existing));
-    }
-    if (!existing) await ensureNamespace(cluster, location.namespace);
+  /** The remote Sync read from its cluster (not its watch), whoever owns it. */
+  private getRemoteSync(cluster: RemoteCluster, { namespace, name }: RemotePlace): Promise<KubeObject | undefined> {
+    return getIfExists<KubeObject>(cluster.client, objectPath(syncResource('Sync'), name, namespace));
   }
 
   /**
@@ -329,12 +396,10 @@ export class ProxySyncReconciler implements Reconciler {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
         const engine = new ApplyEngine(entered.cluster.client, entered.cluster.discovery);
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
-        const results = await engine.prune(syncs, ownerOf(obj, 'ProxySync'));
-        const refused = results.filter((r) => r.action === 'failed' && r.reason !== UNREACHABLE);
-        if (refused.length > 0) throw new CleanUpFailed(`deleting the remote Sync failed: ${listProblems(refused.map((f) => f.message ?? ''))}`);
-        const deleting = results.filter((r) => r.action === 'deleted' || r.action === 'failed');
-        if (deleting.length > 0) {
-          log.info({ remote: deleting.map((r) => r.id) }, 'waiting for the remote Sync to prune and go');
+        const deletion = remoteDeletion(await engine.prune(syncs, ownerOf(obj, 'ProxySync')));
+        if ('refused' in deletion) throw new CleanUpFailed(deletion.refused);
+        if ('waitingFor' in deletion) {
+          log.info({ remote: deletion.waitingFor }, 'waiting for the remote Sync to prune and go');
           return { requeueAfterMs: REMOTE_GONE_RETRY_MS };
         }
         const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj, 'ProxySync'));
@@ -347,32 +412,6 @@ export class ProxySyncReconciler implements Reconciler {
     });
   }
 
-}
-
-function syncPath(namespace: string, name: string): string {
-  return objectPath(syncResource('Sync'), name, namespace);
-}
-
-async function ensureNamespace(cluster: RemoteCluster, namespace: string): Promise<void> {
-  try {
-    await createNamespace(cluster.client, namespace);
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status === 403)) throw err;
-    // An identity confined to its namespaces may not create namespaces: one that is there will do.
-    if (await namespaceMissing(cluster, namespace)) {
-      throw new Halt(Reason.ApplyFailed, `cannot create namespace ${namespace} in cluster ${cluster.name}: ${err.message}; create it, or grant the kubeconfig's identity create on namespaces`);
-    }
-  }
-}
-
-/** Whether a namespace is known not to exist: one the identity may not read either is left to the writes that follow (their errors name it). */
-async function namespaceMissing(cluster: RemoteCluster, namespace: string): Promise<boolean> {
-  try {
-    return (await getIfExists(cluster.client, objectPath(CORE.namespaces, namespace))) === undefined;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 403) return false;
-    throw err;
-  }
 }
 
 function readyOf(status: SyncStatusDraft | undefined) {

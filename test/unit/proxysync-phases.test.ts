@@ -1,11 +1,28 @@
 // ProxySync's phase decisions: which remote answers halt it, when a halted
-// ProxySync goes again and what its status says, and whether its remote Sync
-// is applied or left as it is.
+// ProxySync goes again and what its status says, whether its remote Sync is
+// created, adopted or a conflict, applied or left as it is (held back),
+// suspended by hand there, what a suspended ProxySync says (mirror only), and
+// whether a deleted one's remote Sync is gone.
 import { describe, expect, test } from '@jest/globals';
 import { ConditionType, Reason } from '../../src/api/conditions.js';
 import type { ProxySyncSpec } from '../../src/api/objects.js';
 import type { Drift } from '../../src/apply/drift.js';
-import { clusterName, Conflict, FAILURE_RETRY_MS, Halt, haltRetry, haltStatus, refusal, remoteSyncStep } from '../../src/controllers/proxysync-phases.js';
+import type { ObjectResult } from '../../src/apply/engine.js';
+import {
+  claimOf,
+  clusterName,
+  Conflict,
+  FAILURE_RETRY_MS,
+  Halt,
+  haltRetry,
+  haltStatus,
+  namespaceRefused,
+  refusal,
+  remoteDeletion,
+  remoteSyncStep,
+  suspendedStatus,
+} from '../../src/controllers/proxysync-phases.js';
+import { handSuspenders, mirroredStatus } from '../../src/controllers/proxysync-status.js';
 import { ApiError, NotKubernetesError, TransportError } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
@@ -96,4 +113,128 @@ test('clusterName: the kubeconfig Secret, else the Cluster', () => {
   const spec = (s: Partial<ProxySyncSpec>): ProxySyncSpec => ({ template: { spec: { source: {} } }, ...s }) as ProxySyncSpec;
   expect(clusterName(spec({ kubeConfig: { secretRef: { name: 'edge-kc' } } } as Partial<ProxySyncSpec>))).toBe('edge-kc');
   expect(clusterName(spec({ clusterRef: { name: 'edge-1' } } as Partial<ProxySyncSpec>))).toBe('edge-1');
+});
+
+describe('claimOf: the remote Sync is created, adopted, ours, or a conflict', () => {
+  const owner = { kind: 'ProxySync' as const, namespace: 'home', name: 'app' };
+  const place = { namespace: 'team', name: 'app', cluster: 'edge-1' };
+  const sync = (labels?: Record<string, string>): KubeObject => ({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'app', namespace: 'team', labels } });
+  const ownerLabels = (name: string) => ({ 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/owner-namespace': 'home', 'syncprims.dev/owner-name': name });
+
+  test('none there: created (its namespace first); one without owner labels: adopted; one with ours: ours', () => {
+    expect(claimOf(undefined, owner, place)).toBe('create');
+    expect(claimOf(sync(), owner, place)).toBe('adopt');
+    expect(claimOf(sync({ app: 'x' }), owner, place)).toBe('adopt');
+    expect(claimOf(sync(ownerLabels('app')), owner, place)).toBe('ours');
+  });
+
+  test("another owner's: a Conflict naming it, on the remote Sync's id", () => {
+    let thrown: unknown;
+    try {
+      claimOf(sync(ownerLabels('other')), owner, place);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(Conflict);
+    expect((thrown as Conflict).message).toBe('the Sync team/app in cluster edge-1 is owned by ProxySync/home/other');
+    expect((thrown as Conflict).id).toBe('team_app_syncprims.dev_Sync');
+    expect((thrown as Conflict).reason).toBe(Reason.OwnershipConflict);
+  });
+
+  test('its namespace missing and not creatable (refused): ApplyFailed, saying what to do', () => {
+    const halt = namespaceRefused(fromEdge(403, 'namespaces is forbidden'), place);
+    expect(halt.reason).toBe(Reason.ApplyFailed);
+    expect(halt.message).toBe("cannot create namespace team in cluster edge-1: namespaces is forbidden; create it, or grant the kubeconfig's identity create on namespaces");
+    expect(haltRetry(halt, 600_000)).toEqual({ requeueAfterMs: FAILURE_RETRY_MS });
+  });
+});
+
+describe('suspended (the ProxySync): mirror only', () => {
+  const readyTrue = { type: 'Ready', status: 'True', reason: 'Succeeded', message: 'applied', lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const live: KubeObject = {
+    apiVersion: 'syncprims.dev/v1alpha1',
+    kind: 'Sync',
+    metadata: { name: 'app', namespace: 'team', generation: 2 },
+    status: { observedGeneration: 2, conditions: [readyTrue], lastAppliedRevision: 'sha256:2' },
+  };
+  const remote = { cluster: 'edge-1', inventory: [] };
+  const now = new Date('2026-11-23T10:00:00Z');
+
+  test("the remote Sync's status is mirrored; Ready keeps it, its reason Suspended", () => {
+    const s = suspendedStatus({}, live, remote, 4, now);
+    expect(s.lastAppliedRevision).toBe('sha256:2');
+    expect(s.conditions?.find((c) => c.type === ConditionType.Ready)).toMatchObject({ status: 'True', reason: Reason.Suspended, observedGeneration: 4 });
+    expect(s.conditions?.find((c) => c.type === ConditionType.Reconciling)).toBeUndefined();
+  });
+
+  test('no remote Sync to read (none there, or its cluster not usable): the status it has, suspended', () => {
+    const base = { lastAppliedRevision: 'sha256:1', conditions: [{ ...readyTrue, status: 'False', reason: 'ClusterUnreachable' }] };
+    const s = suspendedStatus(base, undefined, remote, 4, now);
+    expect(s.lastAppliedRevision).toBe('sha256:1');
+    expect(s.conditions?.find((c) => c.type === ConditionType.Ready)).toMatchObject({ status: 'False', reason: Reason.Suspended });
+  });
+});
+
+describe('the remote Sync suspended by hand', () => {
+  const readyTrue = { type: 'Ready', status: 'True', reason: 'Suspended', message: 'suspended: not reconciling until spec.suspend is false', lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const entry = (manager: string, fields: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ manager, operation: 'Update', fieldsV1: { 'f:spec': fields }, ...extra });
+  const live = (suspend: boolean | undefined, managedFields: unknown[] = []): KubeObject => ({
+    apiVersion: 'syncprims.dev/v1alpha1',
+    kind: 'Sync',
+    metadata: { name: 'app', namespace: 'team', generation: 3, managedFields },
+    spec: { interval: '5m', ...(suspend === undefined ? {} : { suspend }) },
+    status: { observedGeneration: 3, conditions: [readyTrue], lastAppliedRevision: 'sha256:old' },
+  });
+  const remote = { cluster: 'edge-1', mark: undefined, inventory: [] };
+  const now = new Date('2026-11-23T10:00:00Z');
+
+  test('who: the field managers that own spec.suspend (not status writers); none when not suspended, or when the template suspends it', () => {
+    const fields = [
+      { manager: 'syncprims', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:interval': {} } } },
+      entry('ops-oncall', { 'f:suspend': {} }),
+      entry('kubectl-edit', { 'f:interval': {} }),
+      entry('status-writer', { 'f:suspend': {} }, { subresource: 'status' }),
+    ];
+    expect(handSuspenders(live(true, fields), false)).toEqual(['ops-oncall']);
+    expect(handSuspenders(live(true, [...fields, entry('argocd', { 'f:suspend': {} })]), false)).toEqual(['argocd', 'ops-oncall']);
+    expect(handSuspenders(live(true, []), false)).toEqual([]);
+    expect(handSuspenders(live(true, fields), true)).toBeUndefined();
+    expect(handSuspenders(live(false, fields), false)).toBeUndefined();
+    expect(handSuspenders(live(undefined, fields), false)).toBeUndefined();
+  });
+
+  test("Ready=False, RemoteSuspended, naming who, though its own Ready says True: it applies nothing we give it", () => {
+    const s = mirroredStatus({}, live(true), { ...remote, suspendedBy: ['ops-oncall'] }, 5, now);
+    expect(s.conditions?.find((c) => c.type === ConditionType.Ready)).toMatchObject({ status: 'False', reason: Reason.RemoteSuspended, observedGeneration: 5 });
+    expect(s.conditions?.find((c) => c.type === ConditionType.Ready)?.message).toBe(
+      'the remote Sync team/app in cluster edge-1 was suspended by hand, by field manager ops-oncall (spec.suspend: true, which the template does not set): it applies nothing the ProxySync gives it until it is resumed there (syncprims resume sync/app -n team, or remove spec.suspend)',
+    );
+    expect(s.conditions?.find((c) => c.type === ConditionType.Reconciling)).toBeUndefined();
+    expect(s.lastAppliedRevision).toBe('sha256:old');
+    const unnamed = mirroredStatus({}, live(true), { ...remote, suspendedBy: [] }, 5, now);
+    expect(unnamed.conditions?.find((c) => c.type === ConditionType.Ready)?.message).toContain('by a field manager other than syncprims (not named in its managedFields)');
+  });
+
+  test('suspended by the template (no suspendedBy): mirrored as it is, Ready=True reason Suspended', () => {
+    const s = mirroredStatus({}, live(true), remote, 5, now);
+    expect(s.conditions?.find((c) => c.type === ConditionType.Ready)).toMatchObject({ status: 'True', reason: Reason.Suspended });
+  });
+});
+
+describe('remoteDeletion: a deleted ProxySync waits until its remote Sync is gone', () => {
+  const r = (action: ObjectResult['action'], extra: Partial<ObjectResult> = {}): ObjectResult => ({ id: 'team_app_syncprims.dev_Sync', action, ...extra });
+
+  test('a delete sent, or no answer from the cluster: waiting for it to go', () => {
+    expect(remoteDeletion([r('deleted')])).toEqual({ waitingFor: ['team_app_syncprims.dev_Sync'] });
+    expect(remoteDeletion([r('failed', { reason: 'Unreachable', message: 'timeout' })])).toEqual({ waitingFor: ['team_app_syncprims.dev_Sync'] });
+  });
+
+  test('refused by the remote cluster: a clean-up failure naming why', () => {
+    expect(remoteDeletion([r('deleted'), r('failed', { reason: 'Forbidden', message: 'syncs is forbidden' })])).toEqual({ refused: 'deleting the remote Sync failed: syncs is forbidden' });
+  });
+
+  test('nothing left to delete (gone, or not ours): gone, the copies go next', () => {
+    expect(remoteDeletion([])).toEqual({ gone: true });
+    expect(remoteDeletion([r('skipped')])).toEqual({ gone: true });
+  });
 });
