@@ -1,17 +1,18 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { GetFlags } from './get-run.js';
 import { KIND_HELP } from '../kind-name.js';
-import { allNamespacesOption, clusterOptions, examples, outputOption } from '../options.js';
+import { allNamespacesOption, clusterOptions, examples, OUTPUT_FORMATS } from '../options.js';
 
 /** `syncprims get [kind[/name]]`: the syncs, their state at a glance. */
 export function addGetCommand(program: Command): void {
   const cmd = program
     .command('get')
     .description('list Syncs, RemoteSyncs and ProxySyncs: ready, reason, revision, cluster, pending dependencies, age')
-    .argument('[kind[/name]]', `what to show: every kind (default), one kind, or one object; kinds: ${KIND_HELP}`);
+    .argument('[kind[/name]]', `what to show: every kind (default), one kind, or one object; kinds: ${KIND_HELP}; or clusters (the namespace's cluster inventory)`);
   clusterOptions(cmd);
   allNamespacesOption(cmd);
-  outputOption(cmd);
+  // wide: for clusters (syncprims cluster list); the syncs' table has no wide columns yet and prints as table.
+  cmd.addOption(new Option('-o, --output <format>', 'output format').choices([...OUTPUT_FORMATS, 'wide']).default('table'));
   cmd
     .option('--status-selector <selector>', 'only syncs whose Ready is: ready=true, ready=false, ready=unknown, ready!=true')
     .option('-w, --watch', 'after the list, print a line for each change until interrupted');
@@ -21,8 +22,14 @@ export function addGetCommand(program: Command): void {
     'syncprims get rsy -n fleet                           # the RemoteSyncs of a namespace',
     'syncprims get sync/app -o yaml',
     'syncprims get --watch',
+    'syncprims get clusters -n fleet -o wide              # the cluster inventory, reachability, what selects each',
   ]);
   cmd.action(async (target: string | undefined, flags: GetFlags) => {
+    if (target === 'clusters' || target === 'cluster') {
+      const { getClusters } = await import('../cluster/cluster.js');
+      return getClusters(flags);
+    }
+    if ((flags.output as string) === 'wide') flags.output = 'table';
     const { get, getRequest } = await import('./get-run.js');
     await get(getRequest(target, flags), flags);
   });

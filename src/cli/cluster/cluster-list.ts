@@ -1,0 +1,106 @@
+// `syncprims get clusters`: a namespace's cluster inventory, as the operator
+// would see it (clusters/inventory-read.ts), with whether each answers (opened
+// from its kubeconfig as `doctor` opens remote clusters, all at once, each
+// given a few seconds) and which FleetSyncs select it.
+import { CLUSTER_LABEL } from '../../api/marks.js';
+import { readInventory } from '../../clusters/inventory-read.js';
+import { selectClusters, type InventoryCluster, type LabelSelector } from '../../clusters/inventory.js';
+import type { Requester } from '../../kube/client.js';
+import { ApiError } from '../../kube/errors.js';
+import type { KubeObject } from '../../kube/resources.js';
+import { withCluster, type Cluster, type ClusterFlags } from '../cluster.js';
+import { toJson, toYaml } from '../output.js';
+import { formatTable } from '../table.js';
+
+export type ListOutput = 'table' | 'wide' | 'json' | 'yaml';
+
+/** A cluster is given this long to answer `GET /version`. */
+const PROBE_TIMEOUT_MS = 5_000;
+const FLEETSYNCS = (namespace: string): string => `/apis/syncprims.dev/v1alpha1/namespaces/${namespace}/fleetsyncs`;
+
+/** Whether a cluster answered: `yes`, `no` (with why), or `-` (not tried: no credentials to try with). */
+export interface Reach {
+  reachable: 'yes' | 'no' | '-';
+  server?: string;
+  message?: string;
+}
+
+export interface ClusterRow extends InventoryCluster {
+  reach: Reach;
+  selectedBy: string[];
+}
+
+export async function listClusters(flags: ClusterFlags & { output: ListOutput }): Promise<void> {
+  await withCluster(flags, async (home) => {
+    const [clusters, fleets] = await Promise.all([readInventory(home.client, home.namespace), readFleetSyncs(home.client, home.namespace)]);
+    const reaches = await Promise.all(clusters.map((c) => probe(home, c)));
+    const rows = clusters.map((c, i) => ({ ...c, reach: reaches[i]!, selectedBy: selectorsOf(c, clusters, fleets) }));
+    process.stdout.write(render(rows, home.namespace, flags.output));
+  });
+}
+
+/** The FleetSyncs of the namespace (none where their CRD is not served). */
+async function readFleetSyncs(client: Requester, namespace: string): Promise<KubeObject[]> {
+  try {
+    return (await client.request<{ items?: KubeObject[] }>({ path: FLEETSYNCS(namespace) })).items ?? [];
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return [];
+    throw err;
+  }
+}
+
+/** The names of the FleetSyncs whose `spec.clusters` select `cluster`. */
+export function selectorsOf(cluster: InventoryCluster, clusters: InventoryCluster[], fleets: KubeObject[]): string[] {
+  return fleets
+    .filter((f) => {
+      const sel = ((f.spec as { clusters?: { selector?: LabelSelector; names?: string[] } } | undefined)?.clusters ?? {}) as { selector?: LabelSelector; names?: string[] };
+      return selectClusters(clusters, sel).some((c) => c === cluster);
+    })
+    .map((f) => f.metadata.name ?? '')
+    .sort();
+}
+
+/** Opens the cluster from its kubeconfig, as the operator would, and asks its version. */
+async function probe(home: Pick<Cluster, 'client'>, cluster: InventoryCluster): Promise<Reach> {
+  if (!cluster.ref.kubeConfig && !cluster.ref.clusterRef) return { reachable: '-' };
+  const { openRemote, remoteFailure } = await import('../remote.js');
+  const asSync: KubeObject = { apiVersion: 'v1', kind: 'Cluster', metadata: { namespace: cluster.namespace, name: cluster.name }, spec: cluster.ref };
+  const target = await openRemote(home, asSync);
+  if (!target.ok) return { reachable: 'no', message: target.message };
+  try {
+    await target.client.request({ path: '/version', timeoutMs: PROBE_TIMEOUT_MS });
+    return { reachable: 'yes', server: target.client.server.origin };
+  } catch (err) {
+    const failure = remoteFailure(err, target.client);
+    return { reachable: 'no', server: target.client.server.origin, message: failure ?? (err instanceof Error ? err.message : String(err)) };
+  } finally {
+    target.client.close();
+  }
+}
+
+function labelsOf(c: InventoryCluster): string {
+  return Object.entries(c.labels)
+    .filter(([k]) => k !== CLUSTER_LABEL)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+export function render(rows: ClusterRow[], namespace: string, output: ListOutput): string {
+  if (output === 'json' || output === 'yaml') {
+    const value = { namespace, clusters: rows };
+    return output === 'json' ? toJson(value) : toYaml(value);
+  }
+  if (rows.length === 0) return `No clusters in namespace ${namespace} (register one: syncprims cluster add NAME --kubeconfig FILE -n ${namespace})\n`;
+  const wide = output === 'wide';
+  const header = ['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', ...(wide ? ['OBJECT', 'SERVER'] : []), 'PROBLEM'];
+  const lines = rows.map((r) => [
+    r.name,
+    r.source,
+    r.reach.reachable,
+    r.selectedBy.join(',') || '-',
+    labelsOf(r) || '-',
+    ...(wide ? [r.origin, r.reach.server ?? '-'] : []),
+    [r.problem, r.reach.message].filter(Boolean).join('; ') || '-',
+  ]);
+  return `${formatTable(header, lines).lines.join('\n')}\n`;
+}

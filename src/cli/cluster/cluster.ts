@@ -1,0 +1,45 @@
+import type { Command } from 'commander';
+import { clusterOptions, examples } from '../options.js';
+import type { AddFlags } from './cluster-add.js';
+import type { ListOutput } from './cluster-list.js';
+import type { ClusterFlags } from '../cluster.js';
+
+/** The output formats of `syncprims get clusters` / `syncprims cluster list`. */
+export const CLUSTER_OUTPUTS: readonly ListOutput[] = ['table', 'wide', 'json', 'yaml'];
+
+/** `syncprims cluster add|list`: a namespace's cluster inventory (the clusters FleetSyncs select from). */
+export function addClusterCommand(program: Command): void {
+  const cluster = program.command('cluster').description("register clusters in a namespace's inventory, and list them (FleetSyncs select from it)");
+  const add = cluster
+    .command('add')
+    .description('register a cluster: its kubeconfig (one context, files read in, checked as the operator checks it) in the Secret <name>-kubeconfig labelled syncprims.dev/cluster=<name>')
+    .argument('<name>', "the cluster's name (a DNS label)")
+    .requiredOption('--kubeconfig <file>', "the cluster's kubeconfig")
+    .option('--context <name>', 'its context to register (default: its current context)')
+    .option('--label <key=value>', 'a label of the cluster, for FleetSync selectors (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('-n, --namespace <ns>', 'the namespace of the inventory (default: the managing context\'s, else "default")')
+    .option('--mgmt-kubeconfig <file>', 'kubeconfig of the managing cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--mgmt-context <name>', 'context of the managing cluster');
+  examples(add, [
+    'syncprims cluster add edge-1 --kubeconfig edge-1.kubeconfig --label env=prod --label region=eu -n fleet',
+    'syncprims cluster add edge-2 --kubeconfig ~/.kube/config --context edge-2 -n fleet',
+  ]);
+  add.action(async (name: string, flags: AddFlags) => {
+    const { addCluster } = await import('./cluster-add.js');
+    await addCluster(name, flags);
+  });
+
+  const list = cluster.command('list').alias('ls').description('list the clusters of a namespace (as syncprims get clusters)');
+  clusterOptions(list);
+  list.option('-o, --output <format>', `output format: ${CLUSTER_OUTPUTS.join(', ')}`, 'table');
+  examples(list, ['syncprims cluster list -n fleet', 'syncprims get clusters -n fleet -o wide']);
+  list.action((flags: ClusterFlags & { output: string }) => getClusters(flags));
+}
+
+/** `syncprims get clusters` and `syncprims cluster list`: name, source, reachability, what selects each, labels, problem. */
+export async function getClusters(flags: ClusterFlags & { output: string }): Promise<void> {
+  const { UsageError } = await import('../errors.js');
+  if (!CLUSTER_OUTPUTS.includes(flags.output as ListOutput)) throw new UsageError(`-o ${flags.output}: clusters are shown as ${CLUSTER_OUTPUTS.join(', ')}`);
+  const { listClusters } = await import('./cluster-list.js');
+  await listClusters({ ...flags, output: flags.output as ListOutput });
+}
