@@ -33,6 +33,8 @@ export const Reason = {
   /** A ProxySync whose remote Sync was suspended by hand there (not by its template): it applies nothing the ProxySync gives it. */
   RemoteSuspended: 'RemoteSuspended',
   CRDNotInstalled: 'CRDNotInstalled',
+  /** A FleetSync some of whose children failed (status.failures names them). */
+  ClustersFailing: 'ClustersFailing',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

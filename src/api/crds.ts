@@ -6,9 +6,9 @@ import {
   KIND_NAMES,
   MAX_NAME_LENGTH,
   NAME_LENGTH_MESSAGE,
-  SYNC_KINDS,
+  KINDS,
   VERSION,
-  type SyncKind,
+  type Kind,
 } from './kinds.js';
 import { PRUNE_ANNOTATION, PRUNE_DISABLED } from './marks.js';
 import { KIND_SCHEMAS } from './objects.js';
@@ -44,10 +44,11 @@ export type CustomResourceDefinitionVersion = {
   schema: { openAPIV3Schema: JSONSchemaProps };
 };
 
-const DESCRIPTIONS: Record<SyncKind, string> = {
+const DESCRIPTIONS: Record<Kind, string> = {
   Sync: 'Sync applies a set of manifests to the cluster it lives in.',
   RemoteSync: 'RemoteSync applies a set of manifests directly to a remote cluster.',
   ProxySync: 'ProxySync creates and maintains a Sync inside a remote cluster, and reflects its status back.',
+  FleetSync: 'FleetSync makes one ProxySync or RemoteSync per selected cluster of its namespace, and counts them.',
 };
 
 const READY = '.status.conditions[?(@.type=="Ready")]';
@@ -55,7 +56,8 @@ const READY = '.status.conditions[?(@.type=="Ready")]';
 const PRINTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns'] = [
   { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
   { name: 'Status', type: 'string', jsonPath: `${READY}.message` },
-  { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
+  // In -o wide only: the digest is in the Status message too, and the table stayed too wide to read.
+  { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 
@@ -65,14 +67,24 @@ const CLUSTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns
   { name: 'Kubeconfig', type: 'string', jsonPath: '.spec.kubeConfig.secretRef.name', description: 'the Secret holding the kubeconfig' },
 ];
 
-function printerColumns(kind: SyncKind): CustomResourceDefinitionVersion['additionalPrinterColumns'] {
+const FLEET_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns'] = [
+  { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+  { name: 'Clusters', type: 'string', jsonPath: '.status.readyClusters', description: 'ready/selected' },
+  { name: 'Status', type: 'string', jsonPath: `${READY}.message`, priority: 1 },
+  { name: 'Revision', type: 'string', jsonPath: '.status.currentRevision', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+function printerColumns(kind: Kind): CustomResourceDefinitionVersion['additionalPrinterColumns'] {
+  if (kind === 'FleetSync') return FLEET_COLUMNS;
   if (kind === 'Sync') return PRINTER_COLUMNS;
   // Before Age, which kubectl shows last.
   return [...PRINTER_COLUMNS.slice(0, -1), ...CLUSTER_COLUMNS, ...PRINTER_COLUMNS.slice(-1)];
 }
 
 /** The whole object's schema: apiVersion, kind, metadata, spec (required) and status. */
-export function openAPIV3Schema(kind: SyncKind): JSONSchemaProps {
+export function openAPIV3Schema(kind: Kind): JSONSchemaProps {
   const { spec, status } = KIND_SCHEMAS[kind];
   return {
     type: 'object',
@@ -89,7 +101,7 @@ export function openAPIV3Schema(kind: SyncKind): JSONSchemaProps {
   };
 }
 
-export function customResourceDefinition(kind: SyncKind): CustomResourceDefinition {
+export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
   const names = KIND_NAMES[kind];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -121,7 +133,7 @@ export function customResourceDefinition(kind: SyncKind): CustomResourceDefiniti
   };
 }
 
-/** The three CRDs: Sync, RemoteSync, ProxySync. */
+/** The four CRDs: Sync, RemoteSync, ProxySync, FleetSync. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return SYNC_KINDS.map(customResourceDefinition);
+  return KINDS.map(customResourceDefinition);
 }

@@ -6,6 +6,7 @@ export * from './duration.js';
 export * from './source.js';
 export * from './sync-spec.js';
 export * from './cluster.js';
+export * from './fleet.js';
 export * from './status.js';
 export * from './objects.js';
 export * from './validate.js';

@@ -8,20 +8,25 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 /** `kubectl get syncprims` lists all three kinds. */
 export const CATEGORY = 'syncprims';
 
+/** The kinds that apply a set of manifests (to their cluster, a remote one, or through a remote Sync). */
 export const SYNC_KINDS = ['Sync', 'RemoteSync', 'ProxySync'] as const;
 export type SyncKind = (typeof SYNC_KINDS)[number];
 
+/** Every kind of ours: the three, and FleetSync over them. Any kind may depend on any kind. */
+export const KINDS = [...SYNC_KINDS, 'FleetSync'] as const;
+export type Kind = (typeof KINDS)[number];
+
 export interface KindNames {
-  kind: SyncKind;
+  kind: Kind;
   listKind: string;
   /** The resource name in API paths, e.g. `syncs`. */
   plural: string;
-  /** Also the controller name in metrics (`sync`, `remotesync`, `proxysync`). */
+  /** Also the controller name in metrics (`sync`, `remotesync`, `proxysync`, `fleetsync`). */
   singular: string;
   shortName: string;
 }
 
-export const KIND_NAMES: Readonly<Record<SyncKind, KindNames>> = {
+export const KIND_NAMES: Readonly<Record<Kind, KindNames>> = {
   Sync: { kind: 'Sync', listKind: 'SyncList', plural: 'syncs', singular: 'sync', shortName: 'sy' },
   RemoteSync: {
     kind: 'RemoteSync',
@@ -37,10 +42,21 @@ export const KIND_NAMES: Readonly<Record<SyncKind, KindNames>> = {
     singular: 'proxysync',
     shortName: 'psy',
   },
+  FleetSync: {
+    kind: 'FleetSync',
+    listKind: 'FleetSyncList',
+    plural: 'fleetsyncs',
+    singular: 'fleetsync',
+    shortName: 'fsy',
+  },
 };
 
 export function isSyncKind(value: unknown): value is SyncKind {
   return typeof value === 'string' && (SYNC_KINDS as readonly string[]).includes(value);
+}
+
+export function isKind(value: unknown): value is Kind {
+  return typeof value === 'string' && (KINDS as readonly string[]).includes(value);
 }
 
 /** Names of syncs are at most this long, so that they fit in label values. */
@@ -52,6 +68,6 @@ export const NAME_LENGTH_MESSAGE =
   `metadata.name must be at most ${MAX_NAME_LENGTH} characters (it is used in label values)`;
 
 /** Where a kind of ours lives in the API (a ResourceInfo of src/kube), for its paths. */
-export function syncResource(kind: SyncKind): { group: string; version: string; kind: SyncKind; resource: string; namespaced: true } {
+export function syncResource<K extends Kind>(kind: K): { group: string; version: string; kind: K; resource: string; namespaced: true } {
   return { group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true };
 }

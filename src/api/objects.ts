@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { celRule } from './cel.js';
 import { clusterFields, withOneCluster } from './cluster.js';
+import { fleetSyncSpecSchema, fleetSyncStatusSchema } from './fleet.js';
 import { API_VERSION, MAX_NAME_LENGTH, NAME_LENGTH_MESSAGE } from './kinds.js';
 import { namespaceName, objectName } from './names.js';
 import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
@@ -87,11 +88,20 @@ export const proxySyncSchema = z.object({
   status: proxySyncStatusSchema.optional(),
 });
 
+export const fleetSyncSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('FleetSync'),
+  metadata: objectMetaSchema,
+  spec: fleetSyncSpecSchema,
+  status: fleetSyncStatusSchema.optional(),
+});
+
 /** The spec and status schema of each kind: what the CRDs are generated from. */
 export const KIND_SCHEMAS = {
   Sync: { object: syncSchema, spec: syncSpecSchema, status: syncStatusSchema },
   RemoteSync: { object: remoteSyncSchema, spec: remoteSyncSpecSchema, status: syncStatusSchema },
   ProxySync: { object: proxySyncSchema, spec: proxySyncSpecSchema, status: proxySyncStatusSchema },
+  FleetSync: { object: fleetSyncSchema, spec: fleetSyncSpecSchema, status: fleetSyncStatusSchema },
 } as const;
 
 export type ObjectMeta = z.infer<typeof objectMetaSchema>;
@@ -101,5 +111,6 @@ export type ProxySyncSpec = z.infer<typeof proxySyncSpecSchema>;
 export type Sync = z.infer<typeof syncSchema>;
 export type RemoteSync = z.infer<typeof remoteSyncSchema>;
 export type ProxySync = z.infer<typeof proxySyncSchema>;
+export type FleetSync = z.infer<typeof fleetSyncSchema>;
 /** Any of the three kinds. */
 export type SyncResource = Sync | RemoteSync | ProxySync;

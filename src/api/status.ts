@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KSTATUS_ORDER, PENDING_REASONS } from './conditions.js';
-import { SYNC_KINDS } from './kinds.js';
+import { KINDS } from './kinds.js';
 
 /** The status of the three kinds (API.md "Status"). */
 
@@ -39,7 +39,7 @@ export const summarySchema = z.object({
 });
 
 export const pendingDependencySchema = z.object({
-  kind: z.enum(SYNC_KINDS),
+  kind: z.enum(KINDS),
   name: z.string(),
   namespace: z.string().optional(),
   reason: z.enum(PENDING_REASONS),

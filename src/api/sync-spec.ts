@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { boundedDurationSchema, intervalSchema } from './duration.js';
-import { MAX_NAME_LENGTH, SYNC_KINDS } from './kinds.js';
+import { KINDS, MAX_NAME_LENGTH } from './kinds.js';
 import { namespaceName, objectName } from './names.js';
 import { sourceSchema } from './source.js';
 
@@ -22,7 +22,7 @@ export const SPEC_DEFAULTS = {
 } as const satisfies Record<string, unknown>;
 
 export const dependencyRefSchema = z.object({
-  kind: z.enum(SYNC_KINDS).default('Sync').describe('Sync, RemoteSync or ProxySync'),
+  kind: z.enum(KINDS).default('Sync').describe('Sync, RemoteSync, ProxySync or FleetSync'),
   name: objectName(MAX_NAME_LENGTH),
   namespace: namespaceName()
     .optional()

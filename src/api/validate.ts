@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { isSyncKind, type SyncKind } from './kinds.js';
-import { KIND_SCHEMAS, type ProxySync, type RemoteSync, type Sync } from './objects.js';
+import { isSyncKind, type Kind } from './kinds.js';
+import { KIND_SCHEMAS, type FleetSync, type ProxySync, type RemoteSync, type Sync } from './objects.js';
 
 /** Checks an object read from the API server against its kind's schema (for `InvalidSpec`). */
 
@@ -8,12 +8,13 @@ export interface KindTypes {
   Sync: Sync;
   RemoteSync: RemoteSync;
   ProxySync: ProxySync;
+  FleetSync: FleetSync;
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; message: string };
 
 /** Parses one object of a known kind: defaults filled, unknown spec fields dropped. */
-export function parseSyncObject<K extends SyncKind>(kind: K, obj: unknown): ParseResult<KindTypes[K]> {
+export function parseSyncObject<K extends Kind>(kind: K, obj: unknown): ParseResult<KindTypes[K]> {
   const result = KIND_SCHEMAS[kind].object.safeParse(obj);
   if (result.success) return { ok: true, value: result.data as KindTypes[K] };
   return { ok: false, message: describeIssues(result.error) };

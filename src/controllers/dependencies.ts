@@ -1,5 +1,5 @@
 import { ConditionType, Reason } from '../api/conditions.js';
-import type { SyncKind } from '../api/kinds.js';
+import type { Kind } from '../api/kinds.js';
 import type { DependencyGraph, PendingDependency } from '../deps/graph.js';
 import { displayNode, nodeKey, nodeOf } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
@@ -42,7 +42,7 @@ export class DependencyStep {
 
   constructor(private readonly deps: DependencyStepDeps) {}
 
-  async check(kind: SyncKind, obj: KubeObject, base: SyncStatusDraft, log: Logger): Promise<DependencyOutcome> {
+  async check(kind: Kind, obj: KubeObject, base: SyncStatusDraft, log: Logger): Promise<DependencyOutcome> {
     const verdict = this.deps.graph.verdict(kind, obj);
     const key = nodeKey(nodeOf(kind, obj));
     switch (verdict.state) {
@@ -75,7 +75,7 @@ export class DependencyStep {
     }
   }
 
-  forget(kind: SyncKind, obj: KubeObject): void {
+  forget(kind: Kind, obj: KubeObject): void {
     this.waitingSince.delete(nodeKey(nodeOf(kind, obj)));
   }
 

@@ -1,4 +1,4 @@
-import { API_VERSION, FINALIZER, KIND_NAMES, SYNC_KINDS, type SyncKind } from '../api/index.js';
+import { API_VERSION, FINALIZER, KIND_NAMES, KINDS, SYNC_KINDS, type Kind, type SyncKind } from '../api/index.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import { DependencyGraph } from '../deps/graph.js';
 import { UnknownKindError } from '../kube/discovery.js';
@@ -9,9 +9,11 @@ import type { ControllerFactory, Manager } from '../runtime/manager.js';
 import { ObjectWriter } from '../runtime/object-writer.js';
 import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
+import { fleetSyncReconciler, followChildren } from './fleetsync.js';
 import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
 import { ProxySyncReconciler } from './proxysync.js';
+import { ClusterInventory } from '../clusters/inventory.js';
 import { ClusterRegistry } from '../clusters/registry.js';
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { KubeconfigPolicy } from '../clusters/kubeconfig.js';
@@ -48,31 +50,31 @@ interface Shared {
   references: ReferencedObjects;
   /** Per kind, what to do before a referrer woken by a referenced object's change is queued. */
   onReferenceChange: Map<SyncKind, (key: string) => void>;
-  informers: Record<SyncKind, Informer<KubeObject>>;
-  resources: Record<SyncKind, ResourceInfo>;
+  informers: Record<Kind, Informer<KubeObject>>;
+  resources: Record<Kind, ResourceInfo>;
   /** The remote clusters of RemoteSyncs and ProxySyncs (one registry: they share clusters). */
   registry?: ClusterRegistry;
   /** Told when a remote cluster stops or starts answering (FleetReachability's listeners). */
   reachabilityChanged: () => void;
 }
 
-type Enqueue = (kind: SyncKind, key: string, cause: string) => void;
+type Enqueue = (kind: Kind, key: string, cause: string) => void;
 
 export type { FleetReachability };
 
-/** The controllers of the three kinds (`sync`, `remotesync`, `proxysync`), and what they know of the fleet. */
+/** The controllers of the four kinds (`sync`, `remotesync`, `proxysync`, `fleetsync`), and what they know of the fleet. */
 export function syncControllers(settings: ControllerSettings): ControllerFactory[] & { reachability: FleetReachability } {
   let shared: Promise<Shared> | undefined;
   let ready: Shared | undefined;
-  const controllers = new Map<SyncKind, Controller>();
-  const enqueue = (kind: SyncKind, key: string, cause: string): void => controllers.get(kind)?.enqueue(key, cause);
+  const controllers = new Map<Kind, Controller>();
+  const enqueue = (kind: Kind, key: string, cause: string): void => controllers.get(kind)?.enqueue(key, cause);
   const listeners = new Set<() => void>();
-  const factories = SYNC_KINDS.map((kind) => async (m: Manager) => {
+  const factories = KINDS.map((kind) => async (m: Manager) => {
     shared ??= share(m, settings, controllers, enqueue, () => {
       for (const fn of listeners) fn();
     });
     ready = await shared;
-    const c = kindController(m, kind, settings, ready, enqueue);
+    const c = kind === 'FleetSync' ? await fleetController(m, settings, ready, enqueue) : kindController(m, kind, settings, ready, enqueue);
     controllers.set(kind, c);
     return c;
   });
@@ -89,13 +91,13 @@ export function syncControllers(settings: ControllerSettings): ControllerFactory
 async function share(
   m: Manager,
   settings: ControllerSettings,
-  controllers: Map<SyncKind, Controller>,
+  controllers: Map<Kind, Controller>,
   enqueue: Enqueue,
   reachabilityChanged: () => void,
 ): Promise<Shared> {
-  const resources = {} as Record<SyncKind, ResourceInfo>;
-  const informers = {} as Record<SyncKind, Informer<KubeObject>>;
-  for (const kind of SYNC_KINDS) {
+  const resources = {} as Record<Kind, ResourceInfo>;
+  const informers = {} as Record<Kind, Informer<KubeObject>>;
+  for (const kind of KINDS) {
     resources[kind] = await resolveKind(m, kind);
     informers[kind] = await m.cache.informer(API_VERSION, kind);
   }
@@ -131,6 +133,17 @@ async function share(
   return { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged };
 }
 
+/** The steps every kind shares (lifecycle.ts), for one kind. */
+function lifecycleDeps<K extends Kind>(m: Manager, kind: K, shared: Shared): LifecycleDeps & { kind: K } {
+  const { graph } = shared;
+  const informer = shared.informers[kind];
+  const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => graph.noteWrite(kind, written));
+  informer.onEvent((e) => {
+    if (e.type === 'deleted') writer.forget(e.object);
+  });
+  return { kind, informer, writer, events: m.events, graph, dependencies: new DependencyStep({ graph, writer, events: m.events, metrics: m.metrics }) };
+}
+
 function kindController(
   m: Manager,
   kind: SyncKind,
@@ -138,20 +151,9 @@ function kindController(
   shared: Shared,
   enqueue: Enqueue,
 ): Controller {
-  const { graph, owned } = shared;
-  const informer = shared.informers[kind];
-  const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => graph.noteWrite(kind, written));
-  informer.onEvent((e) => {
-    if (e.type === 'deleted') writer.forget(e.object);
-  });
-  const deps: LifecycleDeps = {
-    kind,
-    informer,
-    writer,
-    events: m.events,
-    graph,
-    dependencies: new DependencyStep({ graph, writer, events: m.events, metrics: m.metrics }),
-  };
+  const { owned } = shared;
+  const deps = lifecycleDeps(m, kind, shared);
+  const writer = deps.writer;
   let reconciler: Reconciler;
   const remote = (): RemoteSettings => ({
     registry: (shared.registry ??= clusterRegistry(m, settings, shared, enqueue)),
@@ -180,18 +182,53 @@ function kindController(
   } else {
     reconciler = new ProxySyncReconciler({ ...deps, kind: 'ProxySync' }, remote(), shared.references);
   }
+  return controllerOf(m, deps, settings, shared, reconciler);
+}
+
+function controllerOf(m: Manager, deps: LifecycleDeps, settings: ControllerSettings, shared: Shared, reconciler: Reconciler): Controller {
+  const kind = deps.kind;
   return new Controller({
     name: KIND_NAMES[kind].singular,
     kind,
-    informer,
+    informer: deps.informer,
     concurrency: settings.concurrency,
     metrics: m.metrics,
     logger: m.log,
     events: m.events,
     reconciler,
     finalizer: FINALIZER,
-    afterReconcile: (key) => graph.reconciled(kind, key),
+    afterReconcile: (key) => shared.graph.reconciled(kind, key),
   });
+}
+
+/**
+ * The FleetSync controller, over the namespace's cluster inventory (started
+ * and primed first): woken by its children's changes and by clusters that
+ * join, leave or change labels.
+ */
+async function fleetController(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): Promise<Controller> {
+  const deps = lifecycleDeps(m, 'FleetSync', shared);
+  const inventory = new ClusterInventory({ cache: m.cache, discovery: m.cache.discovery, logger: m.log, namespace: m.opts.namespace });
+  await inventory.start();
+  m.onShutdown(() => inventory.stop());
+  inventory.onChange((namespace) => {
+    for (const fleet of deps.informer.store.list()) {
+      if (fleet.metadata.namespace === namespace) enqueue('FleetSync', `${namespace}/${fleet.metadata.name}`, 'cluster inventory changed');
+    }
+  });
+  for (const kind of ['ProxySync', 'RemoteSync'] as const) {
+    followChildren(shared.informers[kind], (key) => enqueue('FleetSync', key, `${kind} child changed`));
+  }
+  const reconciler = fleetSyncReconciler(deps, {
+    client: m.client,
+    discovery: m.cache.discovery,
+    inventory,
+    children: {
+      ProxySync: { informer: shared.informers.ProxySync, resource: shared.resources.ProxySync },
+      RemoteSync: { informer: shared.informers.RemoteSync, resource: shared.resources.RemoteSync },
+    },
+  });
+  return controllerOf(m, deps, settings, shared, reconciler);
 }
 
 /**
@@ -242,7 +279,7 @@ const CRD_POLL_MS = 2_000;
  * registered: the RemoteSync that installs the CRDs runs while this operator
  * is already started), it waits, not ready, and says what it waits for.
  */
-async function resolveKind(m: Manager, kind: SyncKind): Promise<ResourceInfo> {
+async function resolveKind(m: Manager, kind: Kind): Promise<ResourceInfo> {
   for (let said = false; ; said = true) {
     try {
       const resource = await m.cache.discovery.resolve(API_VERSION, kind);

@@ -4,8 +4,8 @@ import {
   parseSyncObject,
   Reason,
   RECONCILE_REQUESTED_AT_ANNOTATION,
+  type Kind,
   type KindTypes,
-  type SyncKind,
 } from '../api/index.js';
 import type { KubeObject } from '../kube/resources.js';
 import { displayNode } from '../deps/refs.js';
@@ -20,7 +20,7 @@ import type { DependencyStep } from './dependencies.js';
 import { failed, suspended, type SyncStatusDraft } from './sync-status.js';
 
 export interface LifecycleDeps {
-  kind: SyncKind;
+  kind: Kind;
   informer: Informer<KubeObject>;
   writer: ObjectWriter;
   events: EventRecorder;
@@ -29,7 +29,7 @@ export interface LifecycleDeps {
 }
 
 /** A sync object that passed the common steps and is ready for its kind's pipeline. */
-export interface ReconcileContext<K extends SyncKind> {
+export interface ReconcileContext<K extends Kind> {
   obj: KubeObject;
   value: KindTypes[K];
   /** The status so far: the stored one plus observedGeneration and lastHandledReconcileAt. */
@@ -47,7 +47,7 @@ export interface ReconcileContext<K extends SyncKind> {
 }
 
 /** Either the context for the kind's pipeline, or what to return from the reconcile. */
-export type Begun<K extends SyncKind> = { ctx: ReconcileContext<K> } | { done: ReconcileResult | undefined };
+export type Begun<K extends Kind> = { ctx: ReconcileContext<K> } | { done: ReconcileResult | undefined };
 
 /**
  * Cleans up what a deleted sync owns: resolves when done (the finalizer is
@@ -65,7 +65,7 @@ const NOTHING_LEFT = { done: undefined } as const;
  * the spec changes), honour suspend, check dependencies. Returns the context
  * for the kind's pipeline, or what the reconcile returns when it stops here.
  */
-export async function beginReconcile<K extends SyncKind>(
+export async function beginReconcile<K extends Kind>(
   deps: LifecycleDeps & { kind: K },
   key: string,
   log: Logger,
@@ -89,7 +89,7 @@ export async function beginReconcile<K extends SyncKind>(
 }
 
 /** The spec, suspension and dependencies of a sync whose finalizer is on or on its way. */
-async function checks<K extends SyncKind>(
+async function checks<K extends Kind>(
   deps: LifecycleDeps & { kind: K },
   obj: KubeObject,
   log: Logger,

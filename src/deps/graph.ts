@@ -1,6 +1,6 @@
 import type { PendingReason } from '../api/conditions.js';
 import { FINALIZER } from '../api/marks.js';
-import { SYNC_KINDS, type SyncKind } from '../api/kinds.js';
+import { KINDS, type Kind } from '../api/kinds.js';
 import { compareResourceVersions, type KubeObject } from '../kube/resources.js';
 import type { Informer, InformerEvent } from '../runtime/informer.js';
 import { objectKey, splitKey } from '../runtime/store.js';
@@ -12,7 +12,7 @@ import { dependenciesOf, displayNode, nodeKey, nodeOf, parseNodeKey, queueKey, t
 export const DEPENDS_ON_INDEX = 'syncprims.dev/depends-on';
 
 export interface PendingDependency {
-  kind: SyncKind;
+  kind: Kind;
   name: string;
   namespace?: string;
   reason: PendingReason;
@@ -37,11 +37,11 @@ export type DependencyVerdict =
 
 export interface DependencyGraphOptions {
   /** The primed shared informers of the three kinds (their store and events). */
-  informers: Record<SyncKind, Pick<Informer<KubeObject>, 'store' | 'onEvent'>>;
+  informers: Record<Kind, Pick<Informer<KubeObject>, 'store' | 'onEvent'>>;
   /** Queues a reconcile of one object (its controller's key `namespace/name`). */
-  wake: (kind: SyncKind, key: string) => void;
+  wake: (kind: Kind, key: string) => void;
   /** Whether the object is queued or being reconciled by its controller. */
-  inFlight?: (kind: SyncKind, key: string) => boolean;
+  inFlight?: (kind: Kind, key: string) => boolean;
   allowCrossNamespaceRefs?: boolean;
 }
 
@@ -60,7 +60,7 @@ export class DependencyGraph {
   private readonly deferring = new Set<string>();
 
   constructor(private readonly opts: DependencyGraphOptions) {
-    for (const kind of SYNC_KINDS) {
+    for (const kind of KINDS) {
       const informer = opts.informers[kind];
       if (!informer.store.hasIndex(DEPENDS_ON_INDEX)) {
         informer.store.addIndex(DEPENDS_ON_INDEX, (obj) => dependenciesOf(obj).map(nodeKey));
@@ -74,13 +74,13 @@ export class DependencyGraph {
   }
 
   /** The objects that declare a dependency on `node`, of any kind. */
-  dependentsOf(node: SyncNode): { kind: SyncKind; obj: KubeObject }[] {
+  dependentsOf(node: SyncNode): { kind: Kind; obj: KubeObject }[] {
     const key = nodeKey(node);
-    return SYNC_KINDS.flatMap((kind) => this.opts.informers[kind].store.byIndex(DEPENDS_ON_INDEX, key).map((obj) => ({ kind, obj })));
+    return KINDS.flatMap((kind) => this.opts.informers[kind].store.byIndex(DEPENDS_ON_INDEX, key).map((obj) => ({ kind, obj })));
   }
 
   /** Judges the dependencies of one object against the cache. */
-  verdict(kind: SyncKind, obj: KubeObject): DependencyVerdict {
+  verdict(kind: Kind, obj: KubeObject): DependencyVerdict {
     const self = nodeOf(kind, obj);
     this.deferring.delete(nodeKey(self));
     const dependencies = dependenciesOf(obj);
@@ -92,6 +92,7 @@ export class DependencyGraph {
     const cycle = cycleThrough(nodeKey(self), (key) => this.successors(key));
     for (const dep of dependencies) {
       const reason = this.reasonOf(self, dep, cycle);
+      if (perCluster(self, dep, reason)) continue;
       const moving = reason !== 'Forbidden' && reason !== 'Cycle' && this.isInFlight(dep);
       if (reason) pending.push(pendingEntry(dep, self.namespace, reason));
       if (moving) inFlight.push(nodeKey(dep));
@@ -111,7 +112,7 @@ export class DependencyGraph {
    * Dependents of `obj` that are being deleted and still hold our finalizer:
    * while they prune, `obj` (being deleted too) keeps its own objects.
    */
-  dependentsBeingDeleted(kind: SyncKind, obj: KubeObject): SyncNode[] {
+  dependentsBeingDeleted(kind: Kind, obj: KubeObject): SyncNode[] {
     const self = nodeOf(kind, obj);
     return this.dependentsOf(self)
       .filter(({ obj: d }) => d.metadata.deletionTimestamp && d.metadata.finalizers?.includes(FINALIZER))
@@ -137,14 +138,14 @@ export class DependencyGraph {
   }
 
   /** Dependents of `obj` that are not being deleted. */
-  liveDependents(kind: SyncKind, obj: KubeObject): SyncNode[] {
+  liveDependents(kind: Kind, obj: KubeObject): SyncNode[] {
     return this.dependentsOf(nodeOf(kind, obj))
       .filter(({ obj: d }) => !d.metadata.deletionTimestamp)
       .map(({ kind: k, obj: d }) => nodeOf(k, d));
   }
 
   /** A write of ours to a sync object: until the cache shows it, the object counts as in flight. */
-  noteWrite(kind: SyncKind, written: KubeObject): void {
+  noteWrite(kind: Kind, written: KubeObject): void {
     const rv = written.metadata.resourceVersion;
     const cached = this.get(nodeOf(kind, written));
     if ((compareResourceVersions(cached?.metadata.resourceVersion, rv) ?? 0) >= 0) return;
@@ -152,7 +153,7 @@ export class DependencyGraph {
   }
 
   /** The object's reconcile ended: wake whoever deferred on it. */
-  reconciled(kind: SyncKind, key: string): void {
+  reconciled(kind: Kind, key: string): void {
     const { namespace = '', name } = splitKey(key);
     this.wakeDeferredIfSettled({ kind, namespace, name });
   }
@@ -179,7 +180,7 @@ export class DependencyGraph {
       .map(nodeKey);
   }
 
-  private onEvent(kind: SyncKind, e: InformerEvent<KubeObject>): void {
+  private onEvent(kind: Kind, e: InformerEvent<KubeObject>): void {
     const node = nodeOf(kind, e.object);
     if (e.type === 'deleted') this.deferring.delete(nodeKey(node));
     this.settleWrite(node, e);
@@ -243,6 +244,15 @@ export class DependencyGraph {
       this.opts.wake(n.kind, queueKey(n));
     }
   }
+}
+
+/**
+ * A FleetSync's entry of kind FleetSync is per cluster (each child waits for
+ * the same cluster's child of it): it gates nothing of the FleetSync itself,
+ * but a cycle through it, or a namespace it may not name, is still its to say.
+ */
+function perCluster(self: SyncNode, dep: Dependency, reason: PendingReason | undefined): boolean {
+  return self.kind === 'FleetSync' && dep.kind === 'FleetSync' && reason !== 'Cycle' && reason !== 'Forbidden';
 }
 
 function pendingEntry(dep: Dependency, namespace: string, reason: PendingReason): PendingDependency {

@@ -10,6 +10,22 @@ interface SyncStatusFields {
   conditions?: Condition[];
 }
 
+/** A FleetSync says its revisions as the template it rolls out (updateRevision) and the one all its clusters are Ready with (currentRevision). */
+interface FleetStatusFields {
+  updateRevision?: string;
+  currentRevision?: string;
+}
+
+/** The revision fields of any kind, as a sync says them. */
+function revisionsOf(obj: KubeObject): SyncStatusFields {
+  const status = (obj.status ?? {}) as SyncStatusFields & FleetStatusFields;
+  return {
+    ...status,
+    lastAttemptedRevision: status.lastAttemptedRevision ?? status.updateRevision,
+    lastAppliedRevision: status.lastAppliedRevision ?? status.currentRevision,
+  };
+}
+
 /**
  * Why a dependency is not met, or undefined when it is (API.md): its
  * generation is observed, its attempted revision is its applied one, and it
@@ -19,7 +35,7 @@ interface SyncStatusFields {
 export function unmetReason(dep: KubeObject | undefined, required: RequiredStatus): PendingReason | undefined {
   if (!dep) return 'NotFound';
   if (dep.metadata.deletionTimestamp) return 'NotReady';
-  const status = (dep.status ?? {}) as SyncStatusFields;
+  const status = revisionsOf(dep);
   const generation = dep.metadata.generation;
   if (status.observedGeneration !== generation) return 'NotObserved';
   const ready = findCondition(status.conditions, ConditionType.Ready);
@@ -48,7 +64,7 @@ function readyReason(ready: Condition | undefined): PendingReason | undefined {
  * per status write.
  */
 export function readinessFingerprint(obj: KubeObject): string {
-  const status = (obj.status ?? {}) as SyncStatusFields;
+  const status = revisionsOf(obj);
   const ready = findCondition(status.conditions, ConditionType.Ready);
   return JSON.stringify([
     obj.metadata.generation,

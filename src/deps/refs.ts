@@ -1,10 +1,10 @@
-import { isSyncKind, type SyncKind } from '../api/kinds.js';
+import { isKind, type Kind } from '../api/kinds.js';
 import type { RequiredStatus } from '../api/sync-spec.js';
 import type { KubeObject } from '../kube/resources.js';
 
 /** One sync object in the dependency graph. */
 export interface SyncNode {
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
 }
@@ -26,7 +26,7 @@ export function queueKey(n: SyncNode): string {
 
 export function parseNodeKey(key: string): SyncNode {
   const [kind, namespace, name] = key.split('/');
-  if (!isSyncKind(kind) || namespace === undefined || name === undefined) throw new Error(`not a node key: ${key}`);
+  if (!isKind(kind) || namespace === undefined || name === undefined) throw new Error(`not a node key: ${key}`);
   return { kind, namespace, name };
 }
 
@@ -35,7 +35,7 @@ export function displayNode(n: SyncNode, namespace: string): string {
   return n.namespace === namespace ? `${n.kind}/${n.name}` : `${n.kind}/${n.namespace}/${n.name}`;
 }
 
-export function nodeOf(kind: SyncKind, obj: KubeObject): SyncNode {
+export function nodeOf(kind: Kind, obj: KubeObject): SyncNode {
   return { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
 }
 
@@ -52,7 +52,7 @@ export function dependenciesOf(obj: KubeObject): Dependency[] {
   for (const raw of spec.dependsOn as Record<string, unknown>[]) {
     if (typeof raw?.name !== 'string' || raw.name === '') continue;
     const kind = raw.kind === undefined ? 'Sync' : raw.kind;
-    if (!isSyncKind(kind)) continue;
+    if (!isKind(kind)) continue;
     const dep: Dependency = {
       kind,
       name: raw.name,

@@ -1,4 +1,4 @@
-import { API_VERSION, KIND_NAMES, syncResource, type SyncKind } from '../api/kinds.js';
+import { API_VERSION, KIND_NAMES, syncResource, type Kind } from '../api/kinds.js';
 import type { KubeClient } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
 import { collectionPath, objectPath, type KubeObject } from '../kube/resources.js';
@@ -7,17 +7,17 @@ import { CliError, describeApiError } from './errors.js';
 /** Reading Syncs, RemoteSyncs and ProxySyncs: paths, lists, one object, with errors a person can act on. */
 
 /** The collection path of a kind: in one namespace, or in all when `namespace` is undefined. */
-export function syncCollectionPath(kind: SyncKind, namespace?: string): string {
+export function syncCollectionPath(kind: Kind, namespace?: string): string {
   return collectionPath(syncResource(kind), namespace);
 }
 
 /** The path of one object of a kind. */
-export function syncObjectPath(kind: SyncKind, namespace: string, name: string): string {
+export function syncObjectPath(kind: Kind, namespace: string, name: string): string {
   return objectPath(syncResource(kind), name, namespace);
 }
 
 export interface SyncList {
-  kind: SyncKind;
+  kind: Kind;
   items: KubeObject[];
   resourceVersion: string;
 }
@@ -28,7 +28,7 @@ interface ListPage {
 }
 
 /** Every object of a kind (paged); items get back the apiVersion and kind a list leaves out. */
-export async function listSyncs(client: KubeClient, kind: SyncKind, namespace?: string): Promise<SyncList> {
+export async function listSyncs(client: KubeClient, kind: Kind, namespace?: string): Promise<SyncList> {
   const items: KubeObject[] = [];
   let token: string | undefined;
   let resourceVersion = '';
@@ -46,7 +46,7 @@ export async function listSyncs(client: KubeClient, kind: SyncKind, namespace?: 
 }
 
 /** One object; a missing one is a CliError (exit 1) that says where it was looked for. */
-export async function getSync(client: KubeClient, kind: SyncKind, namespace: string, name: string): Promise<KubeObject> {
+export async function getSync(client: KubeClient, kind: Kind, namespace: string, name: string): Promise<KubeObject> {
   try {
     const obj = await client.request<KubeObject>({ path: syncObjectPath(kind, namespace, name) });
     return withKind(obj, kind);
@@ -58,12 +58,12 @@ export async function getSync(client: KubeClient, kind: SyncKind, namespace: str
   }
 }
 
-export function withKind(obj: KubeObject, kind: SyncKind): KubeObject {
+export function withKind(obj: KubeObject, kind: Kind): KubeObject {
   return { ...obj, apiVersion: obj.apiVersion || API_VERSION, kind: obj.kind || kind };
 }
 
 /** A 404 on a collection means the kind is not served: the CRDs are missing. */
-function explain(err: unknown, kind: SyncKind, where: string, client: KubeClient): unknown {
+function explain(err: unknown, kind: Kind, where: string, client: KubeClient): unknown {
   const what = `reading ${KIND_NAMES[kind].plural} ${where}`;
   if (err instanceof ApiError && err.notFound) {
     return new CliError(

@@ -1,4 +1,4 @@
-import type { SyncKind } from '../api/kinds.js';
+import type { Kind } from '../api/kinds.js';
 import type { KubeObject } from '../kube/resources.js';
 
 /** What `syncprims get` and the web view show of a Sync, RemoteSync or ProxySync. */
@@ -6,7 +6,7 @@ import type { KubeObject } from '../kube/resources.js';
 export type ReadyStatus = 'True' | 'False' | 'Unknown';
 
 export interface SyncRow {
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
   /** The Ready condition's status; undefined when it has none yet. */
@@ -42,7 +42,7 @@ export function syncRow(obj: KubeObject): SyncRow {
   const namespace = obj.metadata.namespace ?? '';
   const created = obj.metadata.creationTimestamp;
   return {
-    kind: obj.kind as SyncKind,
+    kind: obj.kind as Kind,
     namespace,
     name: obj.metadata.name ?? '',
     ...readyOf(status?.conditions),

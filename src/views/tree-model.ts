@@ -3,7 +3,7 @@
 // dependency part, pure) and cli/tree-build.ts (what the syncs applied, read
 // from the clusters).
 import type { PendingReason } from '../api/conditions.js';
-import type { SyncKind } from '../api/kinds.js';
+import type { Kind } from '../api/kinds.js';
 import type { RequiredStatus } from '../api/sync-spec.js';
 import type { HealthStatus } from '../apply/health.js';
 import type { KubeObject } from '../kube/resources.js';
@@ -12,7 +12,7 @@ import { syncRow, type ReadyStatus } from './sync-rows.js';
 
 /** A sync's state, from its status. */
 export interface SyncState {
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
   /** The Ready condition's status; absent when it has none yet. */
@@ -27,7 +27,7 @@ export interface SyncState {
 
 /** A sync met while following `dependsOn`, one way or the other. */
 export interface RelatedSync extends Partial<SyncState> {
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
   /** The requiredStatus of the edge that leads here. */

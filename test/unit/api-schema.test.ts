@@ -32,6 +32,7 @@ describe('constants', () => {
       ['syncs', 'sy'],
       ['remotesyncs', 'rsy'],
       ['proxysyncs', 'psy'],
+      ['fleetsyncs', 'fsy'],
     ]);
     expect(OWNER_KIND_LABEL).toBe('syncprims.dev/owner-kind');
     expect(FINALIZER).toBe('syncprims.dev/finalizer');

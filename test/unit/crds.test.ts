@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { crdFiles } from '../../src/api/crd-files.js';
 import { customResourceDefinition, customResourceDefinitions } from '../../src/api/crds.js';
 import { structuralSchema, type JSONSchemaProps } from '../../src/api/json-schema.js';
-import { SYNC_KINDS } from '../../src/api/kinds.js';
+import { KINDS, SYNC_KINDS } from '../../src/api/kinds.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -28,7 +28,7 @@ function at(schema: JSONSchemaProps, dotted: string): JSONSchemaProps {
   return node;
 }
 
-const schemaOf = (kind: (typeof SYNC_KINDS)[number]): JSONSchemaProps =>
+const schemaOf = (kind: (typeof KINDS)[number]): JSONSchemaProps =>
   customResourceDefinition(kind).spec.versions[0]!.schema.openAPIV3Schema;
 
 describe('checked-in CRDs', () => {
@@ -44,6 +44,7 @@ describe('checked-in CRDs', () => {
       'syncprims.dev_syncs.yaml',
       'syncprims.dev_remotesyncs.yaml',
       'syncprims.dev_proxysyncs.yaml',
+      'syncprims.dev_fleetsyncs.yaml',
     ]);
   });
 });
@@ -55,6 +56,7 @@ describe('generated CRDs', () => {
       ['syncs.syncprims.dev', 'Sync', ['sy']],
       ['remotesyncs.syncprims.dev', 'RemoteSync', ['rsy']],
       ['proxysyncs.syncprims.dev', 'ProxySync', ['psy']],
+      ['fleetsyncs.syncprims.dev', 'FleetSync', ['fsy']],
     ]);
     for (const crd of crds) {
       expect(crd.spec.scope).toBe('Namespaced');
@@ -66,6 +68,18 @@ describe('generated CRDs', () => {
         storage: true,
         subresources: { status: {} },
       });
+      if (crd.spec.names.kind === 'FleetSync') {
+        expect(crd.spec.versions[0]!.additionalPrinterColumns.map((c) => [c.name, c.jsonPath, c.priority ?? 0])).toEqual([
+          ['Ready', '.status.conditions[?(@.type=="Ready")].status', 0],
+          ['Phase', '.status.phase', 0],
+          ['Clusters', '.status.readyClusters', 0],
+          ['Status', '.status.conditions[?(@.type=="Ready")].message', 1],
+          ['Revision', '.status.currentRevision', 1],
+          ['Age', '.metadata.creationTimestamp', 0],
+        ]);
+        expect(crd.metadata.annotations).toEqual({ 'syncprims.dev/prune': 'disabled' });
+        continue;
+      }
       const cluster =
         crd.spec.names.kind === 'Sync'
           ? []
@@ -76,7 +90,8 @@ describe('generated CRDs', () => {
       expect(crd.spec.versions[0]!.additionalPrinterColumns).toEqual([
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
         { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
-        { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision' },
+        // In -o wide only (issue 34: the table wrapped at about 300 columns).
+        { name: 'Revision', type: 'string', jsonPath: '.status.lastAppliedRevision', priority: 1 },
         ...cluster,
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ]);
@@ -85,7 +100,7 @@ describe('generated CRDs', () => {
     }
   });
 
-  test.each(SYNC_KINDS)('%s has a structural schema: typed nodes, no $ref, oneOf or closed objects', (kind) => {
+  test.each(KINDS)('%s has a structural schema: typed nodes, no $ref, oneOf or closed objects', (kind) => {
     for (const [where, node] of nodes(schemaOf(kind))) {
       for (const key of ['$ref', '$schema', '$defs', 'oneOf', 'anyOf', 'allOf', 'not', 'propertyNames', 'const']) {
         expect([where, key in node]).toEqual([where, false]);
@@ -104,7 +119,7 @@ describe('generated CRDs', () => {
       Object.entries(spec.properties ?? {}).flatMap(([k, v]) => (v.default === undefined ? [] : [[k, v.default]])),
     );
     expect(defaults).toEqual({ prune: true, wait: true, timeout: '5m', interval: '10m', deletionPolicy: 'Delete' });
-    expect(at(spec, 'dependsOn.[].kind')).toMatchObject({ default: 'Sync', enum: ['Sync', 'RemoteSync', 'ProxySync'] });
+    expect(at(spec, 'dependsOn.[].kind')).toMatchObject({ default: 'Sync', enum: ['Sync', 'RemoteSync', 'ProxySync', 'FleetSync'] });
     expect(at(spec, 'dependsOn.[].requiredStatus').default).toBe('Current');
     expect(at(schemaOf('ProxySync'), 'spec.template.spec.timeout').default).toBe('5m');
     expect(at(schemaOf('RemoteSync'), 'spec.kubeConfig.secretRef.key').default).toBe('value');

@@ -167,7 +167,7 @@ class FakeInformer {
 }
 
 function fixture(opts: { allowCrossNamespaceRefs?: boolean; inFlight?: Set<string> } = {}) {
-  const informers = { Sync: new FakeInformer(), RemoteSync: new FakeInformer(), ProxySync: new FakeInformer() };
+  const informers = { Sync: new FakeInformer(), RemoteSync: new FakeInformer(), ProxySync: new FakeInformer(), FleetSync: new FakeInformer() };
   const woken: string[] = [];
   const graph = new DependencyGraph({
     informers,

@@ -41,6 +41,7 @@ describe('the manifests', () => {
     const objects = installManifests({ namespace: 'platform' });
     const kept = objects.filter((o) => o.metadata.annotations?.['syncprims.dev/prune'] === 'disabled').map(key);
     expect(kept.sort()).toEqual([
+      'CustomResourceDefinition//fleetsyncs.syncprims.dev',
       'CustomResourceDefinition//proxysyncs.syncprims.dev',
       'CustomResourceDefinition//remotesyncs.syncprims.dev',
       'CustomResourceDefinition//syncs.syncprims.dev',
@@ -116,12 +117,16 @@ describe('--multi-tenant', () => {
     }
     expect([...writes].sort()).toEqual([
       'ClusterRole:events:create,patch',
+      'ClusterRole:fleetsyncs/finalizers:update',
+      'ClusterRole:fleetsyncs/status:update,patch',
+      'ClusterRole:fleetsyncs:update,patch',
       'ClusterRole:proxysyncs/finalizers:update',
       'ClusterRole:proxysyncs/status:update,patch',
-      'ClusterRole:proxysyncs:update,patch',
+      // A FleetSync's children.
+      'ClusterRole:proxysyncs:create,update,patch,delete',
       'ClusterRole:remotesyncs/finalizers:update',
       'ClusterRole:remotesyncs/status:update,patch',
-      'ClusterRole:remotesyncs:update,patch',
+      'ClusterRole:remotesyncs:create,update,patch,delete',
       'ClusterRole:serviceaccounts:impersonate',
       'ClusterRole:syncs/finalizers:update',
       'ClusterRole:syncs/status:update,patch',

@@ -1,6 +1,6 @@
 // `syncprims get`: what it does (get.ts declares it). The cluster's modules (client, kubeconfigs)
 // are loaded once the arguments are found good: bad usage fails at once.
-import { KIND_NAMES, SYNC_KINDS, type SyncKind } from '../../api/kinds.js';
+import { KIND_NAMES, SYNC_KINDS, type Kind } from '../../api/kinds.js';
 import type { KubeObject } from '../../kube/resources.js';
 import type { Cluster, ClusterFlags } from '../cluster.js';
 import { UsageError } from '../errors.js';
@@ -60,7 +60,7 @@ export async function get({ ref, filter }: GetRequest, flags: GetFlags): Promise
 
 /** The objects asked for, sorted as the table shows them, and the resourceVersion of each kind's list (for --watch). */
 async function read(cluster: Cluster, ref: KindName | undefined, namespace: string | undefined) {
-  const resourceVersions = new Map<SyncKind, string>();
+  const resourceVersions = new Map<Kind, string>();
   if (ref?.name !== undefined) {
     const obj = await getSync(cluster.client, ref.kind, cluster.namespace, ref.name);
     resourceVersions.set(ref.kind, String(obj.metadata.resourceVersion ?? ''));

@@ -1,4 +1,4 @@
-import { KIND_NAMES, type SyncKind } from '../../api/kinds.js';
+import { KIND_NAMES, type Kind, type SyncKind } from '../../api/kinds.js';
 import type { KubeClient } from '../../kube/client.js';
 import { ApiError, TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
@@ -25,7 +25,7 @@ export interface FollowOptions {
   /** Undefined: every namespace. */
   namespace?: string;
   name?: string;
-  resourceVersions: Map<SyncKind, string>;
+  resourceVersions: Map<Kind, string>;
   filter: RowFilter;
   output: OutputFormat;
   allNamespaces: boolean;

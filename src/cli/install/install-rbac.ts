@@ -75,20 +75,29 @@ export function operatorRbac(namespace: string, multiTenant: boolean): KubeObjec
  * kinds; Secrets and ConfigMaps listed and watched (the referenced-object
  * index watches their metadata, and reads one when it changes); Events;
  * CRDs (discovery waits on them); namespaces (kube-system's uid is the
- * default --cluster-id); service accounts to impersonate (serviceAccountName).
+ * default --cluster-id); service accounts to impersonate (serviceAccountName);
+ * the cluster inventory's Cluster API Clusters and ClusterProfiles.
  */
 function operatorRules(): PolicyRule[] {
   return [
-    { apiGroups: [GROUP], resources: ['syncs', 'remotesyncs', 'proxysyncs'], verbs: [...READ, 'update', 'patch'] },
-    { apiGroups: [GROUP], resources: ['syncs/status', 'remotesyncs/status', 'proxysyncs/status'], verbs: ['get', 'update', 'patch'] },
-    { apiGroups: [GROUP], resources: ['syncs/finalizers', 'remotesyncs/finalizers', 'proxysyncs/finalizers'], verbs: ['update'] },
+    { apiGroups: [GROUP], resources: ['syncs', 'fleetsyncs'], verbs: [...READ, 'update', 'patch'] },
+    // A FleetSync's children are written and deleted by the operator itself.
+    { apiGroups: [GROUP], resources: ['remotesyncs', 'proxysyncs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
+    { apiGroups: [GROUP], resources: ['syncs/status', 'remotesyncs/status', 'proxysyncs/status', 'fleetsyncs/status'], verbs: ['get', 'update', 'patch'] },
+    {
+      apiGroups: [GROUP],
+      resources: ['syncs/finalizers', 'remotesyncs/finalizers', 'proxysyncs/finalizers', 'fleetsyncs/finalizers'],
+      verbs: ['update'],
+    },
     { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: READ },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: [''], resources: ['namespaces'], verbs: READ },
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
-    { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: ['get'] },
+    // The cluster inventory: Cluster API Clusters and SIG-Multicluster ClusterProfiles.
+    { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: READ },
+    { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: READ },
   ];
 }
 

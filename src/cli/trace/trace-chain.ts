@@ -2,7 +2,7 @@
 // data (`-o yaml|json` print it; trace-render.ts draws the text). Pure: the
 // owner from the labels the apply code puts on what it applies, the source
 // and target of a sync from its spec, its state from its status.
-import { isSyncKind, type SyncKind } from '../../api/kinds.js';
+import { isKind, type Kind } from '../../api/kinds.js';
 import { ORIGIN_LABEL } from '../../api/marks.js';
 import { objectId } from '../../apply/inventory.js';
 import { ownerLabelValues } from '../../apply/owner.js';
@@ -14,7 +14,7 @@ import { inventoryEntries } from '../tree/tree-objects.js';
 
 /** The sync that the owner labels of an object name. */
 export interface OwnerRef {
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
   /** `syncprims.dev/origin`: the object was applied from another (the managing) cluster, whose id this is. */
@@ -33,7 +33,7 @@ export interface TracedObject {
 
 /** A sync in the chain: the one that applied the object, then the one that applied that sync, and so on. */
 export interface TraceLink {
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
   /** The API server it is in; absent when that cluster could not be told. */
@@ -70,7 +70,7 @@ export interface Trace {
 /** The sync an object's owner labels name, or undefined when it has none (nobody applied it). */
 export function ownerOf(obj: KubeObject): OwnerRef | undefined {
   const { kind, namespace, name } = ownerLabelValues(obj);
-  if (!isSyncKind(kind) || !name) return undefined;
+  if (!isKind(kind) || !name) return undefined;
   const owner: OwnerRef = { kind, namespace, name };
   const origin = obj.metadata.labels?.[ORIGIN_LABEL];
   if (origin) owner.origin = origin;

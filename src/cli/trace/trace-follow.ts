@@ -2,7 +2,7 @@
 // labels name (in the same cluster, or, with an origin label, in the
 // managing cluster), then the sync that applied that sync (a ProxySync's
 // remote Sync leads to the ProxySync), until one that nobody applied.
-import type { SyncKind } from '../../api/kinds.js';
+import type { Kind } from '../../api/kinds.js';
 import { getIfExists } from '../../kube/client.js';
 import { objectPath, type KubeObject } from '../../kube/resources.js';
 import type { Cluster } from '../cluster.js';
@@ -58,7 +58,7 @@ async function follow(home: Cluster, start: KubeObject, clusters: ManagingCluste
   return { appliedBy };
 }
 
-async function readSync(place: Cluster, kind: SyncKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+async function readSync(place: Cluster, kind: Kind, namespace: string, name: string): Promise<KubeObject | undefined> {
   const obj = await getIfExists<KubeObject>(place.client, syncObjectPath(kind, namespace, name));
   return obj && withKind(obj, kind);
 }

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { celRule } from './cel.js';
+import { MAX_NAME_LENGTH } from './kinds.js';
+import { namespaceName, objectName } from './names.js';
+import { conditionSchema, pendingDependencySchema } from './status.js';
+import { commonMetadataSchema, DELETION_POLICIES, dependsOnSchema, syncSpecSchema } from './sync-spec.js';
+
+/** FleetSync (API.md "Clusters and FleetSync"): one ProxySync or RemoteSync per selected cluster. */
+
+export const FLEET_CHILD_KINDS = ['ProxySync', 'RemoteSync'] as const;
+export type FleetChildKind = (typeof FLEET_CHILD_KINDS)[number];
+
+const LABEL_KEY_MESSAGE = 'a label key: an optional DNS subdomain prefix and "/", then at most 63 characters of [A-Za-z0-9._-]';
+const labelKey = z.string().min(1).max(317).describe(LABEL_KEY_MESSAGE);
+
+/** metav1.LabelSelector. */
+export const labelSelectorSchema = z.object({
+  matchLabels: z.record(z.string(), z.string().max(63)).optional(),
+  matchExpressions: z
+    .array(
+      z
+        .object({
+          key: labelKey,
+          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+          values: z.array(z.string().max(63)).max(100).optional(),
+        })
+        .refine((e) => (e.operator === 'In' || e.operator === 'NotIn') === (e.values !== undefined && e.values.length > 0), {
+          message: 'In and NotIn need values; Exists and DoesNotExist take none',
+        })
+        .meta(
+          celRule(
+            "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
+            'In and NotIn need values; Exists and DoesNotExist take none',
+          ),
+        ),
+    )
+    .max(20)
+    .optional(),
+});
+
+const CLUSTERS_MESSAGE = 'spec.clusters needs a selector, names, or both';
+
+export const fleetClustersSchema = z
+  .object({
+    selector: labelSelectorSchema.optional().describe("over the labels of the namespace's clusters ({} selects all)"),
+    names: z.array(objectName(MAX_NAME_LENGTH)).max(1000).optional().describe('clusters by name (with a selector: both must match)'),
+  })
+  .refine((c) => c.selector !== undefined || c.names !== undefined, { message: CLUSTERS_MESSAGE })
+  .meta(celRule('has(self.selector) || has(self.names)', CLUSTERS_MESSAGE));
+
+/**
+ * What each child gets: `{metadata?, spec}`. For ProxySync children it is a
+ * ProxySync template (metadata names the remote Sync); for RemoteSync
+ * children `spec` is the sync spec (the cluster is filled in per cluster) and
+ * metadata gives the child's labels and annotations.
+ */
+export const fleetTemplateSchema = z.object({
+  metadata: commonMetadataSchema
+    .extend({
+      name: objectName(MAX_NAME_LENGTH).optional().describe("ProxySync children: the remote Sync's name (the child's by default)"),
+      namespace: namespaceName().optional().describe("ProxySync children: the remote Sync's namespace (the FleetSync's by default)"),
+    })
+    .optional(),
+  spec: syncSpecSchema,
+});
+
+const ARTIFACT_MESSAGE =
+  'an artifact source cannot be proxied: the remote clusters cannot read the Flux objects of the managing cluster; use kind RemoteSync, or serve the artifact over http';
+const REMOTE_NAME_MESSAGE = 'template.metadata.name and namespace name the remote Sync: only for ProxySync children';
+
+export const fleetSyncSpecSchema = z
+  .object({
+    clusters: fleetClustersSchema.describe("which of the namespace's clusters get a child"),
+    kind: z.enum(FLEET_CHILD_KINDS).default('ProxySync').describe('the child made per cluster: ProxySync or RemoteSync'),
+    template: fleetTemplateSchema.describe('what each child gets'),
+    dependsOn: dependsOnSchema
+      .optional()
+      .describe('an entry of kind FleetSync is per cluster (each child waits for the same cluster\'s child of it); other kinds gate every child'),
+    suspend: z.boolean().optional().describe('passed to the children'),
+    deletionPolicy: z.enum(DELETION_POLICIES).optional().describe("passed to the children (the template's by default)"),
+  })
+  .superRefine((spec, ctx) => {
+    if (spec.kind !== 'RemoteSync' && spec.template.spec.source.artifact !== undefined) {
+      ctx.addIssue({ code: 'custom', message: ARTIFACT_MESSAGE, path: ['template', 'spec', 'source'] });
+    }
+    if (spec.kind === 'RemoteSync' && (spec.template.metadata?.name !== undefined || spec.template.metadata?.namespace !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: REMOTE_NAME_MESSAGE, path: ['template', 'metadata'] });
+    }
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: "self.kind == 'RemoteSync' || !has(self.template.spec.source.artifact)", message: ARTIFACT_MESSAGE },
+      {
+        rule: "self.kind != 'RemoteSync' || !has(self.template.metadata) || (!has(self.template.metadata.name) && !has(self.template.metadata.namespace))",
+        message: REMOTE_NAME_MESSAGE,
+      },
+    ],
+  });
+
+export const FLEET_PHASES = ['Progressing', 'Soaking', 'AwaitingApproval', 'Paused', 'Halted', 'Complete'] as const;
+export type FleetPhase = (typeof FLEET_PHASES)[number];
+
+const count = z.number().int().min(0);
+
+/** At most this many failing clusters are listed in status (the children say the rest). */
+export const MAX_FLEET_FAILURES = 20;
+
+export const fleetSyncStatusSchema = z.object({
+  observedGeneration: z.number().int().min(0).optional(),
+  conditions: z
+    .array(conditionSchema)
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  phase: z.enum(FLEET_PHASES).optional(),
+  currentRevision: z.string().optional().describe('the template revision every selected cluster is Ready with'),
+  updateRevision: z.string().optional().describe('the template revision being rolled out'),
+  clusters: z
+    .object({ selected: count, updated: count, ready: count, failed: count, unreachable: count, progressing: count })
+    .optional()
+    .describe('how many clusters are selected, have the update revision, are Ready with it, failed, unreachable, still progressing'),
+  readyClusters: z.string().optional().describe('ready/selected (the Clusters printer column)'),
+  failures: z
+    .array(z.object({ cluster: z.string(), reason: z.string(), message: z.string() }))
+    .max(MAX_FLEET_FAILURES)
+    .optional()
+    .describe(`failing clusters, at most ${MAX_FLEET_FAILURES} (each child says more)`),
+  pendingDependencies: z.array(pendingDependencySchema).optional().describe('dependencies not met yet (those that gate every child)'),
+  lastHandledReconcileAt: z.string().optional().describe('echo of the syncprims.dev/reconcile-requested-at annotation'),
+});
+
+export type LabelSelector = z.infer<typeof labelSelectorSchema>;
+export type FleetTemplate = z.infer<typeof fleetTemplateSchema>;
+export type FleetSyncSpec = z.infer<typeof fleetSyncSpecSchema>;
+export type FleetSyncStatus = z.infer<typeof fleetSyncStatusSchema>;

@@ -1,0 +1,164 @@
+// The FleetSync reconciler: one child (a ProxySync or a RemoteSync) per
+// cluster of the namespace's inventory that the FleetSync selects, written by
+// server-side apply (field manager syncprims-fleet) whenever it differs from
+// what the template says; children of clusters that left the selection are
+// deleted (they prune per their deletionPolicy); the status counts the
+// clusters by their child's state. Woken by the children's watch events, by
+// the inventory, and by its dependencies. See docs/fleet.md.
+import { ConditionType, Reason } from '../api/conditions.js';
+import type { FleetChildKind, FleetSyncSpec, FleetSyncStatus } from '../api/fleet.js';
+import type { FleetSync } from '../api/objects.js';
+import { mapLimit } from '../apply/map-limit.js';
+import { selectClusters, type InventoryCluster } from '../clusters/inventory.js';
+import { serverSideApply } from '../kube/apply.js';
+import type { Requester } from '../kube/client.js';
+import type { Discovery } from '../kube/discovery.js';
+import { ApiError } from '../kube/errors.js';
+import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { contains } from '../proxy/remote-sync.js';
+import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
+import type { Informer } from '../runtime/informer.js';
+import type { Logger } from '../runtime/logger.js';
+import { childDependencies, desiredChild, FLEET_FIELD_MANAGER, FLEETSYNC_LABEL, ownedByFleet, templateRevision, type FleetOwner } from '../fleet/children.js';
+import { clusterState, fleetStatus, type ClusterState } from '../fleet/fleet-status.js';
+import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
+import { suspended, type SyncStatusDraft } from './sync-status.js';
+
+/** The index of each child kind's store: `namespace/fleetsync` -> its children. */
+export const FLEET_CHILDREN_INDEX = 'syncprims.dev/fleetsync-children';
+/** Children written at once, per FleetSync reconcile. */
+const APPLY_CONCURRENCY = 16;
+/** How soon a FleetSync being deleted looks again whether its children are gone (their deletion events come first). */
+const CHILDREN_GONE_RETRY_MS = 30_000;
+
+export interface FleetSettings {
+  /** The managing cluster, where FleetSyncs and their children live. */
+  client: Requester;
+  discovery: Discovery;
+  inventory: { list(namespace: string): InventoryCluster[] };
+  /** The shared informers and resources of the two child kinds. */
+  children: Record<FleetChildKind, { informer: Informer<KubeObject>; resource: ResourceInfo }>;
+}
+
+/** Indexes the children of FleetSyncs in a child kind's store, and calls `wake(namespace/fleetsync)` when one changes. */
+export function followChildren(informer: Informer<KubeObject>, wake: (key: string) => void): void {
+  if (!informer.store.hasIndex(FLEET_CHILDREN_INDEX)) {
+    informer.store.addIndex(FLEET_CHILDREN_INDEX, (obj) => {
+      const fleet = obj.metadata.labels?.[FLEETSYNC_LABEL];
+      return fleet ? [`${obj.metadata.namespace}/${fleet}`] : [];
+    });
+  }
+  informer.onEvent((e) => {
+    const fleet = e.object.metadata.labels?.[FLEETSYNC_LABEL];
+    if (fleet) wake(`${e.object.metadata.namespace}/${fleet}`);
+  });
+}
+
+/** The FleetSync reconciler (see the top of this file). */
+export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' }, settings: FleetSettings): Reconciler {
+  const childrenOf = (obj: KubeObject): { kind: FleetChildKind; child: KubeObject }[] =>
+    (['ProxySync', 'RemoteSync'] as const).flatMap((kind) =>
+      settings.children[kind].informer.store
+        .byIndex(FLEET_CHILDREN_INDEX, `${obj.metadata.namespace}/${obj.metadata.name}`)
+        .filter((child) => ownedByFleet(child, obj.metadata.uid ?? ''))
+        .map((child) => ({ kind, child })),
+    );
+  /** The kind of the children of FleetSync `name` (ProxySync when it is not there yet: its dependents then wait on a child that is NotFound). */
+  const kindOf = (namespace: string, name: string): FleetChildKind => {
+    const fleet = deps.informer.store.get(`${namespace}/${name}`);
+    return (fleet?.spec as Partial<FleetSyncSpec> | undefined)?.kind ?? 'ProxySync';
+  };
+  const deleteChild = async (kind: FleetChildKind, child: KubeObject): Promise<void> => {
+    const { name, namespace, uid } = child.metadata;
+    try {
+      await settings.client.request({
+        method: 'DELETE',
+        path: objectPath(settings.children[kind].resource, name!, namespace),
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } },
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError && (err.notFound || err.status === 409))) throw err;
+    }
+  };
+
+  const finalize = async (obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> => {
+    const children = childrenOf(obj);
+    if (children.length === 0) return;
+    try {
+      await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChild(kind, child)));
+    } catch (err) {
+      throw new CleanUpFailed(`cannot delete the children: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    log.info({ children: children.length }, 'deletion waits for the children to be gone (each prunes per its deletionPolicy)');
+    return { requeueAfterMs: CHILDREN_GONE_RETRY_MS };
+  };
+
+  /** Makes sure of one cluster's child; says where the cluster stands. */
+  const ensureChild = async (owner: FleetOwner, cluster: InventoryCluster, revision: string, log: Logger): Promise<ClusterState> => {
+    const desired = desiredChild(owner, cluster, revision, childDependencies(owner.spec, cluster.name, (ns, name) => kindOf(ns ?? owner.namespace, name)));
+    const kind = owner.spec.kind;
+    const live = settings.children[kind].informer.store.get(`${owner.namespace}/${desired.metadata.name}`);
+    if (live && !ownedByFleet(live, owner.uid)) {
+      return clusterState(undefined, revision, `${kind} ${owner.namespace}/${desired.metadata.name} exists and is not this FleetSync's child: rename or delete it`);
+    }
+    if (live && childMatches(live, desired)) return clusterState(live, revision);
+    try {
+      const written = await serverSideApply(settings.client, settings.discovery, desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
+      log.info({ child: `${kind}/${desired.metadata.name}`, cluster: cluster.name }, live ? 'child put back to the template' : 'child created');
+      return clusterState(written, revision);
+    } catch (err) {
+      const message = `cannot write ${kind} ${owner.namespace}/${desired.metadata.name}: ${err instanceof Error ? err.message : String(err)}`;
+      return { state: 'failed', updated: false, reason: Reason.ApplyFailed, message };
+    }
+  };
+
+  return {
+    async reconcile(key, log): Promise<ReconcileResult | undefined> {
+      const begun = await beginReconcile(deps, key, log, finalize, { handlesSuspend: true });
+      if ('done' in begun) return begun.done;
+      const { obj, value, status, generation } = begun.ctx;
+      const spec = (value as FleetSync).spec;
+      const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec };
+      const revision = templateRevision(spec);
+      const selected = selectClusters(settings.inventory.list(owner.namespace), spec.clusters);
+      const states = new Map<string, ClusterState>();
+      await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, revision, log)));
+      const wanted = new Set(selected.map((c) => `${spec.kind}/${desiredName(owner, c)}`));
+      const leaving = childrenOf(obj).filter(({ kind, child }) => !wanted.has(`${kind}/${child.metadata.name}`) && !child.metadata.deletionTimestamp);
+      await Promise.all(leaving.map(({ kind, child }) => deleteChild(kind, child)));
+      if (leaving.length > 0) log.info({ children: leaving.map(({ child }) => child.metadata.name) }, 'children of clusters no longer selected deleted');
+      let next = fleetStatus(status as FleetSyncStatus, states, revision, generation);
+      if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
+      await report(deps, obj, status as FleetSyncStatus, next, log);
+      return {};
+    },
+  };
+}
+
+function desiredName(owner: FleetOwner, cluster: InventoryCluster): string {
+  return desiredChild(owner, cluster, '', []).metadata.name!;
+}
+
+/**
+ * Whether `live` carries everything the child should (its spec, labels,
+ * annotations): then nothing is written. A field someone else added is not
+ * fought over (a server-side apply could not remove it: it is theirs).
+ */
+function childMatches(live: KubeObject, desired: KubeObject): boolean {
+  return (
+    contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
+    contains(live.metadata.annotations ?? {}, desired.metadata.annotations ?? {}) &&
+    contains(live.spec ?? {}, desired.spec ?? {})
+  );
+}
+
+/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready. */
+async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger): Promise<void> {
+  if (!(await deps.writer.updateStatus(obj, next as Record<string, unknown>))) return;
+  const ready = next.conditions?.find((c) => c.type === ConditionType.Ready);
+  const was = before.conditions?.find((c) => c.type === ConditionType.Ready);
+  if (!ready || (ready.reason === was?.reason && ready.status === was?.status)) return;
+  log.info({ reason: ready.reason, message: ready.message }, 'fleet status');
+  if (ready.reason === Reason.ClustersFailing) await deps.events.record(obj, 'Warning', ready.reason, ready.message);
+  else if (ready.status === 'True') await deps.events.record(obj, 'Normal', ready.reason, ready.message);
+}

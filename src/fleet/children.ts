@@ -1,0 +1,100 @@
+// What a FleetSync wants for one cluster: its child (a ProxySync or a
+// RemoteSync), named, labelled, owned and with its dependencies per cluster.
+// Pure; the reconciler (controllers/fleetsync.ts) applies it.
+import { createHash } from 'node:crypto';
+import type { ClusterRef, KubeConfigRef } from '../api/cluster.js';
+import type { FleetChildKind, FleetSyncSpec } from '../api/fleet.js';
+import { API_VERSION, MAX_NAME_LENGTH } from '../api/kinds.js';
+import type { DependencyRef } from '../api/sync-spec.js';
+import { canonicalJson } from '../kube/canonical-json.js';
+import type { KubeObject } from '../kube/resources.js';
+
+/** On each child: the FleetSync that made it, and the cluster it is for. */
+export const FLEETSYNC_LABEL = 'syncprims.dev/fleetsync';
+export const FLEET_CLUSTER_LABEL = 'syncprims.dev/cluster';
+/** On each child: the template revision it was given. */
+export const FLEET_REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
+/** The field manager of the children's server-side applies. */
+export const FLEET_FIELD_MANAGER = 'syncprims-fleet';
+
+/** A cluster as a child needs it: its name, and the fields that name it in a sync's spec. */
+export interface FleetCluster {
+  name: string;
+  ref: { kubeConfig?: KubeConfigRef; clusterRef?: ClusterRef };
+}
+
+/** The FleetSync a child is made for. */
+export interface FleetOwner {
+  namespace: string;
+  name: string;
+  uid: string;
+  spec: FleetSyncSpec;
+}
+
+/** The template's revision: the first 16 hex digits of the SHA-256 of the kind and template, as canonical JSON. */
+export function templateRevision(spec: Pick<FleetSyncSpec, 'kind' | 'template'>): string {
+  return createHash('sha256').update(canonicalJson({ kind: spec.kind, template: spec.template })).digest('hex').slice(0, 16);
+}
+
+/** `<fleetsync>-<cluster>`, or past 63 characters a prefix of it and a hash of the whole, so that two clusters never share a name. */
+export function childName(fleet: string, cluster: string): string {
+  const full = `${fleet}-${cluster}`;
+  if (full.length <= MAX_NAME_LENGTH) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 10);
+  const prefix = full.slice(0, MAX_NAME_LENGTH - hash.length - 1).replace(/[-.]+$/, '');
+  return `${prefix}-${hash}`;
+}
+
+/**
+ * The child's `dependsOn`: an entry of kind FleetSync becomes the same
+ * cluster's child of that FleetSync (`kindOf` says which kind its children
+ * are); the entries of other kinds gate the FleetSync itself, not its children.
+ */
+export function childDependencies(spec: FleetSyncSpec, cluster: string, kindOf: (namespace: string | undefined, name: string) => FleetChildKind): DependencyRef[] {
+  return (spec.dependsOn ?? [])
+    .filter((d) => d.kind === 'FleetSync')
+    .map((d) => {
+      const ref: DependencyRef = { kind: kindOf(d.namespace, d.name), name: childName(d.name, cluster), requiredStatus: d.requiredStatus };
+      if (d.namespace !== undefined) ref.namespace = d.namespace;
+      return ref;
+    });
+}
+
+/** The child of `owner` for `cluster`, at `revision`. */
+export function desiredChild(owner: FleetOwner, cluster: FleetCluster, revision: string, dependsOn: DependencyRef[]): KubeObject {
+  const { spec } = owner;
+  const kind = spec.kind;
+  const metadata: KubeObject['metadata'] = {
+    name: childName(owner.name, cluster.name),
+    namespace: owner.namespace,
+    labels: { [FLEETSYNC_LABEL]: owner.name, [FLEET_CLUSTER_LABEL]: cluster.name },
+    annotations: { [FLEET_REVISION_ANNOTATION]: revision },
+    ownerReferences: [{ apiVersion: API_VERSION, kind: 'FleetSync', name: owner.name, uid: owner.uid, controller: true }],
+  };
+  const common: Record<string, unknown> = { ...cluster.ref };
+  if (spec.suspend !== undefined) common.suspend = spec.suspend;
+  if (kind === 'ProxySync') {
+    const template = {
+      metadata: { ...spec.template.metadata, name: spec.template.metadata?.name ?? owner.name },
+      spec: spec.template.spec,
+    };
+    const childSpec: Record<string, unknown> = { ...common, template };
+    if (dependsOn.length > 0) childSpec.dependsOn = dependsOn;
+    if (spec.deletionPolicy !== undefined) childSpec.deletionPolicy = spec.deletionPolicy;
+    return { apiVersion: API_VERSION, kind, metadata, spec: childSpec };
+  }
+  // A RemoteSync: the template's labels and annotations are its own, beside ours.
+  metadata.labels = { ...spec.template.metadata?.labels, ...metadata.labels };
+  metadata.annotations = { ...spec.template.metadata?.annotations, ...metadata.annotations };
+  const own = spec.template.spec.dependsOn ?? [];
+  const childSpec: Record<string, unknown> = { ...spec.template.spec, ...common };
+  if (own.length + dependsOn.length > 0) childSpec.dependsOn = [...own, ...dependsOn];
+  if (spec.deletionPolicy !== undefined) childSpec.deletionPolicy = spec.deletionPolicy;
+  return { apiVersion: API_VERSION, kind, metadata, spec: childSpec };
+}
+
+/** Whether `live` is the child of the FleetSync with `uid` (its controller ownerReference). */
+export function ownedByFleet(live: KubeObject, uid: string): boolean {
+  const refs = (live.metadata.ownerReferences ?? []) as { kind?: string; uid?: string }[];
+  return refs.some((r) => r.kind === 'FleetSync' && r.uid === uid);
+}
