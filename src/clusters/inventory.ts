@@ -62,8 +62,8 @@ interface Source {
 const NAMESPACE_INDEX = 'syncprims.dev/inventory-namespace';
 const CRD_API = 'apiextensions.k8s.io/v1';
 const CRD_KIND = 'CustomResourceDefinition';
-/** How soon a served kind that could not be watched is tried again. */
-const RETRY_MS = 2_000;
+/** How soon a served kind that could not be watched is tried again: doubling from the first, up to the last. */
+const RETRY_MS = { initial: 2_000, max: 60_000 };
 
 /** The live inventory, from the operator's shared cache, of all namespaces (or `--namespace`). */
 export class ClusterInventory {
@@ -78,6 +78,7 @@ export class ClusterInventory {
   private changing: Promise<void> = Promise.resolve();
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
+  private retryMs = RETRY_MS.initial;
   /** What servedNow found (where CRDs cannot be watched). */
   private lastServed: Set<string> | undefined;
 
@@ -186,6 +187,7 @@ export class ClusterInventory {
     if (!informer.store.hasIndex(NAMESPACE_INDEX)) informer.store.addIndex(NAMESPACE_INDEX, (o) => [o.metadata.namespace ?? '']);
     const unsubscribe = informer.onEvent((e) => this.onEvent(e));
     s.watched = { apiVersion, informer, unsubscribe };
+    this.retryMs = RETRY_MS.initial;
     if (!s.builtIn) this.log.info({ kind: `${apiVersion}|${s.kind}` }, `cluster inventory: watching ${s.what}`);
     this.changed(namespacesOf(informer));
   }
@@ -196,7 +198,9 @@ export class ClusterInventory {
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.follow(this.crds ? undefined : this.lastServed);
-    }, RETRY_MS).unref();
+    }, this.retryMs).unref();
+    // A kind the operator may not list (403) is not asked for every 2 s for ever.
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MS.max);
   }
 
   private async servedNow(): Promise<Set<string>> {
