@@ -10,6 +10,7 @@ import { ClusterCache } from '../../src/runtime/cache.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import { clusterApiClusterPath, installClusterApiCrd } from '../support/cluster-api.js';
 import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
+import { schemalessCrd } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 
@@ -143,19 +144,10 @@ async function createProfile(name: string, labels: Record<string, string>, acces
   });
 }
 
-/** The ClusterProfile CRD, without its schema (and with no status subresource, so a create sets the status). */
+/** The ClusterProfile CRD, without its schema (and with no status subresource, so a create sets the status), serving v1alpha1. */
 function profileCrd() {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: PROFILE_CRD },
-    spec: {
-      group: 'multicluster.x-k8s.io',
-      scope: 'Namespaced',
-      names: { plural: 'clusterprofiles', singular: 'clusterprofile', kind: 'ClusterProfile', listKind: 'ClusterProfileList' },
-      versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-    },
-  };
+  const crd = schemalessCrd('multicluster.x-k8s.io', 'ClusterProfile', 'clusterprofiles');
+  return { ...crd, spec: { ...crd.spec, versions: crd.spec.versions.map((v) => ({ ...v, name: 'v1alpha1' })) } };
 }
 
 /** A run before may have left the CRD: the inventory must start without it. */
