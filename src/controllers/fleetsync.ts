@@ -49,8 +49,9 @@ export function followChildren(informer: Informer<KubeObject>, wake: (key: strin
     });
   }
   informer.onEvent((e) => {
-    const fleet = e.object.metadata.labels?.[FLEETSYNC_LABEL];
-    if (fleet) wake(`${e.object.metadata.namespace}/${fleet}`);
+    // The label as it was too: a hand edit of it must wake the FleetSync that loses the child.
+    const fleets = new Set([e.object.metadata.labels?.[FLEETSYNC_LABEL], e.old?.metadata.labels?.[FLEETSYNC_LABEL]]);
+    for (const fleet of fleets) if (fleet) wake(`${e.object.metadata.namespace}/${fleet}`);
   });
 }
 

@@ -1,0 +1,217 @@
+// FleetSync through a running operator in mgmt, over the namespace's cluster
+// inventory (kubeconfig Secrets labelled syncprims.dev/cluster for edge-1 and
+// edge-2, and a Cluster API Cluster): one child per selected cluster, labelled
+// in and out, hand edits of a child put back, dependencies per cluster,
+// cycles across FleetSyncs, ProxySync children, and deletion.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { API_VERSION } from '../../src/api/kinds.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { clusterApiClusterPath, installClusterApiCrd } from '../support/cluster-api.js';
+import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess } from '../support/operator.js';
+import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+
+const HOME = 'mgmt';
+/** A namespace that exists in edge-1 only: what applies into it fails in edge-2. */
+const MISSING = 'fleet-only-in-east';
+const FLEETSYNCS = 'fleetsyncs';
+let mgmt: KubeClient;
+let edge1: KubeClient;
+let edge2: KubeClient;
+let op: OperatorProcess;
+const ns = useTestNamespace(HOME, 'fleet');
+/** The edges' namespace: the same name in edge-1 (a test namespace) and edge-2 (made alike, deleted at the end). */
+const edgeNs = useTestNamespace('edge-1', 'fleetedge');
+
+/** A kubeconfig Secret registered in the inventory as `cluster`, with labels. */
+async function registerCluster(cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
+  await mgmt.request({
+    method: 'PATCH',
+    path: `/api/v1/namespaces/${ns()}/secrets/${cluster}-kubeconfig`,
+    query: { fieldManager: 'test', force: true },
+    contentType: 'application/apply-patch+yaml',
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${cluster}-kubeconfig`, namespace: ns(), labels: { 'syncprims.dev/cluster': cluster, ...labels } },
+      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
+    },
+  });
+}
+
+function applyFleetSync(name: string, spec: Record<string, unknown>): Promise<SyncObject> {
+  return mgmt.request<SyncObject>({
+    method: 'PATCH',
+    path: syncPath(ns(), name, FLEETSYNCS),
+    query: { fieldManager: 'test', force: true },
+    contentType: 'application/apply-patch+yaml',
+    body: { apiVersion: API_VERSION, kind: 'FleetSync', metadata: { name, namespace: ns() }, spec },
+  });
+}
+
+/** A template of one ConfigMap, in the edges' namespace unless another is named. */
+const configMapTemplate = (name: string, namespace?: string) => ({
+  spec: {
+    source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { value: 'v1' } }] },
+    defaultNamespace: namespace ?? edgeNs(),
+  },
+});
+
+const cmPath = (namespace: string, name: string): string => `/api/v1/namespaces/${namespace}/configmaps/${name}`;
+type Fleet = SyncObject & { status?: { phase?: string; readyClusters?: string; clusters?: Record<string, number>; failures?: unknown[] } };
+const getFleet = (name: string): Promise<Fleet> => getSync(mgmt, ns(), name, FLEETSYNCS) as Promise<Fleet>;
+const children = async (fleet: string, plural = REMOTESYNCS): Promise<string[]> => {
+  const list = await mgmt.request<{ items: SyncObject[] }>({ path: syncPath(ns(), '', plural), query: { labelSelector: `syncprims.dev/fleetsync=${fleet}` } });
+  return list.items.map((i) => i.metadata.name!).sort();
+};
+
+beforeAll(async () => {
+  await ensureClusters([HOME, 'edge-1', 'edge-2']);
+  mgmt = await clusterClient(HOME);
+  edge1 = await clusterClient('edge-1');
+  edge2 = await clusterClient('edge-2');
+  await installCrds(HOME);
+  await installClusterApiCrd(mgmt);
+  await registerCluster('east', 'edge-1', { env: 'prod', region: 'east' });
+  await registerCluster('west', 'edge-2', { env: 'staging', region: 'west' });
+  await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
+  op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--cluster-id', 'mgmt-fleet-test']);
+}, 120_000);
+
+afterAll(async () => {
+  await op?.stop('SIGTERM');
+  await edge2?.request({ method: 'DELETE', path: `/api/v1/namespaces/${edgeNs()}` }).catch(() => undefined);
+  await closeClients();
+});
+
+describe('FleetSync', () => {
+  test('one RemoteSync per selected cluster; a cluster labelled out loses its child (which prunes), labelled in gets it back; deletion removes every child and its objects', async () => {
+    await applyFleetSync('web', {
+      kind: 'RemoteSync',
+      clusters: { selector: { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod', 'staging'] }] } },
+      template: { metadata: { labels: { team: 'web' } }, spec: configMapTemplate('web').spec },
+    });
+    await waitForReady(mgmt, ns(), 'web', 'True', undefined, 90_000, FLEETSYNCS);
+    const fleet = await getFleet('web');
+    expect(fleet.status?.phase).toBe('Complete');
+    expect(fleet.status?.readyClusters).toBe('2/2');
+    expect(fleet.status?.clusters).toEqual({ selected: 2, updated: 2, ready: 2, failed: 0, unreachable: 0, progressing: 0 });
+    expect(await children('web')).toEqual(['web-east', 'web-west']);
+    const child = await getSync(mgmt, ns(), 'web-east', REMOTESYNCS);
+    expect(child.metadata.labels).toMatchObject({ 'syncprims.dev/fleetsync': 'web', 'syncprims.dev/cluster': 'east', team: 'web' });
+    expect(child.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'FleetSync', name: 'web', uid: fleet.metadata.uid, controller: true })]);
+    expect((child.spec as { kubeConfig?: unknown }).kubeConfig).toEqual({ secretRef: { name: 'east-kubeconfig', key: 'value' } });
+    expect(await find(edge1, cmPath(edgeNs(), 'web'))).toBeDefined();
+    expect(await find(edge2, cmPath(edgeNs(), 'web'))).toBeDefined();
+
+    // Labelled out: west's child goes, and with it (deletionPolicy Delete) its ConfigMap in edge-2.
+    await registerCluster('west', 'edge-2', { env: 'dev', region: 'west' });
+    await eventually('west left', async () => ((await children('web')).join() === 'web-east' ? true : undefined), 60_000);
+    await eventually('web-west gone', async () => ((await find(mgmt, syncPath(ns(), 'web-west', REMOTESYNCS))) ? undefined : true), 60_000);
+    expect(await find(edge2, cmPath(edgeNs(), 'web'))).toBeUndefined();
+    expect(await find(edge1, cmPath(edgeNs(), 'web'))).toBeDefined();
+    const after = await eventually('counted again', async () => {
+      const f = await getFleet('web');
+      return f.status?.readyClusters === '1/1' ? f : undefined;
+    });
+    expect(readyOf(after)?.status).toBe('True');
+
+    // Labelled back in: its child returns.
+    await registerCluster('west', 'edge-2', { env: 'staging', region: 'west' });
+    await eventually('west back', async () => ((await children('web')).join() === 'web-east,web-west' ? true : undefined), 60_000);
+
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'web', FLEETSYNCS) });
+    await eventually('fleet gone', async () => ((await find(mgmt, syncPath(ns(), 'web', FLEETSYNCS))) ? undefined : true), 90_000);
+    expect(await children('web')).toEqual([]);
+    expect(await find(edge1, cmPath(edgeNs(), 'web'))).toBeUndefined();
+    expect(await find(edge2, cmPath(edgeNs(), 'web'))).toBeUndefined();
+  });
+
+  test('a hand edit of a child is put back at once, by watch', async () => {
+    await applyFleetSync('edited', {
+      kind: 'RemoteSync',
+      clusters: { names: ['east'] },
+      template: configMapTemplate('edited'),
+    });
+    await waitForReady(mgmt, ns(), 'edited', 'True', undefined, 60_000, FLEETSYNCS);
+    const before = await getSync(mgmt, ns(), 'edited-east', REMOTESYNCS);
+    expect((before.spec as { interval?: string }).interval).toBe('10m');
+    await mgmt.request({
+      method: 'PATCH',
+      path: syncPath(ns(), 'edited-east', REMOTESYNCS),
+      query: { fieldManager: 'kubectl-edit' },
+      contentType: 'application/merge-patch+json',
+      body: { spec: { interval: '1h' }, metadata: { labels: { 'syncprims.dev/fleetsync': 'someone-else' } } },
+    });
+    const put = await eventually('put back', async () => {
+      const c = await getSync(mgmt, ns(), 'edited-east', REMOTESYNCS);
+      const spec = c.spec as { interval?: string };
+      return spec.interval === '10m' && c.metadata.labels?.['syncprims.dev/fleetsync'] === 'edited' ? c : undefined;
+    }, 30_000);
+    expect(Number(put.metadata.generation)).toBeGreaterThan(Number(before.metadata.generation));
+  });
+
+  test('dependencies per cluster: a FleetSync entry holds each child on the same cluster\'s child only; a Cluster API Cluster is selected too', async () => {
+    // A Cluster API cluster `capi` on edge-2 (its kubeconfig Secret unlabelled, <name>-kubeconfig).
+    await putKubeconfigSecret(mgmt, ns(), 'capi-kubeconfig', await kubeconfigOf('edge-2'));
+    await mgmt.request({
+      method: 'POST',
+      path: clusterApiClusterPath(ns(), '').replace(/\/$/, ''),
+      body: { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', metadata: { name: 'capi', namespace: ns(), labels: { tier: 'base' } }, spec: {} },
+    });
+    await registerCluster('east', 'edge-1', { env: 'prod', region: 'east', tier: 'base' });
+    // base fails on capi (edge-2): its namespace exists in edge-1 only.
+    await edge1.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MISSING } } }).catch(() => undefined);
+    await applyFleetSync('base', {
+      kind: 'RemoteSync',
+      clusters: { selector: { matchLabels: { tier: 'base' } } },
+      template: configMapTemplate('base', MISSING),
+    });
+    await applyFleetSync('app', {
+      kind: 'RemoteSync',
+      clusters: { selector: { matchLabels: { tier: 'base' } } },
+      dependsOn: [{ kind: 'FleetSync', name: 'base' }],
+      template: configMapTemplate('app'),
+    });
+    await waitForReady(mgmt, ns(), 'app-east', 'True', undefined, 90_000, REMOTESYNCS);
+    const held = await waitForReady(mgmt, ns(), 'app-capi', 'False', 'DependencyNotReady', 60_000, REMOTESYNCS);
+    expect((held.status as { pendingDependencies?: unknown }).pendingDependencies).toEqual([{ kind: 'RemoteSync', name: 'base-capi', reason: expect.stringMatching(/NotReady|Progressing/) }]);
+    expect((held.spec as { clusterRef?: unknown }).clusterRef).toEqual({ name: 'capi' });
+    const base = await eventually('base counts capi failing', async () => {
+      const f = await getFleet('base');
+      return f.status?.clusters?.failed === 1 ? f : undefined;
+    }, 60_000);
+    expect(readyOf(base)).toMatchObject({ status: 'False', reason: 'ClustersFailing' });
+    expect(base.status?.failures).toEqual([expect.objectContaining({ cluster: 'capi', reason: 'ApplyFailed' })]);
+    expect((await eventsFor(mgmt, ns(), 'base')).some((e) => e.reason === 'ClustersFailing' && e.type === 'Warning')).toBe(true);
+    // The app FleetSync as a whole is not gated by base (per cluster): east Ready, capi progressing.
+    await eventually('app counted', async () => {
+      const f = await getFleet('app');
+      return f.status?.clusters?.ready === 1 && f.status.clusters.progressing === 1 && f.status.clusters.selected === 2 ? f : undefined;
+    }, 30_000);
+    for (const name of ['app', 'base']) await mgmt.request({ method: 'DELETE', path: syncPath(ns(), name, FLEETSYNCS) });
+    await eventually('base gone', async () => ((await find(mgmt, syncPath(ns(), 'base', FLEETSYNCS))) ? undefined : true), 90_000);
+    await edge1.request({ method: 'DELETE', path: `/api/v1/namespaces/${MISSING}` }).catch(() => undefined);
+  });
+
+  test('a cycle across FleetSyncs is reported with its path', async () => {
+    await applyFleetSync('ping', { kind: 'RemoteSync', clusters: { names: ['east'] }, dependsOn: [{ kind: 'FleetSync', name: 'pong' }], template: configMapTemplate('ping') });
+    await applyFleetSync('pong', { kind: 'RemoteSync', clusters: { names: ['east'] }, dependsOn: [{ kind: 'FleetSync', name: 'ping' }], template: configMapTemplate('pong') });
+    const stalled = await waitForReady(mgmt, ns(), 'ping', 'False', 'DependencyCycle', 60_000, FLEETSYNCS);
+    expect(readyOf(stalled)?.message).toContain('FleetSync/ping -> FleetSync/pong -> FleetSync/ping');
+  });
+
+  test('ProxySync children: each keeps a Sync, named after the FleetSync, in its cluster', async () => {
+    await applyFleetSync('proxied', {
+      clusters: { names: ['east'] },
+      template: { metadata: { namespace: edgeNs() }, spec: configMapTemplate('proxied').spec },
+    });
+    expect(await eventually('child', async () => ((await children('proxied', PROXYSYNCS)).length === 1 ? true : undefined), 30_000)).toBe(true);
+    const remote = await eventually('remote Sync in edge-1', () => find<SyncObject>(edge1, syncPath(edgeNs(), 'proxied')), 60_000);
+    expect(remote.spec).toMatchObject({ source: { inline: [expect.objectContaining({ kind: 'ConfigMap' })] } });
+  });
+});
