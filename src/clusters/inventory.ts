@@ -69,7 +69,7 @@ const RETRY_MS = { initial: 2_000, max: 60_000 };
 export class ClusterInventory {
   private readonly sources: Source[];
   private readonly crdSelector: InformerSelector;
-  private readonly lists = new Map<string, { clusters: InventoryCluster[]; json: string }>();
+  private readonly lists = new Map<string, { clusters: InventoryCluster[]; json: string; byName: Map<string, InventoryCluster> }>();
   private readonly listeners = new Set<(namespace: string) => void>();
   private readonly log: Logger;
   private crds: Informer<KubeObject> | undefined;
@@ -112,18 +112,26 @@ export class ClusterInventory {
     await this.follow(this.lastServed);
   }
 
+  /** The namespace's clusters, sorted by name (those of one name by origin), with their problems. */
   list(namespace: string): InventoryCluster[] {
+    return this.memo(namespace).clusters;
+  }
+
+  /** The cluster of that name (the first claim of a name in conflict, with its problem). */
+  get(namespace: string, name: string): InventoryCluster | undefined {
+    return this.memo(namespace).byName.get(name);
+  }
+
+  private memo(namespace: string): { clusters: InventoryCluster[]; json: string; byName: Map<string, InventoryCluster> } {
     let memo = this.lists.get(namespace);
     if (!memo) {
       const clusters = this.compute(namespace);
-      memo = { clusters, json: JSON.stringify(clusters) };
+      const byName = new Map<string, InventoryCluster>();
+      for (const c of clusters) if (!byName.has(c.name)) byName.set(c.name, c);
+      memo = { clusters, json: JSON.stringify(clusters), byName };
       this.lists.set(namespace, memo);
     }
-    return memo.clusters;
-  }
-
-  get(namespace: string, name: string): InventoryCluster | undefined {
-    return this.list(namespace).find((c) => c.name === name && !c.problem) ?? this.list(namespace).find((c) => c.name === name);
+    return memo;
   }
 
   /** `fn(namespace)` when a cluster of that namespace joined, left, or changed labels/ref/problem. Returns the way to stop. */
