@@ -157,7 +157,7 @@ export class SyncPipeline {
     const tooLarge = oversized(obj, set.entries);
     if (tooLarge) {
       // Stalled until the spec changes: nothing is applied that could not be recorded.
-      await this.fail(obj, base, Reason.InvalidSpec, tooLarge, obj.metadata.generation, log);
+      await this.fail(obj, base, { reason: Reason.InvalidSpec, message: tooLarge }, log);
       return {};
     }
     void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
@@ -213,7 +213,7 @@ export class SyncPipeline {
     const problem = problemOf(done.applied.results, done.pruned, target.client.name);
     if (!problem) return this.report(run, status, done.state, log);
     this.state.delete(run.key); // the next attempt runs in full
-    await this.fail(obj, status, problem.reason, problem.message, obj.metadata.generation, log);
+    await this.fail(obj, status, problem, log);
     return afterApplyProblem(problem, done.applied, parseDuration(spec.interval));
   }
 
@@ -225,7 +225,7 @@ export class SyncPipeline {
   private async notRendered({ obj, spec, target }: Run, base: SyncStatusDraft, why: Exclude<Rendered, { objects: KubeObject[] }>, log: Logger): Promise<ReconcileResult> {
     // Listening before it says so: a CRD installed once the status is seen wakes it.
     const served = await this.awaitKinds(ownerOf(obj), target, why);
-    await this.fail(obj, base, why.reason, why.message, obj.metadata.generation, log);
+    await this.fail(obj, base, why, log);
     // Served already, but not by the discovery that rendered it: that catches up in a moment.
     return afterProblem({}, served, parseDuration(spec.interval));
   }
@@ -406,7 +406,7 @@ export class SyncPipeline {
       .catch((err: unknown) => watchRefusal(err, target.client.name));
     if (typeof health === 'string') {
       // Applied, but not followed: say so rather than retry in silence (the next try may find it granted).
-      await this.fail(obj, { ...base, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision, lastAppliedRevision: state.revision }, Reason.ApplyFailed, health, generation, log);
+      await this.fail(obj, { ...base, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision, lastAppliedRevision: state.revision }, { reason: Reason.ApplyFailed, message: health }, log);
       return failureRetry(interval);
     }
     const summary = summarize(health.map((h) => h.status));
@@ -423,7 +423,7 @@ export class SyncPipeline {
     const why = leastReady(health);
     if (waited >= timeout) {
       const message = `timed out after ${spec.timeout} waiting for health: ${why}`;
-      await this.fail(obj, { ...status, lastAppliedRevision: state.revision }, Reason.HealthCheckFailed, message, generation, log);
+      await this.fail(obj, { ...status, lastAppliedRevision: state.revision }, { reason: Reason.HealthCheckFailed, message }, log);
       return { requeueAfterMs: jitter(interval) };
     }
     status = progressing({ ...status, lastAppliedRevision: state.revision }, `waiting for ${notReady.length} of ${health.length} objects: ${why}${fight}`, generation);
@@ -432,8 +432,9 @@ export class SyncPipeline {
     return { requeueAfterMs: timeout - waited + 100 };
   }
 
-  private async fail(obj: KubeObject, base: SyncStatusDraft, reason: Reason, message: string, generation: number | undefined, log: Logger): Promise<void> {
-    const status = failed(base, reason, message, generation);
+  /** Ready=False for the sync's generation with the problem's reason and message; an Event and a log line when that is news. */
+  private async fail(obj: KubeObject, base: SyncStatusDraft, { reason, message }: { reason: Reason; message: string }, log: Logger): Promise<void> {
+    const status = failed(base, reason, message, obj.metadata.generation);
     if (await this.deps.writer.updateStatus(obj, status)) {
       log.warn({ reason, message }, 'not ready');
       await this.deps.events.record(obj, 'Warning', reason, message);
