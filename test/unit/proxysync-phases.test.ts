@@ -23,6 +23,7 @@ import {
   suspendedStatus,
 } from '../../src/controllers/proxysync-phases.js';
 import { handSuspenders, mirroredStatus } from '../../src/controllers/proxysync-status.js';
+import type { SyncStatusDraft } from '../../src/controllers/sync-status.js';
 import { ApiError, NotKubernetesError, TransportError } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
@@ -168,7 +169,7 @@ describe('suspended (the ProxySync): mirror only', () => {
   });
 
   test('no remote Sync to read (none there, or its cluster not usable): the status it has, suspended', () => {
-    const base = { lastAppliedRevision: 'sha256:1', conditions: [{ ...readyTrue, status: 'False', reason: 'ClusterUnreachable' }] };
+    const base: SyncStatusDraft = { lastAppliedRevision: 'sha256:1', conditions: [{ ...readyTrue, status: 'False', reason: 'ClusterUnreachable' }] };
     const s = suspendedStatus(base, undefined, remote, 4, now);
     expect(s.lastAppliedRevision).toBe('sha256:1');
     expect(s.conditions?.find((c) => c.type === ConditionType.Ready)).toMatchObject({ status: 'False', reason: Reason.Suspended });
