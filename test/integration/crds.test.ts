@@ -2,7 +2,7 @@
 // and short names, defaults filled by the server, and invalid objects refused
 // with messages a person understands.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { API_VERSION, GROUP, KIND_NAMES, SYNC_KINDS, VERSION, type SyncKind } from '../../src/api/kinds.js';
+import { API_VERSION, GROUP, KIND_NAMES, KINDS, SYNC_KINDS, VERSION, type Kind, type SyncKind } from '../../src/api/kinds.js';
 import {
   API_VERSION_MESSAGE,
   CONFIG_MAP_KEY_MESSAGE,
@@ -32,7 +32,7 @@ const inline = { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { nam
 const clusterRef = { clusterRef: { name: 'edge-1' } };
 const serverDefaults = { prune: true, wait: true, timeout: '5m', interval: '10m', deletionPolicy: 'Delete' };
 
-function object(kind: SyncKind, name: string, spec: unknown): KubeObject {
+function object(kind: Kind, name: string, spec: unknown): KubeObject {
   const obj: KubeObject = { apiVersion: API_VERSION, kind, metadata: { name, namespace: namespace() } };
   if (spec !== undefined) obj.spec = spec;
   return obj;
@@ -48,7 +48,7 @@ function validSpec(kind: SyncKind): Record<string, unknown> {
 function create(obj: KubeObject, dryRun = false): Promise<KubeObject> {
   return client.request<KubeObject>({
     method: 'POST',
-    path: collectionPath(syncResource(obj.kind as SyncKind), namespace()),
+    path: collectionPath(syncResource(obj.kind as Kind), namespace()),
     query: { dryRun: dryRun ? 'All' : undefined },
     body: obj,
   });
@@ -126,7 +126,7 @@ const TRAVERSALS: [SyncKind, Record<string, unknown>, string, Rule][] = (() => {
 
 describe('installation', () => {
   test('the CRDs are Established, applied by syncprims, and installing again changes nothing', async () => {
-    const names = SYNC_KINDS.map((k) => `${KIND_NAMES[k].plural}.${GROUP}`);
+    const names = KINDS.map((k) => `${KIND_NAMES[k].plural}.${GROUP}`);
     const before = await Promise.all(names.map((n) => client.request<KubeObject>({ path: crdPath(n) })));
     await installCrds(CLUSTER, true);
     for (const crd of before) {
@@ -143,12 +143,12 @@ describe('installation', () => {
     }
   });
 
-  test('discovery lists the three kinds with the category syncprims and their short names', async () => {
+  test('discovery lists the four kinds with the category syncprims and their short names', async () => {
     const list = await client.request<{
       resources: { name: string; kind: string; namespaced: boolean; categories?: string[]; shortNames?: string[] }[];
     }>({ path: `/apis/${GROUP}/${VERSION}` });
     const byName = new Map(list.resources.map((r) => [r.name, r]));
-    for (const kind of SYNC_KINDS) {
+    for (const kind of KINDS) {
       const { plural, shortName } = KIND_NAMES[kind];
       expect(byName.get(plural)).toMatchObject({
         kind,
@@ -391,6 +391,33 @@ describe('invalid objects are refused with readable messages', () => {
     for (const kind of SYNC_KINDS) {
       expect(parseSyncObject(kind, object(kind, 'a'.repeat(64), validSpec(kind))).ok).toBe(false);
       expect(parseSyncObject(kind, object(kind, 'a'.repeat(63), validSpec(kind))).ok).toBe(true);
+    }
+  });
+});
+
+describe('FleetSync', () => {
+  const template = { spec: { source: inline } };
+  const artifact = { source: { artifact: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', name: 'repo' } } };
+
+  test('is accepted with ProxySync children by default, the defaults of the template filled in', async () => {
+    const created = await create(object('FleetSync', 'fleet', { clusters: { selector: { matchLabels: { env: 'prod' } } }, template }), true);
+    expect(created.spec).toMatchObject({ kind: 'ProxySync', template: { spec: { source: inline, ...serverDefaults } } });
+    const remote = await create(object('FleetSync', 'fleet', { kind: 'RemoteSync', clusters: { names: ['a'] }, template: { spec: artifact } }), true);
+    expect(remote.spec).toMatchObject({ kind: 'RemoteSync' });
+  });
+
+  test('refuses what its children could not be, with readable messages, as zod does', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ clusters: {}, template }, 'spec.clusters needs a selector, names, or both'],
+      [{ clusters: { names: ['a'] }, template: { spec: artifact } }, 'an artifact source cannot be proxied'],
+      [{ kind: 'RemoteSync', clusters: { names: ['a'] }, template: { ...template, metadata: { name: 'x' } } }, 'only for ProxySync children'],
+      [{ clusters: { selector: { matchExpressions: [{ key: 'env', operator: 'In' }] } }, template }, 'In and NotIn need values'],
+      [{ clusters: { names: [BAD.name] }, template }, DNS1123_SUBDOMAIN_MESSAGE],
+      [{ clusters: { names: ['a'] }, kind: 'Sync', template }, 'spec.kind: Unsupported value'],
+    ];
+    for (const [spec, message] of cases) {
+      expect([spec, await refusal(object('FleetSync', 'bad', spec))]).toEqual([spec, expect.stringContaining(message)]);
+      expect([spec, parseSyncObject('FleetSync', object('FleetSync', 'bad', spec)).ok]).toEqual([spec, false]);
     }
   });
 });

@@ -1,5 +1,5 @@
 // Installs the syncprims CRDs (generated from src/api) on a local cluster.
-import { API_VERSION, GROUP, KIND_NAMES, SYNC_KINDS, VERSION, type SyncKind } from '../../src/api/kinds.js';
+import { API_VERSION, GROUP, KIND_NAMES, KINDS, VERSION, type Kind } from '../../src/api/kinds.js';
 import { customResourceDefinitions } from '../../src/api/crds.js';
 import { FIELD_MANAGER } from '../../src/api/marks.js';
 import { serverSideApply } from '../../src/kube/apply.js';
@@ -34,7 +34,7 @@ export function installCrds(cluster: string, again = false): Promise<void> {
 }
 
 /** What discovery would say about a syncprims kind, for building paths. */
-export function syncResource(kind: SyncKind): ResourceInfo {
+export function syncResource(kind: Kind): ResourceInfo {
   return { group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true };
 }
 
@@ -51,7 +51,7 @@ async function install(cluster: string): Promise<void> {
       return established ? true : undefined;
     });
   }
-  for (const kind of SYNC_KINDS) {
+  for (const kind of KINDS) {
     await eventually(`${kind} to be served with the new schema`, () => checkServed(client, kind));
   }
 }
@@ -61,13 +61,15 @@ async function install(cluster: string): Promise<void> {
  * CEL rule's message: then the API server serves the kind and uses the schema
  * with its CEL rules (a CRD that was just updated may take a moment).
  */
-async function checkServed(client: KubeClient, kind: SyncKind): Promise<true> {
-  const spec =
-    kind === 'Sync'
-      ? { source: {} }
-      : kind === 'RemoteSync'
-        ? { clusterRef: { name: 'probe' }, source: {} }
-        : { clusterRef: { name: 'probe' }, template: { spec: { source: {} } } };
+const PROBES: Record<Kind, Record<string, unknown>> = {
+  Sync: { source: {} },
+  RemoteSync: { clusterRef: { name: 'probe' }, source: {} },
+  ProxySync: { clusterRef: { name: 'probe' }, template: { spec: { source: {} } } },
+  FleetSync: { clusters: { names: ['probe'] }, template: { spec: { source: {} } } },
+};
+
+async function checkServed(client: KubeClient, kind: Kind): Promise<true> {
+  const spec = PROBES[kind];
   try {
     await client.request({
       method: 'POST',
