@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `make demo`: the three journeys on the local control plane.
 #   1. bootstrap: the management cluster manages its own operator;
-#   2. registration: RemoteSyncs install the operator in edge-1 and edge-2, ProxySyncs keep a
-#      baseline Sync in each;
-#   3. rollout: an app released to edge-1, then edge-2, by ProxySyncs ordered with dependsOn.
+#   2. registration: `syncprims cluster add` registers edge-1 and edge-2 (label role=edge); the
+#      FleetSync install (one RemoteSync per edge) installs the operator there, the FleetSync
+#      baseline (one ProxySync per edge, after that edge's install) keeps a baseline Sync there;
+#   3. rollout: an app released to edge-1, then edge-2, by ProxySyncs ordered with dependsOn;
+#   4. a newcomer: edge-3 registered with one command gets the operator and the baseline.
 # It leaves the clusters and one operator per cluster running; `make down` stops all of it.
 #
 # The local clusters run no pods: each operator runs as a local process (pid and log under
@@ -13,19 +15,21 @@
 #   examples/demo.sh          run the journeys (again: every step is safe to repeat)
 #   examples/demo.sh stop     stop the operators it started
 #
-# DEMO_CLUSTERS (default "mgmt edge-1 edge-2") names the clusters that play mgmt, edge-1 and
-# edge-2. The operators' metrics and health endpoints take free ports (read back from their
-# logs). The journeys test runs this script on clusters of its own.
+# DEMO_CLUSTERS (default "mgmt edge-1 edge-2 edge-3") names the clusters that play mgmt, edge-1,
+# edge-2 and edge-3; without a fourth name (or with under 1 GiB of memory available: a local API
+# server takes about 300 MB) journey 4 is left out. The operators' metrics and health endpoints
+# take free ports (read back from their logs). The journeys test runs this script on clusters of
+# its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CP=$ROOT/.local/bin/controlplane
 KUBECTL=$ROOT/.local/bin/kubectl
 OPS=$ROOT/.local/operators
-read -r -a CLUSTERS <<<"${DEMO_CLUSTERS:-mgmt edge-1 edge-2}"
+read -r -a CLUSTERS <<<"${DEMO_CLUSTERS:-mgmt edge-1 edge-2 edge-3}"
 MGMT=${CLUSTERS[0]}
-EDGES=("${CLUSTERS[1]}" "${CLUSTERS[2]}")
-ROLES=(mgmt edge-1 edge-2)
+EDGES=("${CLUSTERS[@]:1:3}")
+ROLES=(mgmt edge-1 edge-2 edge-3)
 NS=syncprims-system
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$'\033[1m'; D=$'\033[2m'; R=$'\033[0m'; else B=; D=; R=; fi
@@ -136,12 +140,50 @@ release() {
   sed "${expressions[@]}" examples/rollout/app.yaml | k "$MGMT" apply --server-side -n fleet -f -
 }
 
+# Registers edge number $1 (0-based) in the namespace fleet of mgmt: one command.
+register() {
+  run syncprims cluster add "${ROLES[$(($1 + 1))]}" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
+}
+
+# Waits until the FleetSyncs' children for the clusters named are Ready (shown for the first).
+wait_registered() {
+  local names=() c
+  for c in "$@"; do names+=("remotesync/install-$c" "proxysync/baseline-$c"); done
+  k "$MGMT" wait --for=create "${names[@]}" -n fleet --timeout=120s >/dev/null
+  run k "$MGMT" wait --for=condition=Ready "${names[@]}" -n fleet --timeout=180s
+}
+
+# An earlier demo registered the edges with hand-written RemoteSyncs and ProxySyncs
+# (install-edge-N, baseline-edge-N) and Secrets without the inventory's label. They are let go,
+# deletionPolicy Orphan (what they applied stays), and the FleetSyncs' children of the same names
+# take it over; the Secret is registered again by cluster add.
+let_go_of_hand_written() {
+  local role=$1 obj
+  for obj in "remotesync/install-$role" "proxysync/baseline-$role"; do
+    [ -n "$(k "$MGMT" get "$obj" -n fleet --ignore-not-found -o name)" ] || continue
+    [ -z "$(k "$MGMT" get "$obj" -n fleet -o jsonpath='{.metadata.labels.syncprims\.dev/fleetsync}')" ] || continue
+    k "$MGMT" patch "$obj" -n fleet --type=merge -p '{"spec": {"deletionPolicy": "Orphan"}}' >/dev/null
+    k "$MGMT" delete "$obj" -n fleet --timeout=120s >/dev/null
+    say "$obj, written by hand by an earlier demo, let go (what it applied stays)"
+  done
+  if [ -n "$(k "$MGMT" get secret "$role-kubeconfig" -n fleet --ignore-not-found -o name)" ] &&
+    [ -z "$(k "$MGMT" get secret "$role-kubeconfig" -n fleet -o jsonpath='{.metadata.labels.syncprims\.dev/cluster}')" ]; then
+    k "$MGMT" delete secret "$role-kubeconfig" -n fleet >/dev/null
+  fi
+}
+
 mkdir -p "$OPS"
 # kubectl's discovery cache, of this run only: the local clusters reuse their ports, and what
 # ~/.kube/cache holds for a port from another cluster that had it (other CRDs; another kind whose
 # short name is also `sync`) sent `kubectl wait sync/syncprims` to that kind (NotFound).
 export KUBECACHEDIR=$ROOT/.local/kubectl-cache
 rm -rf "$KUBECACHEDIR"
+# Journey 4's third edge is another local API server (about 300 MB): left out when memory is short.
+if [ ${#EDGES[@]} -ge 3 ] && [ "$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo 2>/dev/null || echo 4096)" -lt 1024 ]; then
+  say "under 1 GiB of memory available: journey 4 (a third edge, ${EDGES[2]}) is left out"
+  CLUSTERS=("${CLUSTERS[@]:0:3}")
+  EDGES=("${EDGES[@]:0:2}")
+fi
 step "Starting the local clusters: ${CLUSTERS[*]}"
 "$CP" --dir "$ROOT/.local" up "${CLUSTERS[@]}"
 # A second run starts its operators afresh.
@@ -154,14 +196,10 @@ stand_in_for_kubelet "$MGMT"
 run k "$MGMT" wait --for=condition=Ready sync/syncprims -n "$NS" --timeout=120s
 run syncprims tree sync/syncprims -n "$NS" --kubeconfig "$(kc "$MGMT")"
 
-step "2. Registration: RemoteSyncs install the operator in ${EDGES[*]}; ProxySyncs keep a baseline Sync there"
+step "2. Registration: syncprims cluster add registers ${ROLES[1]} and ${ROLES[2]}; FleetSyncs install the operator there and keep a baseline Sync"
 k "$MGMT" create namespace fleet --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
-for i in 0 1; do
-  # The Cluster API convention: cluster edge-N's kubeconfig in the Secret edge-N-kubeconfig, key value.
-  k "$MGMT" create secret generic "${ROLES[$((i + 1))]}-kubeconfig" -n fleet --from-file=value="$(kc "${EDGES[$i]}")" \
-    --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
-done
-say "Secrets fleet/edge-1-kubeconfig and fleet/edge-2-kubeconfig hold the edges' kubeconfigs"
+for role in "${ROLES[@]:1:${#EDGES[@]}}"; do let_go_of_hand_written "$role"; done
+for i in 0 1; do register "$i"; done
 syncprims install >"$OPS/install.yaml"
 k "$MGMT" create configmap syncprims-install -n fleet --from-file=manifests.yaml="$OPS/install.yaml" \
   --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
@@ -171,8 +209,7 @@ for i in 0 1; do
   stand_in_for_kubelet "${EDGES[$i]}"
   start_operator "${EDGES[$i]}" $((i + 1))
 done
-run k "$MGMT" wait --for=condition=Ready remotesync/install-edge-1 remotesync/install-edge-2 \
-  proxysync/baseline-edge-1 proxysync/baseline-edge-2 -n fleet --timeout=180s
+wait_registered edge-1 edge-2
 run syncprims get -A --kubeconfig "$(kc "$MGMT")"
 run syncprims tree proxysync/baseline-edge-1 -n fleet --kubeconfig "$(kc "$MGMT")"
 
@@ -215,28 +252,46 @@ k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2
 unwatch
 run syncprims tree proxysync/shop-wave-2 -n fleet --kubeconfig "$(kc "$MGMT")"
 
+if [ ${#EDGES[@]} -ge 3 ]; then
+  step "4. A newcomer: registering ${ROLES[3]} is one command; the FleetSyncs do the rest"
+  register 2
+  say "the FleetSync install now has a RemoteSync install-edge-3, and baseline a ProxySync baseline-edge-3 waiting for it"
+  stand_in_for_kubelet "${EDGES[2]}"
+  start_operator "${EDGES[2]}" 3
+  wait_registered edge-3
+  run k "$MGMT" wait --for=jsonpath='{.status.readyClusters}'=3/3 fleetsync/install fleetsync/baseline -n fleet --timeout=120s
+  run syncprims get clusters -n fleet --kubeconfig "$(kc "$MGMT")"
+fi
+
 step "Where it all stands"
 run syncprims get -A --kubeconfig "$(kc "$MGMT")"
-for i in 0 1; do
-  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "$(k "${EDGES[$i]}" get configmap shop-release -n apps -o jsonpath='{.data.version}')"
+for i in "${!EDGES[@]}"; do
+  version=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.data.version}')
+  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "${version:-none (not in the rollout)}"
   k "${EDGES[$i]}" get syncs -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}'
   echo
 done
+[ ${#EDGES[@]} -ge 3 ] && NEWCOMER="
+  4. syncprims cluster add registered ${ROLES[3]} (${EDGES[2]}), and nothing else was needed: the
+     FleetSyncs gave it the operator, then the baseline." || NEWCOMER=
 
 cat <<NEXT
 
 ${B}What happened${R}
   1. syncprims bootstrap installed the operator in $MGMT and a Sync (syncprims-system/syncprims)
      that keeps the operator's own manifests applied.
-  2. RemoteSyncs installed the operator in ${EDGES[*]}; ProxySyncs then keep a Sync "baseline"
-     in each, applied by that edge's own operator, its status reflected in $MGMT.
+  2. syncprims cluster add registered ${EDGES[0]} and ${EDGES[1]} (label role=edge); the FleetSync install
+     made one RemoteSync per edge, which installed the operator there; the FleetSync baseline made
+     one ProxySync per edge, each waiting for its own edge's install, which keeps a Sync "baseline"
+     there, applied by that edge's own operator, its status reflected in $MGMT.
   3. ProxySyncs released the app shop wave by wave: 1.0.0, then 1.1.0; the broken 1.2.0 stopped
-     at wave 1, and the fixed 1.2.0 went on to wave 2.
+     at wave 1, and the fixed 1.2.0 went on to wave 2.${NEWCOMER}
 
-${B}Explore${R} (the clusters and the three operators keep running)
+${B}Explore${R} (the clusters and the operators keep running)
   export KUBECONFIG=$(kc "$MGMT")
   node dist/cli/main.js get -A                          # every sync, Ready or not
   node dist/cli/main.js tree proxysync/shop-wave-2 -n fleet
+  node dist/cli/main.js get clusters -n fleet           # the registered clusters, and what selects each
   node dist/cli/main.js graph -n fleet                  # the dependency graph (Mermaid)
   node dist/cli/main.js doctor -A                       # anything stuck?
   .local/bin/kubectl get syncprims -A

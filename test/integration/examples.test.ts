@@ -12,7 +12,7 @@ import { installCrds } from '../support/crds.js';
 import { useTestNamespace } from '../support/namespace.js';
 
 const dir = path.join(ROOT, 'examples');
-/** Every YAML file under examples/, subfolders included (`registration/edge-1.yaml`). */
+/** Every YAML file under examples/, subfolders included (`registration/install.yaml`). */
 const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml')).sort();
 
 beforeAll(() => installCrds('mgmt'));
