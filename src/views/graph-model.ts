@@ -6,6 +6,8 @@ import { displayNode, nodeKey, parseNodeKey, type SyncNode } from '../deps/refs.
 import type { KubeObject } from '../kube/resources.js';
 import type { NodeLookup } from './graph-read.js';
 import type { SyncEdge } from './sync-set.js';
+import { kindRank } from './sync-rows.js';
+import { FleetMembers } from './fleet-members.js';
 
 /** ready: Ready=True; failed: Ready=False; progressing: Ready=Unknown or none yet; missing: does not exist; unknown: could not be read. */
 export type NodeState = 'ready' | 'failed' | 'progressing' | 'missing' | 'unknown';
@@ -15,12 +17,21 @@ export interface GraphNode {
   /** `Kind/name` (`Kind/namespace/name` outside the namespace drawn, or for every node with -A). */
   label: string;
   state: NodeState;
+  /** A FleetSync: its children (one per cluster) by state, drawn as its members rather than as nodes. */
+  members?: MemberCounts;
+}
+
+export interface MemberCounts {
+  total: number;
+  ready: number;
+  failed: number;
+  progressing: number;
 }
 
 export interface GraphEdge {
   from: string;
   to: string;
-  /** `InProgress` when that is the status required of the dependency. */
+  /** `per cluster` between FleetSyncs (each cluster's child waits for that cluster's child), `InProgress` when that is the status required. */
   label?: string;
   /** On a cycle: the dependency leads back to the dependent. */
   cycle: boolean;
@@ -44,43 +55,85 @@ export interface GraphInput {
   lookup(node: SyncNode): NodeLookup;
 }
 
-const KIND_ORDER: Record<string, number> = { Sync: 0, RemoteSync: 1, ProxySync: 2 };
+interface Drawn {
+  node: SyncNode;
+  state: NodeState;
+  members?: MemberCounts;
+}
 
+/**
+ * The graph of `input`. The children of a FleetSync in it are not nodes:
+ * they are counted on their FleetSync, and their edges drawn from (or to) it.
+ */
 export function graphModel(input: GraphInput): GraphModel {
   const { namespace } = input;
   const label = (n: SyncNode): string => (namespace === undefined ? `${n.kind}/${n.namespace}/${n.name}` : displayNode(n, namespace));
-  const nodes = new Map<string, { node: SyncNode; state: NodeState }>();
+  const members = new FleetMembers(input.objects);
+  const nodes = drawnNodes(input, members);
+  const edges = drawnEdges(input.edges, members);
+  const successors = new Map<string, string[]>();
+  for (const e of edges) successors.set(e.from, [...(successors.get(e.from) ?? []), e.to]);
+  const sorted = [...nodes.values()].sort((a, b) => compareNodes(a.node, b.node));
+  const order = new Map(sorted.map((n, i) => [nodeKey(n.node), i]));
+  const labelOf = new Map(sorted.map((n) => [nodeKey(n.node), label(n.node)]));
+  return {
+    title: namespace === undefined ? 'all namespaces' : `namespace ${namespace}`,
+    nodes: sorted.map((n) => ({ key: nodeKey(n.node), label: labelOf.get(nodeKey(n.node))!, state: n.state, ...(n.members ? { members: n.members } : {}) })),
+    edges: edges
+      .map((e) => ({ ...e, cycle: reaches(e.to, e.from, successors) }))
+      .sort((a, b) => order.get(a.from)! - order.get(b.from)! || order.get(a.to)! - order.get(b.to)!),
+    cycles: members
+      .liftCycles(input.cycles)
+      .map((c) => canonicalCycle(c).map((k) => labelOf.get(k) ?? k))
+      .sort((a, b) => a.length - b.length || a.join().localeCompare(b.join())),
+  };
+}
+
+/** The nodes: every object but the FleetSyncs' children (counted on their FleetSync), and the dependencies outside the set. */
+function drawnNodes(input: GraphInput, members: FleetMembers): Map<string, Drawn> {
+  const nodes = new Map<string, Drawn>();
   for (const o of input.objects) {
+    if (members.isMember(o)) continue;
     const node = { kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' } as SyncNode;
-    nodes.set(nodeKey(node), { node, state: stateOf(o) });
+    const drawn: Drawn = { node, state: stateOf(o) };
+    if (o.kind === 'FleetSync') drawn.members = countMembers(members.membersOf(nodeKey(node)).map((m) => m.object));
+    nodes.set(nodeKey(node), drawn);
   }
   for (const e of input.edges) {
-    const key = nodeKey(e.to);
+    const key = members.lift(nodeKey(e.to));
     if (nodes.has(key)) continue;
     const found = input.lookup(e.to);
     nodes.set(key, { node: e.to, state: found.found ? stateOf(found.object) : found.missing ? 'missing' : 'unknown' });
   }
-  const successors = new Map<string, string[]>();
-  for (const e of input.edges) successors.set(nodeKey(e.from), [...(successors.get(nodeKey(e.from)) ?? []), nodeKey(e.to)]);
-  const sorted = [...nodes.values()].sort((a, b) => compareNodes(a.node, b.node));
-  const order = new Map(sorted.map((n, i) => [nodeKey(n.node), i]));
-  const edges = input.edges
-    .map((e) => ({
-      from: nodeKey(e.from),
-      to: nodeKey(e.to),
-      ...(e.to.requiredStatus === 'InProgress' ? { label: 'InProgress' } : {}),
-      cycle: reaches(nodeKey(e.to), nodeKey(e.from), successors),
-    }))
-    .sort((a, b) => order.get(a.from)! - order.get(b.from)! || order.get(a.to)! - order.get(b.to)!);
-  const labelOf = new Map(sorted.map((n) => [nodeKey(n.node), label(n.node)]));
-  return {
-    title: namespace === undefined ? 'all namespaces' : `namespace ${namespace}`,
-    nodes: sorted.map((n) => ({ key: nodeKey(n.node), label: labelOf.get(nodeKey(n.node))!, state: n.state })),
-    edges,
-    cycles: input.cycles
-      .map((c) => canonicalCycle(c).map((k) => labelOf.get(k) ?? k))
-      .sort((a, b) => a.length - b.length || a.join().localeCompare(b.join())),
-  };
+  return nodes;
+}
+
+function countMembers(children: readonly KubeObject[]): MemberCounts {
+  const counts: MemberCounts = { total: children.length, ready: 0, failed: 0, progressing: 0 };
+  for (const c of children) {
+    const state = stateOf(c);
+    if (state === 'ready' || state === 'failed' || state === 'progressing') counts[state]++;
+  }
+  return counts;
+}
+
+/**
+ * The edges between drawn nodes: a child's lifted to its FleetSync, each
+ * pair once (a FleetSync's per-cluster edges are its FleetSync edge).
+ */
+function drawnEdges(edges: readonly SyncEdge[], members: FleetMembers): Omit<GraphEdge, 'cycle'>[] {
+  const drawn = new Map<string, Omit<GraphEdge, 'cycle'> & { labels: Set<string> }>();
+  for (const e of edges) {
+    const from = members.lift(nodeKey(e.from));
+    const to = members.lift(nodeKey(e.to));
+    // A child waiting on its own FleetSync is not drawn as a loop (a sync waiting on itself is).
+    if (from === to && nodeKey(e.from) !== nodeKey(e.to)) continue;
+    const edge = drawn.get(`${from}>${to}`) ?? { from, to, labels: new Set<string>() };
+    if (e.from.kind === 'FleetSync' && e.to.kind === 'FleetSync') edge.labels.add('per cluster');
+    if (e.to.requiredStatus === 'InProgress') edge.labels.add('InProgress');
+    drawn.set(`${from}>${to}`, edge);
+  }
+  return [...drawn.values()].map(({ labels, ...e }) => (labels.size > 0 ? { ...e, label: [...labels].join(', ') } : e));
 }
 
 /** The state a node is drawn in, from its Ready condition. */
@@ -107,7 +160,7 @@ export function canonicalCycle(cycle: readonly string[]): string[] {
 
 /** Namespace, then Sync, RemoteSync, ProxySync, then name. */
 function compareNodes(a: SyncNode, b: SyncNode): number {
-  return a.namespace.localeCompare(b.namespace) || (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.name.localeCompare(b.name);
+  return a.namespace.localeCompare(b.namespace) || kindRank(a.kind) - kindRank(b.kind) || a.name.localeCompare(b.name);
 }
 
 /** Whether `to` can be reached from `from` (an edge into `from` then closes a cycle). */

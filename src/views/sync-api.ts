@@ -1,10 +1,10 @@
-import { API_VERSION, KIND_NAMES, syncResource, type Kind } from '../api/kinds.js';
+import { API_VERSION, KIND_NAMES, KINDS, syncResource, type Kind } from '../api/kinds.js';
 import type { KubeClient } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
 import { collectionPath, objectPath, type KubeObject } from '../kube/resources.js';
 import { CliError, describeApiError } from './errors.js';
 
-/** Reading Syncs, RemoteSyncs and ProxySyncs: paths, lists, one object, with errors a person can act on. */
+/** Reading Syncs, RemoteSyncs, ProxySyncs and FleetSyncs: paths, lists, one object, with errors a person can act on. */
 
 /** The collection path of a kind: in one namespace, or in all when `namespace` is undefined. */
 export function syncCollectionPath(kind: Kind, namespace?: string): string {
@@ -43,6 +43,28 @@ export async function listSyncs(client: KubeClient, kind: Kind, namespace?: stri
     resourceVersion = page.metadata.resourceVersion ?? '';
   } while (token);
   return { kind, items, resourceVersion };
+}
+
+/**
+ * Every object of `kinds` (all by default). A cluster whose CRDs predate
+ * FleetSync lists none of them, and the other kinds still (its list is left
+ * out); any other error ends the read.
+ */
+export async function listKinds(client: KubeClient, namespace?: string, kinds: readonly Kind[] = KINDS): Promise<SyncList[]> {
+  const lists = await Promise.all(
+    kinds.map((kind) =>
+      listSyncs(client, kind, namespace).catch((err: unknown) => {
+        if (kind === 'FleetSync' && kinds.length > 1 && notServed(err)) return undefined;
+        throw err;
+      }),
+    ),
+  );
+  return lists.filter((l): l is SyncList => l !== undefined);
+}
+
+function notServed(err: unknown): boolean {
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof ApiError && cause.notFound;
 }
 
 /** One object; a missing one is a CliError (exit 1) that says where it was looked for. */

@@ -1,7 +1,7 @@
-import type { Kind } from '../api/kinds.js';
+import { KINDS, type Kind } from '../api/kinds.js';
 import type { KubeObject } from '../kube/resources.js';
 
-/** What `syncprims get` and the web view show of a Sync, RemoteSync or ProxySync. */
+/** What `syncprims get` and the web view show of a Sync, RemoteSync, ProxySync or FleetSync. */
 
 export type ReadyStatus = 'True' | 'False' | 'Unknown';
 
@@ -13,12 +13,23 @@ export interface SyncRow {
   ready?: ReadyStatus;
   reason?: string;
   message?: string;
+  /** The revision applied (a FleetSync: the one every selected cluster is Ready with, `currentRevision`). */
   revision?: string;
+  /** The revision being applied or last tried (a FleetSync: the one it rolls out, `updateRevision`). */
+  targetRevision?: string;
   /** The kubeconfig Secret or the Cluster (RemoteSync, ProxySync). */
   cluster?: string;
   /** `Kind/name` (or `Kind/namespace/name` across namespaces) of each unmet dependency. */
   pending: string[];
   createdAt?: string;
+  /** A FleetSync: its phase, and its clusters (`ready/selected`). */
+  fleet?: FleetFields;
+}
+
+export interface FleetFields {
+  phase?: string;
+  /** `ready/selected`, e.g. `2/3`. */
+  clusters: string;
 }
 
 interface Condition {
@@ -33,6 +44,12 @@ interface SyncLike {
   status?: {
     conditions?: Condition[];
     lastAppliedRevision?: string;
+    lastAttemptedRevision?: string;
+    /** FleetSync. */
+    phase?: string;
+    currentRevision?: string;
+    updateRevision?: string;
+    clusters?: { selected?: number; ready?: number };
     pendingDependencies?: { kind?: string; name?: string; namespace?: string }[];
   };
 }
@@ -46,11 +63,27 @@ export function syncRow(obj: KubeObject): SyncRow {
     namespace,
     name: obj.metadata.name ?? '',
     ...readyOf(status?.conditions),
-    revision: status?.lastAppliedRevision || undefined,
+    ...revisionsOf(status),
     cluster: spec?.kubeConfig?.secretRef?.name ?? spec?.clusterRef?.name,
     pending: pendingOf(status?.pendingDependencies, namespace),
     createdAt: typeof created === 'string' ? created : undefined,
+    ...(obj.kind === 'FleetSync' ? { fleet: fleetFields(status) } : {}),
   };
+}
+
+/** The revision applied and the one being applied, as any kind says them. */
+function revisionsOf(status: SyncLike['status']): Pick<SyncRow, 'revision' | 'targetRevision'> {
+  const revision = status?.lastAppliedRevision || status?.currentRevision;
+  const target = status?.lastAttemptedRevision || status?.updateRevision;
+  return { revision: revision || undefined, targetRevision: target || undefined };
+}
+
+/** A FleetSync's phase and `ready/selected` (counted as 0/0 before its first status). */
+function fleetFields(status: SyncLike['status']): FleetFields {
+  const clusters = status?.clusters;
+  const fields: FleetFields = { clusters: `${clusters?.ready ?? 0}/${clusters?.selected ?? 0}` };
+  if (status?.phase) fields.phase = status.phase;
+  return fields;
 }
 
 function readyOf(conditions: Condition[] | undefined): Pick<SyncRow, 'ready' | 'reason' | 'message'> {
@@ -68,9 +101,13 @@ function isReadyStatus(v: unknown): v is ReadyStatus {
   return v === 'True' || v === 'False' || v === 'Unknown';
 }
 
-const KIND_ORDER: Record<string, number> = { Sync: 0, RemoteSync: 1, ProxySync: 2 };
+/** Where a kind sorts: Sync, RemoteSync, ProxySync, FleetSync (the order of KINDS), anything else last. */
+export function kindRank(kind: string): number {
+  const at = (KINDS as readonly string[]).indexOf(kind);
+  return at < 0 ? KINDS.length : at;
+}
 
-/** Sync, RemoteSync, ProxySync; then by namespace and name. */
+/** Sync, RemoteSync, ProxySync, FleetSync; then by namespace and name. */
 export function compareRows(a: SyncRow, b: SyncRow): number {
-  return (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+  return kindRank(a.kind) - kindRank(b.kind) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
 }

@@ -2,14 +2,13 @@
 // `graph` and `doctor`: edges from `dependsOn` read as the operator reads
 // them (deps/refs.ts), readiness judged by its rules (deps/readiness.ts),
 // cycles found by its search (deps/cycle.ts).
-import { SYNC_KINDS } from '../api/kinds.js';
 import { cycleThrough } from '../deps/cycle.js';
 import { unmetReason } from '../deps/readiness.js';
 import { dependenciesOf, nodeKey, nodeOf, type Dependency, type SyncNode } from '../deps/refs.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { PendingReason } from '../api/conditions.js';
-import { listSyncs } from './sync-api.js';
+import { listKinds } from './sync-api.js';
 
 export interface SyncEdge {
   from: SyncNode;
@@ -75,9 +74,9 @@ export class SyncSet {
   }
 }
 
-/** Every Sync, RemoteSync and ProxySync in `namespace` (all namespaces when undefined), as a graph. */
+/** Every Sync, RemoteSync, ProxySync and FleetSync in `namespace` (all namespaces when undefined), as a graph. */
 export async function readSyncSet(client: KubeClient, namespace?: string): Promise<SyncSet> {
-  const lists = await Promise.all(SYNC_KINDS.map((kind) => listSyncs(client, kind, namespace)));
+  const lists = await listKinds(client, namespace);
   return new SyncSet(lists.flatMap((l) => l.items));
 }
 

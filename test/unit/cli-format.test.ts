@@ -83,7 +83,7 @@ describe('kind/name', () => {
     expect(parseKindName('sy')).toEqual({ kind: 'Sync' });
     expect(parseKindName('rsy/edge-1-base')).toEqual({ kind: 'RemoteSync', name: 'edge-1-base' });
     expect(parseSyncRef('ProxySync/app')).toEqual({ kind: 'ProxySync', name: 'app' });
-    expect(() => parseKindName('app')).toThrow('"app" is not a kind (kinds: sync (sy), remotesync (rsy), proxysync (psy)): name a sync as kind/name, e.g. sync/app');
+    expect(() => parseKindName('app')).toThrow('"app" is not a kind (kinds: sync (sy), remotesync (rsy), proxysync (psy), fleetsync (fsy)): name a sync as kind/name, e.g. sync/app');
     expect(() => parseKindName('deploy/app')).toThrow(UsageError);
     expect(() => parseKindName('sync/')).toThrow('is not a valid object name');
     expect(() => parseKindName('sync/a/b')).toThrow('one slash');
@@ -159,8 +159,8 @@ describe('rows', () => {
     const proxy = sync('p', undefined, { clusterRef: { name: 'edge-2' } }, 'ProxySync');
     expect(rowCells(syncRow(proxy), { allNamespaces: true, style: PLAIN })).toEqual(['ProxySync', 'apps', 'p', '-', '-', '-', 'edge-2', '-', '4d']);
     expect(rowCells(syncRow(sync('s')), { allNamespaces: false, style: PLAIN })[5]).toBe('-');
-    expect(tableHeader(true)).toEqual(['KIND', 'NAMESPACE', 'NAME', 'READY', 'REASON', 'REVISION', 'CLUSTER', 'PENDING', 'AGE']);
-    expect(tableHeader(false)).not.toContain('NAMESPACE');
+    expect(tableHeader({ allNamespaces: true })).toEqual(['KIND', 'NAMESPACE', 'NAME', 'READY', 'REASON', 'REVISION', 'CLUSTER', 'PENDING', 'AGE']);
+    expect(tableHeader({ allNamespaces: false })).not.toContain('NAMESPACE');
   });
 });
 

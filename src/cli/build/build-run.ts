@@ -9,6 +9,7 @@ import { buildInputsOf, fetchInput, HOME, renderInput, type BuildCluster, type B
 import type { Cluster, ClusterFlags } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
 import { parseSyncRef } from '../kind-name.js';
+import { SYNC_KINDS } from '../../api/kinds.js';
 import { useSourceLimitFlags, type SourceLimitFlags } from '../source-flags.js';
 import { listOf, toJson, toYaml } from '../output.js';
 
@@ -71,7 +72,7 @@ async function inputsOf(file: string | undefined, flags: BuildFlags): Promise<Bu
     return objects.map((obj) => buildInputsOf(obj, file, { namespace, clusterId }));
   }
   const where = (flags.path ?? flags.url) as string;
-  const owner = flags.owner ? parseSyncRef(flags.owner) : { kind: 'Sync' as const, name: baseName(where) };
+  const owner = flags.owner ? parseSyncRef(flags.owner, SYNC_KINDS) : { kind: 'Sync' as const, name: baseName(where) };
   const namespace = await defaultNamespaceOf(flags);
   const source = flags.path !== undefined ? { inline: await readPath(flags.path) } : { http: { url: flags.url as string } };
   return [

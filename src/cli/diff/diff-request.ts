@@ -1,7 +1,7 @@
 // What `syncprims diff` is asked, checked (and a file read and parsed) before
 // the cluster's modules are loaded: bad usage and bad files fail at once.
 import { readFile } from 'node:fs/promises';
-import { isSyncKind } from '../../api/kinds.js';
+import { isSyncKind, SYNC_KINDS, type SyncKind } from '../../api/kinds.js';
 import type { KubeObject } from '../../kube/resources.js';
 import { SourceError } from '../../source/errors.js';
 import { DEFAULT_SOURCE_LIMITS } from '../../source/limits.js';
@@ -19,14 +19,14 @@ export interface DiffFlags extends ClusterFlags, SourceLimitFlags {
 }
 
 /** What to diff, checked (and a file read and parsed) before any cluster is asked. */
-export type DiffRequest = { ref: Required<KindName> } | { file: string; objects: KubeObject[] };
+export type DiffRequest = { ref: Required<KindName<SyncKind>> } | { file: string; objects: KubeObject[] };
 
 export async function diffRequest(target: string | undefined, flags: DiffFlags): Promise<DiffRequest> {
   if ((target === undefined) === (flags.filename === undefined)) {
     throw new UsageError('give diff a sync as kind/name, or a file with -f (see syncprims diff --help)');
   }
   useSourceLimitFlags(flags);
-  if (target !== undefined) return { ref: parseSyncRef(target) };
+  if (target !== undefined) return { ref: parseSyncRef(target, SYNC_KINDS) };
   const file = flags.filename as string;
   const objects = parseFile(await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw new CliError(`cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file or directory' : err.message}`);

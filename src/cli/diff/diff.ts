@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { DiffFlags } from './diff-request.js';
-import { KIND_HELP } from '../kind-name.js';
+import { kindHelp } from '../kind-name.js';
+import { SYNC_KINDS } from '../../api/kinds.js';
 import { clusterOptions, examples } from '../options.js';
 import { addSourceLimitOptions } from '../source-flags.js';
 
@@ -9,7 +10,7 @@ export function addDiffCommand(program: Command): void {
   const cmd = program
     .command('diff')
     .description('show what the operator would change in the target cluster (the remote one too), by a server-side dry run: a unified diff per object')
-    .argument('[kind/name]', `the sync to diff, as it is in the cluster; kinds: ${KIND_HELP}`)
+    .argument('[kind/name]', `the sync to diff, as it is in the cluster; kinds: ${kindHelp(SYNC_KINDS)}`)
     .option('-f, --filename <file>', 'diff the Syncs, RemoteSyncs or ProxySyncs of a YAML or JSON file instead (not yet applied, or changed locally)')
     .option('--cluster-id <id>', "the managing cluster's id, as given to the operator's --cluster-id (default: the uid of its kube-system namespace)")
     .option('--default-service-account <name>', "as given to the operator's --default-service-account: syncs that name no serviceAccountName apply as this service account");

@@ -1,4 +1,4 @@
-import type { SyncKind } from '../../api/kinds.js';
+import type { Kind } from '../../api/kinds.js';
 import type { KubeClient } from '../../kube/client.js';
 import { ApiError, TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
@@ -18,7 +18,7 @@ import { sleep, watchError } from '../watch-events.js';
 
 export interface FollowTarget {
   client: KubeClient;
-  kind: SyncKind;
+  kind: Kind;
   namespace: string;
   name: string;
 }

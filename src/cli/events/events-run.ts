@@ -41,6 +41,8 @@ function inventoryOf(obj: KubeObject | undefined): InventoryEntry[] {
 /** The Events of what the sync applied: in its cluster, or in the remote one (a cluster that does not answer is said on stderr). */
 async function appliedEvents(sync: KubeObject, cluster: Cluster, label: string): Promise<FoundEvent[]> {
   if (sync.kind === 'Sync') return (await eventsOf(cluster.client, refsOf(inventoryOf(sync)))).map((event) => ({ event }));
+  // A FleetSync applies nothing itself: its children say what happens per cluster (syncprims events on each).
+  if (sync.kind === 'FleetSync') return [];
   const name = syncRow(sync).cluster ?? 'remote';
   const { openRemote, remoteFailure } = await import('../remote.js');
   const remote = await openRemote(cluster, sync);

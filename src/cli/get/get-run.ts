@@ -1,6 +1,6 @@
 // `syncprims get`: what it does (get.ts declares it). The cluster's modules (client, kubeconfigs)
 // are loaded once the arguments are found good: bad usage fails at once.
-import { KIND_NAMES, SYNC_KINDS, type Kind } from '../../api/kinds.js';
+import { KIND_NAMES, type Kind } from '../../api/kinds.js';
 import type { KubeObject } from '../../kube/resources.js';
 import type { Cluster, ClusterFlags } from '../cluster.js';
 import { UsageError } from '../errors.js';
@@ -10,7 +10,7 @@ import type { OutputFormat } from '../options.js';
 import { listOf, toJson, toYaml } from '../output.js';
 import { compareRows, syncRow } from '../../views/sync-rows.js';
 import { parseStatusSelector, rowCells, tableHeader, type RowFilter } from './sync-table.js';
-import { getSync, listSyncs } from '../../views/sync-api.js';
+import { getSync, listKinds } from '../../views/sync-api.js';
 import { formatTable } from '../table.js';
 import { styleFor } from '../terminal.js';
 
@@ -19,6 +19,8 @@ export interface GetFlags extends ClusterFlags {
   output: OutputFormat;
   statusSelector?: string;
   watch?: boolean;
+  /** `-o wide` (the output is then `table`). */
+  wide?: boolean;
 }
 
 /** What to get, checked before anything is loaded or asked (bad usage fails fast). */
@@ -45,13 +47,14 @@ export async function get({ ref, filter }: GetRequest, flags: GetFlags): Promise
     const widths = print(shown, flags, ref, namespace);
     if (!flags.watch) return;
     await followSyncs(cluster.client, {
-      kinds: ref ? [ref.kind] : [...SYNC_KINDS],
+      kinds: [...resourceVersions.keys()],
       namespace: ref?.name !== undefined ? cluster.namespace : namespace,
       name: ref?.name,
       resourceVersions,
       filter,
       output: flags.output,
       allNamespaces: flags.allNamespaces ?? false,
+      wide: flags.wide ?? false,
       initial: objects,
       widths,
     });
@@ -66,8 +69,7 @@ async function read(cluster: Cluster, ref: KindName | undefined, namespace: stri
     resourceVersions.set(ref.kind, String(obj.metadata.resourceVersion ?? ''));
     return { objects: [obj], resourceVersions };
   }
-  const kinds = ref ? [ref.kind] : SYNC_KINDS;
-  const lists = await Promise.all(kinds.map((kind) => listSyncs(cluster.client, kind, namespace)));
+  const lists = await listKinds(cluster.client, namespace, ref ? [ref.kind] : undefined);
   for (const l of lists) resourceVersions.set(l.kind, l.resourceVersion);
   const objects = lists.flatMap((l) => l.items).sort((a, b) => compareRows(syncRow(a), syncRow(b)));
   return { objects, resourceVersions };
@@ -96,10 +98,10 @@ function printTable(objects: KubeObject[], flags: GetFlags, ref: KindName | unde
     return undefined;
   }
   const style = styleFor(process.stdout);
-  const allNamespaces = flags.allNamespaces ?? false;
+  const shape = { allNamespaces: flags.allNamespaces ?? false, wide: flags.wide ?? false };
   const now = Date.now();
-  const rows = objects.map((o) => rowCells(syncRow(o), { allNamespaces, style, now }));
-  const table = formatTable(tableHeader(allNamespaces), rows);
+  const rows = objects.map((o) => rowCells(syncRow(o), { ...shape, style, now }));
+  const table = formatTable(tableHeader(shape), rows);
   process.stdout.write(`${table.lines.join('\n')}\n`);
   return table.widths;
 }

@@ -1,4 +1,4 @@
-import { KIND_NAMES, type Kind, type SyncKind } from '../../api/kinds.js';
+import { KIND_NAMES, type Kind } from '../../api/kinds.js';
 import type { KubeClient } from '../../kube/client.js';
 import { ApiError, TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
@@ -8,7 +8,7 @@ import type { OutputFormat } from '../options.js';
 import { toJson, toYaml } from '../output.js';
 import { syncCollectionPath, listSyncs, withKind } from '../../views/sync-api.js';
 import { syncRow } from '../../views/sync-rows.js';
-import { rowCells, tableHeader, type RowFilter } from './sync-table.js';
+import { rowCells, tableHeader, type RowFilter, type TableShape } from './sync-table.js';
 import { columnWidths, formatRow } from '../table.js';
 import { styleFor, type Style } from '../terminal.js';
 import { sleep, watchError } from '../watch-events.js';
@@ -21,7 +21,7 @@ import { sleep, watchError } from '../watch-events.js';
  */
 
 export interface FollowOptions {
-  kinds: SyncKind[];
+  kinds: Kind[];
   /** Undefined: every namespace. */
   namespace?: string;
   name?: string;
@@ -29,6 +29,7 @@ export interface FollowOptions {
   filter: RowFilter;
   output: OutputFormat;
   allNamespaces: boolean;
+  wide: boolean;
   /** Every object read by the list (shown or not). */
   initial: KubeObject[];
   /** The column widths of the table already printed; undefined when none was. */
@@ -60,7 +61,7 @@ export async function followSyncs(client: KubeClient, opts: FollowOptions): Prom
   }
 }
 
-async function followKind(client: KubeClient, kind: SyncKind, opts: FollowOptions, printer: ChangePrinter, signal: AbortSignal): Promise<void> {
+async function followKind(client: KubeClient, kind: Kind, opts: FollowOptions, printer: ChangePrinter, signal: AbortSignal): Promise<void> {
   let resourceVersion = opts.resourceVersions.get(kind) ?? '';
   let failures = 0;
   while (!signal.aborted) {
@@ -81,7 +82,7 @@ async function followKind(client: KubeClient, kind: SyncKind, opts: FollowOption
 }
 
 /** One watch stream, until the server ends it; returns the last resourceVersion seen. */
-async function watchOnce(client: KubeClient, kind: SyncKind, from: string, opts: FollowOptions, printer: ChangePrinter, signal: AbortSignal): Promise<string> {
+async function watchOnce(client: KubeClient, kind: Kind, from: string, opts: FollowOptions, printer: ChangePrinter, signal: AbortSignal): Promise<string> {
   let resourceVersion = from;
   const res = await client.stream({
     path: syncCollectionPath(kind, opts.namespace),
@@ -110,7 +111,7 @@ async function watchOnce(client: KubeClient, kind: SyncKind, from: string, opts:
 }
 
 /** After a 410: the list again, printed as changes against what is known. */
-async function relist(client: KubeClient, kind: SyncKind, opts: FollowOptions, printer: ChangePrinter): Promise<string> {
+async function relist(client: KubeClient, kind: Kind, opts: FollowOptions, printer: ChangePrinter): Promise<string> {
   const list = await listSyncs(client, kind, opts.namespace);
   const items = list.items.filter((o) => opts.name === undefined || o.metadata.name === opts.name);
   printer.replace(kind, items);
@@ -148,7 +149,7 @@ class ChangePrinter {
   }
 
   /** A relisted kind: what changed, appeared or went since it was last known. */
-  replace(kind: SyncKind, items: KubeObject[]): void {
+  replace(kind: Kind, items: KubeObject[]): void {
     const present = new Set(items.map(keyOf));
     for (const [key, obj] of this.known) {
       if (obj.kind === kind && !present.has(key)) this.change('DELETED', obj);
@@ -156,16 +157,20 @@ class ChangePrinter {
     for (const obj of items) this.change('MODIFIED', obj);
   }
 
+  private get shape(): TableShape {
+    return { allNamespaces: this.opts.allNamespaces, wide: this.opts.wide };
+  }
+
   private signature(obj: KubeObject, reason: string | undefined): string {
-    return rowCells(syncRow(obj), { allNamespaces: this.opts.allNamespaces, style: this.style, now: 0, reason }).slice(0, -1).join('\u0000');
+    return rowCells(syncRow(obj), { ...this.shape, style: this.style, now: 0, reason }).slice(0, -1).join('\u0000');
   }
 
   private write(obj: KubeObject, reason: string | undefined): void {
     if (this.opts.output === 'json') return void process.stdout.write(toJson(obj));
     if (this.opts.output === 'yaml') return void process.stdout.write(`---\n${toYaml(obj)}`);
-    const cells = rowCells(syncRow(obj), { allNamespaces: this.opts.allNamespaces, style: this.style, reason });
+    const cells = rowCells(syncRow(obj), { ...this.shape, style: this.style, reason });
     if (!this.widths) {
-      const header = tableHeader(this.opts.allNamespaces);
+      const header = tableHeader(this.shape);
       this.widths = columnWidths([header, cells]);
       process.stdout.write(`${formatRow(header, this.widths)}\n`);
     }

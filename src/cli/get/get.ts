@@ -7,11 +7,11 @@ import { allNamespacesOption, clusterOptions, examples, OUTPUT_FORMATS } from '.
 export function addGetCommand(program: Command): void {
   const cmd = program
     .command('get')
-    .description('list Syncs, RemoteSyncs and ProxySyncs: ready, reason, revision, cluster, pending dependencies, age')
+    .description('list Syncs, RemoteSyncs, ProxySyncs and FleetSyncs: ready, reason (a FleetSync: its phase), revision, cluster (a FleetSync: its clusters ready/selected), pending dependencies, age')
     .argument('[kind[/name]]', `what to show: every kind (default), one kind, or one object; kinds: ${KIND_HELP}; or clusters (the namespace's cluster inventory)`);
   clusterOptions(cmd);
   allNamespacesOption(cmd);
-  // wide: for clusters (syncprims cluster list); the syncs' table has no wide columns yet and prints as table.
+  // wide: the table with more columns (the syncs': the revision being applied or rolled out, and the Ready message).
   cmd.addOption(new Option('-o, --output <format>', 'output format').choices([...OUTPUT_FORMATS, 'wide']).default('table'));
   cmd
     .option('--status-selector <selector>', 'only syncs whose Ready is: ready=true, ready=false, ready=unknown, ready!=true')
@@ -20,6 +20,7 @@ export function addGetCommand(program: Command): void {
     'syncprims get -A',
     'syncprims get -A --status-selector ready=false      # everything failing',
     'syncprims get rsy -n fleet                           # the RemoteSyncs of a namespace',
+    'syncprims get fsy -n fleet -o wide                   # the FleetSyncs: phase, clusters ready/selected, revisions',
     'syncprims get sync/app -o yaml',
     'syncprims get --watch',
     'syncprims get clusters -n fleet -o wide              # the cluster inventory, reachability, what selects each',
@@ -29,7 +30,7 @@ export function addGetCommand(program: Command): void {
       const { getClusters } = await import('../cluster/cluster.js');
       return getClusters(flags);
     }
-    if ((flags.output as string) === 'wide') flags.output = 'table';
+    if ((flags.output as string) === 'wide') Object.assign(flags, { output: 'table', wide: true });
     const { get, getRequest } = await import('./get-run.js');
     await get(getRequest(target, flags), flags);
   });

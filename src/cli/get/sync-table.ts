@@ -5,28 +5,59 @@ import type { ReadyStatus, SyncRow } from '../../views/sync-rows.js';
 
 /** The table of `syncprims get`: its header, a row's cells, and which rows `--status-selector` keeps. */
 
-export function tableHeader(allNamespaces: boolean): string[] {
-  const cols = ['KIND', 'NAMESPACE', 'NAME', 'READY', 'REASON', 'REVISION', 'CLUSTER', 'PENDING', 'AGE'];
-  return allNamespaces ? cols : cols.filter((c) => c !== 'NAMESPACE');
+export interface TableShape {
+  allNamespaces: boolean;
+  /** `-o wide`: also the revision being applied (a FleetSync: rolled out) and the Ready message. */
+  wide?: boolean;
 }
 
-/** A row's cells, in the order of `tableHeader`; `-` for what is not there. */
-export function rowCells(row: SyncRow, opts: { allNamespaces: boolean; style: Style; now?: number; reason?: string }): string[] {
+export function tableHeader(shape: TableShape): string[] {
+  const cols = ['KIND', 'NAMESPACE', 'NAME', 'READY', 'REASON', 'REVISION', 'CLUSTER', 'PENDING', 'AGE', 'TARGET-REVISION', 'MESSAGE'];
+  return shapeCells(cols, shape);
+}
+
+/**
+ * A row's cells, in the order of `tableHeader`; `-` for what is not there. A
+ * FleetSync shows its phase where a sync shows its reason (with the reason
+ * when they differ and it is not Ready), and its clusters (`ready/selected`)
+ * where a sync shows its cluster.
+ */
+export function rowCells(row: SyncRow, opts: TableShape & { style: Style; now?: number; reason?: string }): string[] {
   const { style } = opts;
   const colour = row.ready === 'True' ? style.green : row.ready === 'False' ? style.red : style.yellow;
+  const reason = opts.reason ?? reasonText(row);
   const cells = [
     row.kind,
     row.namespace,
     row.name,
     row.ready ? colour(row.ready) : style.dim('-'),
-    (opts.reason ?? row.reason) ? colour(opts.reason ?? row.reason ?? '') : '-',
+    reason ? colour(reason) : '-',
     shortRevision(row.revision),
-    row.cluster ?? '-',
+    row.fleet ? `${row.fleet.clusters} ready` : (row.cluster ?? '-'),
     row.pending.length > 0 ? style.yellow(row.pending.join(',')) : '-',
     ageOf(row.createdAt, opts.now),
+    shortRevision(row.targetRevision),
+    row.message ? oneLine(row.message) : '-',
   ];
-  if (!opts.allNamespaces) cells.splice(1, 1);
-  return cells;
+  return shapeCells(cells, opts);
+}
+
+function reasonText(row: SyncRow): string | undefined {
+  const phase = row.fleet?.phase;
+  if (!phase) return row.reason;
+  const tell = row.reason && row.reason !== phase && (row.ready === 'False' || row.reason === 'Suspended');
+  return tell ? `${phase} (${row.reason})` : phase;
+}
+
+/** Without NAMESPACE unless across namespaces; the last two only when wide. */
+function shapeCells(cells: string[], shape: TableShape): string[] {
+  const shaped = shape.wide ? cells : cells.slice(0, -2);
+  if (!shape.allNamespaces) shaped.splice(1, 1);
+  return shaped;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
 /** `--status-selector`: which rows to show. */

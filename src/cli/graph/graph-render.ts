@@ -3,7 +3,7 @@
 // depends on; colours say the state; a dependency that does not exist is a
 // dashed node; the edges of a cycle are red, and each cycle is listed in a
 // comment at the top.
-import type { GraphModel, NodeState } from '../../views/graph-model.js';
+import type { GraphModel, GraphNode, MemberCounts, NodeState } from '../../views/graph-model.js';
 
 export const GRAPH_FORMATS = ['mermaid', 'dot'] as const;
 export type GraphFormat = (typeof GRAPH_FORMATS)[number];
@@ -26,7 +26,8 @@ const LOOKS: Record<NodeState, Look> = {
 };
 
 const CYCLE_COLOUR = '#d32f2f';
-const LEGEND = 'green: Ready; red: not Ready; yellow: progressing; dashed: not found (or not readable); red arrows: a dependency cycle';
+const LEGEND =
+  'green: Ready; red: not Ready; yellow: progressing; dashed: not found (or not readable); red arrows: a dependency cycle; a FleetSync counts its children (one per cluster), and "per cluster" on its arrow to a FleetSync means each cluster\'s child waits for that cluster\'s child';
 
 export function renderGraph(model: GraphModel, format: GraphFormat): string {
   return format === 'dot' ? toDot(model) : toMermaid(model);
@@ -41,7 +42,17 @@ function header(model: GraphModel, comment: string): string[] {
   ];
 }
 
-const labelOf = (n: { label: string; state: NodeState }): string => (LOOKS[n.state].note ? `${n.label} (${LOOKS[n.state].note})` : n.label);
+/** The node's text: its label, what the colour cannot say, and a FleetSync's clusters. */
+function labelOf(n: GraphNode): string {
+  const notes = [...(LOOKS[n.state].note ? [LOOKS[n.state].note] : []), ...(n.members ? [membersText(n.members)] : [])];
+  return notes.length > 0 ? `${n.label} (${notes.join('; ')})` : n.label;
+}
+
+/** `3 clusters: 2 ready, 1 failed`. */
+export function membersText(m: MemberCounts): string {
+  const parts = [`${m.ready} ready`, ...(m.failed > 0 ? [`${m.failed} failed`] : []), ...(m.progressing > 0 ? [`${m.progressing} progressing`] : [])];
+  return `${m.total} cluster${m.total === 1 ? '' : 's'}: ${parts.join(', ')}`;
+}
 
 export function toMermaid(model: GraphModel): string {
   const id = new Map(model.nodes.map((n, i) => [n.key, `n${i}`]));

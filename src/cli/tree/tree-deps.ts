@@ -3,6 +3,7 @@
 // reasons as the operator judges them). Pure: the caller reads the set.
 import { nodeKey, type SyncNode } from '../../deps/refs.js';
 import type { SyncEdge, SyncSet } from '../../views/sync-set.js';
+import { kindRank } from '../../views/sync-rows.js';
 import { syncState, type RelatedSync } from '../../views/tree-model.js';
 
 type Direction = 'dependsOn' | 'dependents';
@@ -41,14 +42,12 @@ function relatedNode(set: SyncSet, target: SyncNode, edge: SyncEdge): RelatedSyn
   return { ...state, ...base };
 }
 
-const KIND_ORDER: Record<string, number> = { Sync: 0, RemoteSync: 1, ProxySync: 2 };
-
 /** Sync, RemoteSync, ProxySync; then namespace and name: the same order on every run. */
 function byTarget(direction: Direction): (a: SyncEdge, b: SyncEdge) => number {
   const pick = (e: SyncEdge): SyncNode => (direction === 'dependsOn' ? e.to : e.from);
   return (a, b) => {
     const x = pick(a);
     const y = pick(b);
-    return (KIND_ORDER[x.kind] ?? 9) - (KIND_ORDER[y.kind] ?? 9) || x.namespace.localeCompare(y.namespace) || x.name.localeCompare(y.name);
+    return kindRank(x.kind) - kindRank(y.kind) || x.namespace.localeCompare(y.namespace) || x.name.localeCompare(y.name);
   };
 }

@@ -1,12 +1,11 @@
 // The syncs around one sync, for the dependency part of `syncprims tree`:
 // its namespace's, and those of any namespace a `dependsOn` there names
 // (with --allow-cross-namespace-refs), as one SyncSet.
-import { SYNC_KINDS } from '../../api/kinds.js';
 import type { KubeClient } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
 import { findCause } from '../errors.js';
-import { listSyncs } from '../../views/sync-api.js';
+import { listKinds } from '../../views/sync-api.js';
 import { SyncSet } from '../../views/sync-set.js';
 
 /** How many namespaces are read at most (the sync's own first). */
@@ -34,7 +33,7 @@ export async function readSetAround(client: KubeClient, namespace: string): Prom
 
 async function readNamespace(client: KubeClient, namespace: string, own: boolean): Promise<KubeObject[]> {
   try {
-    const lists = await Promise.all(SYNC_KINDS.map((kind) => listSyncs(client, kind, namespace)));
+    const lists = await listKinds(client, namespace);
     return lists.flatMap((l) => l.items);
   } catch (err) {
     // Another namespace we may not read: its syncs stay unknown. Our own must be readable.
