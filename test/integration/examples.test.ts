@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { parseAnySyncObject } from '../../src/api/index.js';
+import { isKind, parseSyncObject } from '../../src/api/index.js';
 import { serverSideApply } from '../../src/kube/apply.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterApi, closeClients, ROOT } from '../support/controlplane.js';
@@ -31,8 +31,11 @@ describe('examples', () => {
     for (const doc of docs) {
       expect(doc.errors).toEqual([]);
       const obj = doc.toJS() as KubeObject;
-      // Syncs of the three kinds are checked by our schema too; every document by the API server.
-      if (obj.apiVersion.startsWith('syncprims.dev/')) expect(parseAnySyncObject(obj)).toMatchObject({ ok: true });
+      // Objects of our kinds (FleetSync too) are checked by our schema too; every document by the API server.
+      if (obj.apiVersion.startsWith('syncprims.dev/')) {
+        expect(isKind(obj.kind)).toBe(true);
+        if (isKind(obj.kind)) expect(parseSyncObject(obj.kind, obj)).toMatchObject({ ok: true });
+      }
       const namespaced = (await discovery.resolve(obj.apiVersion, obj.kind)).namespaced;
       const applied = await serverSideApply(
         client,

@@ -1,11 +1,13 @@
-// The three journeys as `make demo` runs them (examples/demo.sh), on clusters
-// of this test's own that play mgmt, edge-1 and edge-2; then what a user
-// finds: every sync Ready, the app at its last version in both edges, the
-// operators running with only the installed ServiceAccount's token, and the
-// install and bootstrap commands safe to repeat and to undo.
+// The journeys as `make demo` runs them (examples/demo.sh), on clusters of
+// this test's own that play mgmt, edge-1, edge-2 and edge-3; then what a user
+// finds: every sync Ready, the edges registered by `syncprims cluster add` and
+// served by the FleetSyncs install and baseline (edge-3 by that one command),
+// the app at its last version in both rollout edges, the operators running
+// with only the installed ServiceAccount's token, and the install and
+// bootstrap commands safe to repeat and to undo.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeClient } from '../../src/kube/client.js';
 import { KubeConfig } from '../../src/kube/kubeconfig.js';
@@ -14,12 +16,18 @@ import { runCli } from '../support/cli.js';
 import { closeClients, clusterClient, controlplane, kubeconfigPath, LOCAL, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 
-const [MGMT, EDGE1, EDGE2] = ['journey-mgmt', 'journey-edge-1', 'journey-edge-2'];
-const CLUSTERS = [MGMT, EDGE1, EDGE2];
+const [MGMT, EDGE1, EDGE2, EDGE3] = ['journey-mgmt', 'journey-edge-1', 'journey-edge-2', 'journey-edge-3'];
+const CLUSTERS = [MGMT, EDGE1, EDGE2, EDGE3];
 const ENV = { DEMO_CLUSTERS: CLUSTERS.join(' '), NO_COLOR: '1' };
 const DEMO_LOG = path.join(LOCAL, 'journeys-test-demo.log');
 const SYSTEM = 'syncprims-system';
 const OPERATOR_USER = `system:serviceaccount:${SYSTEM}:syncprims-operator`;
+/**
+ * kubectl's discovery cache, of this run only (as the demo's): the local clusters reuse ports, and
+ * ~/.kube/cache may hold a port's discovery from another cluster that had it, without the kinds
+ * of this one (`kubectl get syncprims` then left FleetSyncs out).
+ */
+const KUBECACHEDIR = path.join(LOCAL, 'journeys-kubectl-cache');
 
 interface Result {
   code: number;
@@ -29,7 +37,7 @@ interface Result {
 
 function sh(script: string, opts: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
-    execFile('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
+    execFile('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, KUBECACHEDIR, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
       const code = err ? (err as { code?: unknown }).code : 0;
       if (typeof code !== 'number') return reject(new Error(`${script}: ${String(err)}\n${stderr}`));
       resolve({ code, stdout, stderr });
@@ -42,7 +50,7 @@ interface Condition {
   status: string;
   reason?: string;
 }
-type Synced = KubeObject & { status?: { conditions?: Condition[] } };
+type Synced = KubeObject & { status?: { conditions?: Condition[]; readyClusters?: string } };
 const ready = (o: Synced) => o.status?.conditions?.find((c) => c.type === 'Ready');
 const list = async (client: KubeClient, plural: string) =>
   (await client.request<{ items: Synced[] }>({ path: `/apis/syncprims.dev/v1alpha1/${plural}` })).items;
@@ -51,6 +59,7 @@ let demo: Result;
 let mgmt: KubeClient;
 
 beforeAll(async () => {
+  rmSync(KUBECACHEDIR, { recursive: true, force: true });
   // The whole demo, as `make demo` runs it; its output is kept for a failure's diagnosis.
   demo = await sh('bash examples/demo.sh', { env: ENV, timeoutMs: 10 * 60_000 });
   writeFileSync(DEMO_LOG, `${demo.stdout}\n--- stderr ---\n${demo.stderr}`);
@@ -63,7 +72,7 @@ afterAll(async () => {
   await controlplane(['stop', ...CLUSTERS]);
 });
 
-describe('make demo: bootstrap, registration, rollout', () => {
+describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
   test('it completes, showing the rollout wave by wave and the broken wave halting the next', () => {
     if (demo.code !== 0) throw new Error(`examples/demo.sh exited ${demo.code}; its output is in ${DEMO_LOG}:\n${demo.stderr.slice(-2000)}`);
     const lines = demo.stdout.split('\n');
@@ -75,15 +84,19 @@ describe('make demo: bootstrap, registration, rollout', () => {
     expect(demo.stdout).toMatch(/Sync\/syncprims-system\/baseline\s+Ready=True/);
   });
 
-  test('every sync of the three kinds is Ready in mgmt, the Syncs in both edges, and shop is at 1.2.0 in both', async () => {
-    const all = [...(await list(mgmt, 'syncs')), ...(await list(mgmt, 'remotesyncs')), ...(await list(mgmt, 'proxysyncs'))];
+  test('every sync of the four kinds is Ready in mgmt, the Syncs in the edges, and shop is at 1.2.0 in both rollout edges', async () => {
+    const all = [...(await list(mgmt, 'syncs')), ...(await list(mgmt, 'remotesyncs')), ...(await list(mgmt, 'proxysyncs')), ...(await list(mgmt, 'fleetsyncs'))];
     expect(all.map((o) => `${o.kind}/${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(
       [
         'Sync/syncprims',
+        'FleetSync/install',
+        'FleetSync/baseline',
         'RemoteSync/install-edge-1',
         'RemoteSync/install-edge-2',
+        'RemoteSync/install-edge-3',
         'ProxySync/baseline-edge-1',
         'ProxySync/baseline-edge-2',
+        'ProxySync/baseline-edge-3',
         'ProxySync/shop-wave-1',
         'ProxySync/shop-wave-2',
       ]
@@ -95,6 +108,24 @@ describe('make demo: bootstrap, registration, rollout', () => {
       expect((await list(client, 'syncs')).map((o) => `${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(['baseline=True', 'shop=True']);
       const release = await client.request<{ data: { version: string } }>({ path: '/api/v1/namespaces/apps/configmaps/shop-release' });
       expect(release.data.version).toBe('1.2.0');
+    }
+    expect((await list(await clusterClient(EDGE3), 'syncs')).map((o) => `${o.metadata.name}=${ready(o)?.status}`)).toEqual(['baseline=True']);
+  });
+
+  test('the edges are registered by syncprims cluster add; the FleetSyncs made one child per edge, the baseline after the same edge\'s install', async () => {
+    // edge-3 joined with that one command (journey 4), after the FleetSyncs were applied.
+    expect(demo.stdout).toMatch(/^\$ syncprims cluster add edge-3 --kubeconfig \S+ --label role=edge -n fleet/m);
+    expect(demo.stdout).toMatch(/^cluster edge-3 (registered|updated) in namespace fleet: Secret edge-3-kubeconfig/m);
+    const secrets = await mgmt.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces/fleet/secrets', query: { labelSelector: 'syncprims.dev/cluster,role=edge' } });
+    expect(secrets.items.map((s) => s.metadata.name).sort()).toEqual(['edge-1-kubeconfig', 'edge-2-kubeconfig', 'edge-3-kubeconfig']);
+    const fleets = await list(mgmt, 'fleetsyncs');
+    expect(fleets.map((f) => `${f.metadata.name}=${f.status?.readyClusters}`).sort()).toEqual(['baseline=3/3', 'install=3/3']);
+    for (const edge of ['edge-1', 'edge-2', 'edge-3']) {
+      const baseline = await mgmt.request<Synced & { spec: { dependsOn?: unknown } }>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/fleet/proxysyncs/baseline-${edge}` });
+      expect(baseline.metadata.labels).toMatchObject({ 'syncprims.dev/fleetsync': 'baseline', 'syncprims.dev/cluster': edge });
+      expect(baseline.spec.dependsOn).toEqual([{ kind: 'RemoteSync', name: `install-${edge}`, requiredStatus: 'Current' }]);
+      const install = await mgmt.request<Synced>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/fleet/remotesyncs/install-${edge}` });
+      expect(install.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'FleetSync', name: 'install', controller: true })]);
     }
   });
 
@@ -135,7 +166,7 @@ describe('install and bootstrap', () => {
   });
 
   test('deleting the bootstrap Sync leaves the CRDs, the namespace, the operator and every sync in place', async () => {
-    const crds = ['syncs', 'remotesyncs', 'proxysyncs'].map((p) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${p}.syncprims.dev`);
+    const crds = ['syncs', 'remotesyncs', 'proxysyncs', 'fleetsyncs'].map((p) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${p}.syncprims.dev`);
     await mgmt.request({ method: 'DELETE', path: `/apis/syncprims.dev/v1alpha1/namespaces/${SYSTEM}/syncs/syncprims` });
     await eventually('the bootstrap Sync to be gone', async () => {
       const left = await list(mgmt, 'syncs');
@@ -144,8 +175,9 @@ describe('install and bootstrap', () => {
     for (const crd of crds) expect((await mgmt.request<KubeObject>({ path: crd })).metadata.deletionTimestamp).toBeUndefined();
     expect((await mgmt.request<KubeObject>({ path: `/api/v1/namespaces/${SYSTEM}` })).metadata.deletionTimestamp).toBeUndefined();
     await mgmt.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
-    expect((await list(mgmt, 'proxysyncs')).length).toBe(4);
-    expect((await list(mgmt, 'remotesyncs')).length).toBe(2);
+    expect((await list(mgmt, 'proxysyncs')).length).toBe(5);
+    expect((await list(mgmt, 'remotesyncs')).length).toBe(3);
+    expect((await list(mgmt, 'fleetsyncs')).length).toBe(2);
     // Bootstrap brings it back, adopting what is there.
     expect((await runCli(['bootstrap', '--kubeconfig', kubeconfigPath(MGMT)])).code).toBe(0);
   });
@@ -159,14 +191,14 @@ describe('install and bootstrap', () => {
       await sh(`${kubectl} wait --for=delete namespace/${SYSTEM} --timeout=60s`);
       const applied = await sh(`set -o pipefail; node dist/cli/main.js install | ${kubectl} apply --server-side -f -`);
       expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
-      expect(applied.stdout.trim().split('\n')).toHaveLength(13);
+      expect(applied.stdout.trim().split('\n')).toHaveLength(14);
       expect(applied.stdout).toContain('deployment.apps/syncprims-operator serverside-applied');
       const client = await clusterClient(cluster);
       await client.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
       // Served before they are deleted, as they would be in use: a CRD deleted while the API server still
       // initializes its storage (under a second after its creation) is left to the CRD finalizer's retries,
       // which took minutes (its log: "storage is (re)initializing"; kubectl delete --wait then timed out).
-      for (const plural of ['syncs', 'remotesyncs', 'proxysyncs']) {
+      for (const plural of ['syncs', 'remotesyncs', 'proxysyncs', 'fleetsyncs']) {
         await eventually(`${plural} served from the watch cache`, () => client.request({ path: `/apis/syncprims.dev/v1alpha1/${plural}`, query: { resourceVersion: '0' } }).then(() => true));
       }
       // Left as it was found, so that the next run finds a fresh cluster again.
@@ -178,18 +210,24 @@ describe('install and bootstrap', () => {
   }, 360_000);
 });
 
-describe('kubectl shows the three kinds', () => {
-  test('get syncprims lists all three with their cluster; describe shows conditions and Events', async () => {
+describe('kubectl shows the kinds', () => {
+  test('get syncprims lists the ProxySyncs with their cluster and the FleetSyncs with their clusters ready; describe shows conditions and Events', async () => {
     const kubectl = `${path.join(LOCAL, 'bin', 'kubectl')} --kubeconfig ${kubeconfigPath(MGMT)}`;
     const got = await sh(`${kubectl} get syncprims -n fleet`);
     expect(got.code).toBe(0);
     const lines = got.stdout.split('\n');
-    const header = lines.find((l) => l.startsWith('NAME'))!;
-    expect(header.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'REVISION', 'CLUSTER', 'KUBECONFIG', 'AGE']);
-    // Columns by their offsets in the header (a message may hold spaces).
-    const cell = (line: string, column: string) => line.slice(header.indexOf(column)).split(/\s{2,}/)[0];
-    const wave2 = lines.find((l) => l.startsWith('proxysync.syncprims.dev/shop-wave-2 '))!;
+    // One table per kind, each with its header: the ProxySyncs' is the last header above their rows.
+    const wave2At = lines.findIndex((l) => l.startsWith('proxysync.syncprims.dev/shop-wave-2 '));
+    const header = lines.slice(0, wave2At).reverse().find((l) => l.startsWith('NAME'))!;
+    expect(header.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'CLUSTER', 'KUBECONFIG', 'AGE']);
+    // Columns by their offsets in their table's header (a message may hold spaces).
+    const cell = (line: string, column: string, head = header) => line.slice(head.indexOf(column)).split(/\s{2,}/)[0];
+    const wave2 = lines[wave2At]!;
     expect([cell(wave2, 'READY'), cell(wave2, 'CLUSTER'), cell(wave2, 'KUBECONFIG')]).toEqual(['True', 'edge-2', '']);
+    const fleetHeader = lines.find((l) => l.startsWith('NAME') && l.includes('CLUSTERS'))!;
+    expect(fleetHeader.split(/\s+/)).toEqual(['NAME', 'READY', 'PHASE', 'CLUSTERS', 'AGE']);
+    const install = lines.find((l) => l.startsWith('fleetsync.syncprims.dev/install '))!;
+    expect([cell(install, 'READY', fleetHeader), cell(install, 'CLUSTERS', fleetHeader)]).toEqual(['True', '3/3']);
     const described = await sh(`${kubectl} describe proxysync shop-wave-1 -n fleet`);
     expect(described.stdout).toMatch(/Type:\s+Ready/);
     expect(described.stdout).toContain('Events:');
