@@ -75,8 +75,6 @@ import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
-import { ApiError } from '../src/kube/errors.js';
-import { KubeConfig } from '../src/kube/kubeconfig.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
 import { tcpConnectionsTo } from '../test/support/proc.js';
 import { StallingProxy } from '../test/support/stalling-proxy.js';
@@ -98,13 +96,13 @@ import {
   sampleLoad,
   serverVersion,
   sleep,
-  statusOf,
   stopOperators,
   SYNCS,
   until,
-  withTimeout,
 } from './support.js';
-import { CollectionWatch, type Seen } from './collection-watch.js';
+import { CollectionWatch } from './collection-watch.js';
+import { configMaps as benchConfigMaps, confinedIdentity, type Kubeconfig, kubeConfigOf, LABEL_PART_OF, secretObject, tokenKubeconfig as tokenKubeconfigOf } from './identities.js';
+import { memoryKiB, readyFalse, readyOf, readyTrue, Tracker } from './tracker.js';
 
 const run = promisify(execFile);
 
@@ -167,7 +165,6 @@ const TOKEN_SECONDS = 86_400;
 const SAMPLE_EVERY_MS = 1_000;
 const READY_TIMEOUT_MS = 300_000;
 const FLEET_SA = 'syncer';
-const LABEL_PART_OF = 'app.kubernetes.io/part-of';
 
 const REMOTESYNCS: ResourceInfo = { group: GROUP, version: VERSION, kind: 'RemoteSync', resource: KIND_NAMES.RemoteSync.plural, namespaced: true };
 const rsPath = (ns: string, name = ''): string => `${collectionPath(REMOTESYNCS, ns)}${name ? `/${name}` : ''}`;
@@ -177,15 +174,9 @@ const fleetServer = (i: number): string => FLEET_SERVERS[i % FLEET_SERVERS.lengt
 
 // ---------------------------------------------------------------- objects
 
-/** `n` ConfigMaps `<prefix>-<k>` holding `value` (about 200 B each), in `namespace` if given. */
-function configMaps(n: number, prefix: string, value: string, namespace?: string, labels: Record<string, string> = {}): KubeObject[] {
-  return Array.from({ length: n }, (_, k) => ({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: `${prefix}-${String(k).padStart(4, '0')}`, ...(namespace ? { namespace } : {}), labels: { [LABEL_PART_OF]: PREFIX, ...labels } },
-    data: { index: String(k), value, 'settings.yaml': `replicas: ${k % 5}\nlevel: info\nowner: team-${k % 17}\nnote: ${'x'.repeat(64)}\n` },
-  }));
-}
+/** `n` ConfigMaps `<prefix>-<k>` (identities.ts), labelled part of this benchmark. */
+const configMaps = (n: number, prefix: string, value: string, namespace?: string, labels: Record<string, string> = {}): KubeObject[] =>
+  benchConfigMaps(PREFIX, n, prefix, value, namespace, labels);
 
 /** The owner labels as the operator renders them, so that the baselines write the same bytes. */
 const ownerLabels = (namespace: string, name: string): Record<string, string> => ({
@@ -204,182 +195,13 @@ function remoteSync(namespace: string, name: string, secret: string, remoteNames
   };
 }
 
-function secretObject(name: string, kubeconfig: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { value: Buffer.from(kubeconfig).toString('base64') } } as KubeObject;
-}
-
-interface Kubeconfig {
-  clusters: { name: string; cluster: Record<string, unknown> }[];
-  users: { name: string; user: Record<string, unknown> }[];
-}
-
 /** A local cluster's admin kubeconfig (client certificate inline), as the controlplane wrote it. */
 const adminKubeconfig = (cluster: string): string => readFileSync(kubeconfigFile(cluster), 'utf8');
-
-/** A kubeconfig of `cluster`'s CA, a bearer token, and `server` (default the cluster's own): everything inline. */
-function tokenKubeconfig(cluster: string, token: string, server?: string): string {
-  const admin = parse(adminKubeconfig(cluster)) as Kubeconfig;
-  const c = admin.clusters[0]!.cluster;
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: cluster, cluster: { server: server ?? c.server, 'certificate-authority-data': c['certificate-authority-data'] } }],
-    users: [{ name: 'token', user: { token } }],
-    contexts: [{ name: cluster, context: { cluster, user: 'token' } }],
-    'current-context': cluster,
-  });
-}
-
-function kubeConfigOf(text: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromString(text);
-  return kc;
-}
-
-const ignoreConflict = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.catch((err: unknown) => {
-    if (!(err instanceof ApiError && err.conflict)) throw err;
-  });
-
-/**
- * An identity confined to one namespace: the namespace (created if missing),
- * ServiceAccount `syncer`, a Role granting everything in that namespace, its
- * RoleBinding, and a token (TokenRequest). Returns the token.
- */
-async function namespacedIdentity(remote: KubeClient, namespace: string, sa = FLEET_SA): Promise<string> {
-  await ignoreConflict(remote.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [LABEL_PART_OF]: PREFIX } } } }));
-  await ignoreConflict(remote.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa } } }));
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
-  await ignoreConflict(
-    remote.request({
-      method: 'POST',
-      path: `${rbac}/roles`,
-      body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: sa }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] },
-    }),
-  );
-  await ignoreConflict(
-    remote.request({
-      method: 'POST',
-      path: `${rbac}/rolebindings`,
-      body: {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: sa },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa },
-        subjects: [{ kind: 'ServiceAccount', name: sa, namespace }],
-      },
-    }),
-  );
-  const req = await remote.request<{ status: { token: string } }>({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS } },
-  });
-  return req.status.token;
-}
-
-const readyOf = (o: KubeObject) => statusOf(o).conditions?.find((c) => c.type === 'Ready');
-
-/** Ready=True for the current generation. */
-function readyTrue(o: KubeObject): boolean {
-  const ready = readyOf(o);
-  return ready?.status === 'True' && ready.observedGeneration === o.metadata.generation;
-}
-
-/** Ready=False with this reason. */
-const readyFalse =
-  (reason?: string) =>
-  (o: KubeObject): boolean => {
-    const ready = readyOf(o);
-    return ready?.status === 'False' && (reason === undefined || ready.reason === reason);
-  };
-
-/**
- * The first time each of `names` was seen passing `test` (ms after `t0`), from
- * the latest objects and the events to come; the not-Ready reasons seen on the
- * way, counted per event.
- */
-class Tracker {
-  readonly at = new Map<string, number>();
-  readonly firstObject = new Map<string, KubeObject>();
-  readonly reasons: Record<string, number> = {};
-  readonly all: Promise<void>;
-  private resolve: (() => void) | undefined;
-  private readonly stop: () => void;
-
-  constructor(
-    private readonly watch: CollectionWatch,
-    private readonly names: Set<string>,
-    private readonly test: (o: KubeObject) => boolean,
-    private readonly t0: number,
-  ) {
-    this.all = new Promise((resolve) => (this.resolve = resolve));
-    this.stop = watch.listen((seen) => this.see(seen));
-    for (const name of names) {
-      const seen = watch.latestOf(name);
-      if (seen && seen.at >= t0) this.see(seen);
-    }
-    if (names.size === 0) this.resolve?.();
-  }
-
-  private see({ at, object }: Seen): void {
-    const name = object.metadata.name ?? '';
-    if (!this.names.has(name) || this.at.has(name)) return;
-    if (this.test(object)) {
-      this.at.set(name, at - this.t0);
-      this.firstObject.set(name, object);
-      if (this.at.size === this.names.size) this.resolve?.();
-      return;
-    }
-    const ready = readyOf(object);
-    if (ready && ready.status !== 'True') {
-      const key = `${ready.status}/${ready.reason ?? '?'}`;
-      this.reasons[key] = (this.reasons[key] ?? 0) + 1;
-    }
-  }
-
-  /** Resolves when all passed; on timeout, rejects with how many did and the reasons seen. */
-  async wait(what: string, ms: number): Promise<void> {
-    const failed = new Promise<never>((_, reject) => {
-      const timer = setInterval(() => {
-        if (this.watch.failed) reject(this.watch.failed);
-      }, 1_000);
-      timer.unref();
-      void this.all.then(() => clearInterval(timer));
-    });
-    failed.catch(() => undefined);
-    try {
-      await withTimeout(what, Promise.race([this.all, failed]), ms);
-    } catch (err) {
-      throw new Error(`${String(err)}; ${this.at.size} of ${this.names.size} did; not-Ready reasons seen: ${JSON.stringify(this.reasons)}`);
-    } finally {
-      this.stop();
-    }
-  }
-
-  /** ms from t0 until `fraction` of them passed. */
-  quantile(fraction: number): number {
-    const times = [...this.at.values()].sort((a, b) => a - b);
-    return times[Math.max(0, Math.ceil(times.length * fraction) - 1)] ?? NaN;
-  }
-
-  get last(): number {
-    return Math.max(...this.at.values());
-  }
-}
+const tokenKubeconfig = (cluster: string, token: string, server?: string): string => tokenKubeconfigOf(adminKubeconfig(cluster), cluster, token, server);
+const namespacedIdentity = (remote: KubeClient, namespace: string, sa = FLEET_SA): Promise<string> =>
+  confinedIdentity(remote, namespace, { sa, partOf: PREFIX, tokenSeconds: TOKEN_SECONDS });
 
 // ---------------------------------------------------------------- the operator, sampled
-
-/** VmRSS and VmHWM (kB) from /proc/<pid>/status. */
-function memoryKiB(pid: number | undefined): { rss: number; hwm: number } {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: field('VmRSS'), hwm: field('VmHWM') };
-  } catch {
-    return { rss: NaN, hwm: NaN };
-  }
-}
 
 const GC_PRELOAD_SOURCE = `// Written by bench/remote.ts: on SIGUSR2, a full GC (node --expose-gc), then
 // process.memoryUsage() before and after it to <this file>.<pid>.json.
