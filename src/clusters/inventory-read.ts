@@ -4,7 +4,8 @@
 import { CLUSTER_LABEL } from '../api/marks.js';
 import type { Requester } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
-import { METADATA_LIST_ONLY_ACCEPT, type KubeObject } from '../kube/resources.js';
+import { apiPath } from '../kube/paths.js';
+import { collectionPath, CORE, METADATA_LIST_ONLY_ACCEPT, splitApiVersion, type KubeObject } from '../kube/resources.js';
 import {
   CLUSTER_API_VERSIONS,
   CLUSTER_PROFILE_VERSIONS,
@@ -22,9 +23,9 @@ interface List {
 /** The namespace's clusters, sorted by name, with their conflicts: Secrets and Cluster API Clusters read as metadata only. */
 export async function readInventory(client: Requester, namespace: string): Promise<InventoryCluster[]> {
   const [secrets, clusters, profiles] = await Promise.all([
-    listIfServed(client, `/api/v1/namespaces/${namespace}/secrets`, { labelSelector: CLUSTER_LABEL }, true).then((items) => items ?? []),
-    firstServed(client, CLUSTER_API_VERSIONS, (v) => `/apis/${v}/namespaces/${namespace}/clusters`, true),
-    firstServed(client, CLUSTER_PROFILE_VERSIONS, (v) => `/apis/${v}/namespaces/${namespace}/clusterprofiles`, false),
+    listIfServed(client, collectionPath(CORE.secrets, namespace), { labelSelector: CLUSTER_LABEL }, true).then((items) => items ?? []),
+    firstServed(client, CLUSTER_API_VERSIONS, (v) => apiPath({ ...splitApiVersion(v), resource: 'clusters', namespace }), true),
+    firstServed(client, CLUSTER_PROFILE_VERSIONS, (v) => apiPath({ ...splitApiVersion(v), resource: 'clusterprofiles', namespace }), false),
   ]);
   return withConflicts([...secrets.map(secretCluster), ...clusters.map(clusterApiCluster), ...profiles.map(clusterProfileCluster)]);
 }

@@ -6,7 +6,7 @@
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
 import { getIfExists } from '../../kube/client.js';
-import type { KubeObject } from '../../kube/resources.js';
+import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
 import { withCluster } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
 import { minifiedKubeconfig } from './cluster-kubeconfig.js';
@@ -50,7 +50,7 @@ export async function addCluster(name: string, flags: AddFlags): Promise<void> {
   const kubeconfig = minifiedKubeconfig(flags.kubeconfig, flags.context);
   await withCluster({ kubeconfig: flags.mgmtKubeconfig, context: flags.mgmtContext, namespace: flags.namespace }, async ({ client, namespace }) => {
     const secret = `${name}-kubeconfig`;
-    const path = `/api/v1/namespaces/${namespace}/secrets/${secret}`;
+    const path = objectPath(CORE.secrets, secret, namespace);
     const taken = (await readInventory(client, namespace)).find((c) => c.name === name && c.origin !== `Secret ${namespace}/${secret}`);
     if (taken) throw new CliError(`cluster name ${name} is taken in namespace ${namespace} by ${taken.origin}: choose another name, or remove that one first`);
     const existing = await getIfExists<KubeObject>(client, path);

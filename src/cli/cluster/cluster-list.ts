@@ -8,6 +8,7 @@ import { selectClusters, type InventoryCluster, type LabelSelector } from '../..
 import type { Requester } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
+import { syncCollectionPath } from '../../views/sync-api.js';
 import { withCluster, type Cluster, type ClusterFlags } from '../cluster.js';
 import { toJson, toYaml } from '../output.js';
 import { formatTable } from '../table.js';
@@ -16,7 +17,7 @@ export type ListOutput = 'table' | 'wide' | 'json' | 'yaml';
 
 /** A cluster is given this long to answer `GET /version`. */
 const PROBE_TIMEOUT_MS = 5_000;
-const FLEETSYNCS = (namespace: string): string => `/apis/syncprims.dev/v1alpha1/namespaces/${namespace}/fleetsyncs`;
+const FLEETSYNCS = (namespace: string): string => syncCollectionPath('FleetSync', namespace);
 
 /** Whether a cluster answered: `yes`, `no` (with why), or `-` (not tried: no credentials to try with). */
 export interface Reach {
