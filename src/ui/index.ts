@@ -1,6 +1,6 @@
 // The web view (`syncprims run --ui-addr`): a layer above the controllers,
 // fed from the operator's shared caches. See docs/ui.md.
-import { API_VERSION, GROUP, SYNC_KINDS } from '../api/kinds.js';
+import { API_VERSION, GROUP, KINDS } from '../api/kinds.js';
 import { eventsOf } from '../views/events-collect.js';
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { Manager } from '../runtime/manager.js';
@@ -16,7 +16,7 @@ export { uiListenAddr } from './server.js';
  * their informers.
  */
 export async function startUi(manager: Manager, addr: string, reachability?: FleetReachability): Promise<UiServer> {
-  const informers = await Promise.all(SYNC_KINDS.map((kind) => manager.cache.informer(API_VERSION, kind)));
+  const informers = await Promise.all(KINDS.map((kind) => manager.cache.informer(API_VERSION, kind)));
   const feed = new ViewFeed(informers, manager.opts.namespace, reachability);
   const server = await serveUi({
     addr,

@@ -2,16 +2,17 @@
 // per namespace the dependency graph (the CLI's graph model, laid out left to
 // right), per remote cluster its syncs and reachability, and everything that
 // is not Ready. Pure: the same objects give the same view.
-import { isSyncKind } from '../api/kinds.js';
+import { isKind } from '../api/kinds.js';
 import { Reason } from '../api/conditions.js';
 import type { ReachabilitySnapshot } from '../clusters/reachability.js';
 import { nodeKey, parseNodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
-import { graphModel, stateOf, type GraphModel } from '../views/graph-model.js';
+import { graphModel, stateOf, type GraphModel, type MemberCounts } from '../views/graph-model.js';
 import type { NodeLookup } from '../views/graph-read.js';
 import { syncRow, type SyncRow } from '../views/sync-rows.js';
 import { SyncSet, type SyncEdge } from '../views/sync-set.js';
 import { layoutColumns } from './layout.js';
+import { fleetViews, type FleetView } from './fleets.js';
 
 /** The states a node is coloured by. waiting: on its dependencies; missing: a dependency that does not exist; unknown: not in the caches. */
 export type ViewState = 'ready' | 'progressing' | 'waiting' | 'failed' | 'suspended' | 'missing' | 'unknown';
@@ -32,6 +33,8 @@ export interface ViewNode {
   /** When the Ready condition last changed. */
   since?: string;
   resourceVersion?: string;
+  /** A FleetSync: its children by state (they are listed under it in `fleets`, not drawn as nodes). */
+  members?: MemberCounts;
   col: number;
   row: number;
 }
@@ -86,6 +89,8 @@ export interface View {
   watched?: string;
   namespaces: NamespaceView[];
   clusters: ClusterView[];
+  /** The FleetSyncs, their counts and their children. */
+  fleets: FleetView[];
   notReady: NotReadyItem[];
 }
 
@@ -100,7 +105,7 @@ interface ReadyCondition {
 export type LiveReachability = (user: string) => ReachabilitySnapshot | undefined;
 
 export function buildView(objects: readonly KubeObject[], watched?: string, live?: LiveReachability): View {
-  const set = new SyncSet(objects.filter((o) => isSyncKind(o.kind)));
+  const set = new SyncSet(objects.filter((o) => isKind(o.kind)));
   const namespaces = [...new Set(set.objects.map((o) => o.metadata.namespace ?? ''))].sort();
   const cycles = set.cycles;
   const unmet = new Map(set.edges.map((e) => [`${nodeKey(e.from)}>${nodeKey(e.to)}`, e]));
@@ -110,6 +115,7 @@ export function buildView(objects: readonly KubeObject[], watched?: string, live
     watched,
     namespaces: namespaces.map((ns) => namespaceView(set, ns, { cycles, unmet, lookup, rows })),
     clusters: clusterViews(set.objects, live),
+    fleets: fleetViews(set.objects, viewState),
     notReady: notReadyItems(set.objects),
   };
 }
@@ -141,7 +147,7 @@ function namespaceView(set: SyncSet, namespace: string, shared: Shared): Namespa
 
 function viewNode(n: GraphModel['nodes'][number], obj: KubeObject | undefined, place: { col: number; row: number }): ViewNode {
   const { kind, namespace, name } = parseNodeKey(n.key);
-  const base = { key: n.key, kind, namespace, name, label: n.label, col: place.col, row: place.row };
+  const base = { key: n.key, kind, namespace, name, label: n.label, col: place.col, row: place.row, ...(n.members ? { members: n.members } : {}) };
   if (!obj) return { ...base, state: n.state, pending: [] };
   const row = syncRow(obj);
   return {

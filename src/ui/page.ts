@@ -43,6 +43,7 @@ export const PAGE_HTML = `<!doctype html>
   <div class="panels">
     <section id="detail-section" aria-labelledby="detail-h"><h2 id="detail-h">Selected sync</h2><div id="detail"><p>Select a sync in the graph or in a list.</p></div></section>
     <section aria-labelledby="notready-h"><h2 id="notready-h">Not ready</h2><div id="notready"></div></section>
+    <section aria-labelledby="fleets-h"><h2 id="fleets-h">FleetSyncs</h2><div id="fleets"></div></section>
     <section aria-labelledby="clusters-h"><h2 id="clusters-h">Remote clusters</h2><div id="clusters"></div></section>
   </div>
 </main>

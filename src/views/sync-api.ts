@@ -28,13 +28,13 @@ interface ListPage {
 }
 
 /** Every object of a kind (paged); items get back the apiVersion and kind a list leaves out. */
-export async function listSyncs(client: KubeClient, kind: Kind, namespace?: string): Promise<SyncList> {
+export async function listSyncs(client: KubeClient, kind: Kind, namespace?: string, labelSelector?: string): Promise<SyncList> {
   const items: KubeObject[] = [];
   let token: string | undefined;
   let resourceVersion = '';
   do {
     const page = await client
-      .request<ListPage>({ path: syncCollectionPath(kind, namespace), query: { limit: 500, continue: token } })
+      .request<ListPage>({ path: syncCollectionPath(kind, namespace), query: { limit: 500, continue: token, labelSelector } })
       .catch((err: unknown) => {
         throw explain(err, kind, namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`, client);
       });

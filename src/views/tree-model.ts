@@ -23,6 +23,10 @@ export interface SyncState {
   revision?: string;
   /** Its unmet dependencies (`status.pendingDependencies`), as `Kind/name (reason)`. */
   pending?: string[];
+  /** A FleetSync: its phase. */
+  phase?: string;
+  /** A FleetSync: its clusters, `ready/selected`. */
+  clusters?: string;
 }
 
 /** A sync met while following `dependsOn`, one way or the other. */
@@ -81,6 +85,25 @@ export interface SyncTree extends SyncState {
   objects?: AppliedObject[];
   /** Not followed further: the nesting is deeper than the CLI goes, or it was already shown. */
   notFollowed?: string;
+  /** A FleetSync: its children, one per cluster, by cluster name. */
+  children?: FleetChildTree[];
+}
+
+/** A FleetSync's child for one cluster (a ProxySync or RemoteSync), and what it has there. */
+export interface FleetChildTree {
+  /** The cluster of the namespace's inventory it is for (its label `syncprims.dev/cluster`). */
+  clusterName: string;
+  /** The template revision it was given (its annotation `syncprims.dev/fleet-revision`). */
+  fleetRevision?: string;
+  sync: SyncTree;
+}
+
+/** `syncprims tree` with no name: every sync of a namespace (of one kind, if given), a FleetSync's children under it only. */
+export interface Forest {
+  /** The API server the syncs live in. */
+  server: string;
+  namespace: string;
+  roots: SyncTree[];
 }
 
 /** The whole answer of `syncprims tree kind/name`. */
@@ -101,6 +124,8 @@ export function syncState(obj: KubeObject): SyncState {
   if (row.reason) state.reason = row.reason;
   if (row.message) state.message = row.message;
   if (row.revision) state.revision = row.revision;
+  if (row.fleet?.phase) state.phase = row.fleet.phase;
+  if (row.fleet) state.clusters = row.fleet.clusters;
   const pending = pendingOf(obj);
   if (pending.length > 0) state.pending = pending;
   return state;

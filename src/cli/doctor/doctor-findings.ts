@@ -17,6 +17,7 @@ export const PROBLEMS = [
   'OperatorNotRunning',
   'StuckFinalizer',
   'ClusterUnreachable',
+  'FleetSyncNotReady',
   'CRDNotInstalled',
   'DependencyCycle',
   'MissingDependency',
@@ -110,7 +111,8 @@ export function unreachableClusters(objects: readonly KubeObject[], now: number)
   const groups = new Map<string, { namespace: string; object: string; secret?: string; syncs: KubeObject[]; since: string; message: string }>();
   for (const o of objects) {
     const ready = readyOf(o);
-    if (ready?.status !== 'False' || ready.reason !== Reason.ClusterUnreachable) continue;
+    // A FleetSync's unreachable clusters are its children's: said once, by them (and on the FleetSync's own finding).
+    if (o.kind === 'FleetSync' || ready?.status !== 'False' || ready.reason !== Reason.ClusterUnreachable) continue;
     const namespace = o.metadata.namespace ?? '';
     const cluster = clusterOf(o);
     const object = cluster?.object ?? kindName(o);

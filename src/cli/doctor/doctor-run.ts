@@ -4,6 +4,7 @@ import { parseDuration } from '../../api/duration.js';
 import type { ClusterFlags } from '../cluster.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { cycleFindings, forbiddenDependencies, missingCrds, missingDependencies, sortFindings, stuckFinalizers, unreachableClusters, type Finding } from './doctor-findings.js';
+import { fleetFindings } from './doctor-fleet.js';
 import { operatorFindings, readOperatorLeases, watched } from './doctor-operator.js';
 import { doctorReport } from './doctor-print.js';
 import { readSyncGraph } from '../../views/graph-read.js';
@@ -38,6 +39,7 @@ export async function doctor(req: { stuckAfterMs: number }, flags: DoctorFlags):
       ...operatorFindings(leases, namespaces, now),
       ...stuckFinalizers(objects, { now, stuckAfterMs: req.stuckAfterMs, operatorRuns: (ns) => (leases.ok ? watched(leases.leases, ns) : undefined) }),
       ...unreachableClusters(objects, now),
+      ...fleetFindings(objects),
       ...missingCrds(objects),
       ...cycleFindings(graph.set.cycles),
       ...missingDependencies(graph.set.edges, graph.lookup),

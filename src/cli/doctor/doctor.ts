@@ -6,7 +6,7 @@ import { allNamespacesOption, clusterOptions, examples, outputOption } from '../
 export function addDoctorCommand(program: Command): void {
   const cmd = program
     .command('doctor')
-    .description('find what is stuck and say what to do: finalizers, unreachable clusters, missing CRDs, cycles, missing dependencies, an operator not running');
+    .description('find what is stuck and say what to do: finalizers, unreachable clusters, FleetSyncs not Ready, missing CRDs, cycles, missing dependencies, an operator not running');
   clusterOptions(cmd);
   allNamespacesOption(cmd);
   outputOption(cmd);
@@ -19,12 +19,13 @@ It reports, one per line, with what to do:
                         that has syncs; for a ProxySync, none in its cluster watches its Sync's namespace
   StuckFinalizer        deleted longer than --stuck-after ago and still held by its finalizer, and why
   ClusterUnreachable    a cluster that syncs cannot reach (Ready reason ClusterUnreachable), and since when
+  FleetSyncNotReady     a FleetSync that is not Ready, naming its failing clusters (and why) from its status
   CRDNotInstalled       a sync whose kinds are not served where it applies them (in a remote cluster too)
   DependencyCycle       the path of each dependency cycle
   MissingDependency     a dependsOn entry naming a sync that does not exist
   DependencyForbidden   a dependency in another namespace, refused by the operator
   CannotCheck           (a warning) something it could not look at, and why
-It needs list on syncs, remotesyncs and proxysyncs, list on leases.coordination.k8s.io in all
+It needs list on syncs, remotesyncs, proxysyncs and fleetsyncs, list on leases.coordination.k8s.io in all
 namespaces, and get on the kubeconfig Secrets of ProxySyncs (it follows them into their clusters
 with the operator's kubeconfig checks: an exec or file-path kubeconfig is never run or read).
 With nothing found it prints "No problems found (N syncs in namespace X)." and exits 0; it exits 1

@@ -3,7 +3,7 @@
 // clusters through their kubeconfig Secrets (remote.ts: checked as the
 // operator checks them). A cluster that cannot be looked into is said on its
 // node; only the managing cluster's errors end the command.
-import { GROUP, isSyncKind, type SyncKind } from '../../api/kinds.js';
+import { GROUP, isKind, type Kind } from '../../api/kinds.js';
 import type { InventoryEntry } from '../../api/status.js';
 import { entryApiVersion, parseObjectId } from '../../apply/inventory.js';
 import { mapLimit } from '../../apply/map-limit.js';
@@ -15,7 +15,11 @@ import { splitApiVersion, type KubeObject } from '../../kube/resources.js';
 import { errorLine, findCause } from '../errors.js';
 import { openRemote, remoteFailure } from '../remote.js';
 import { relatedTree } from './tree-deps.js';
-import { syncState, type AppliedObject, type ClusterView, type SyncTree, type Tree } from '../../views/tree-model.js';
+import { syncState, type AppliedObject, type ClusterView, type Forest, type SyncTree, type Tree } from '../../views/tree-model.js';
+import { FleetMembers, type FleetMember } from '../../views/fleet-members.js';
+import { compareRows, syncRow } from '../../views/sync-rows.js';
+import { listKinds } from '../../views/sync-api.js';
+import { childTrees, readMembers } from './tree-fleet.js';
 import { inventoryEntries, readApplied } from './tree-objects.js';
 import { readSetAround } from './tree-set.js';
 
@@ -28,13 +32,15 @@ const CONCURRENCY = 4;
 interface Place {
   client: KubeClient;
   discovery: Discovery;
+  /** The FleetSyncs' children, when already read (else each FleetSync's are read by their label). */
+  members?: FleetMembers;
 }
 
 /** The whole tree of `root`, a sync read from the managing cluster through `client`. */
 export async function buildTree(client: KubeClient, root: KubeObject): Promise<Tree> {
-  const node = nodeOf(root.kind as SyncKind, root);
+  const node = nodeOf(root.kind as Kind, root);
   const [set, applied] = await Promise.all([readSetAround(client, node.namespace), syncTree({ client, discovery: new Discovery(client) }, root, 0, new Set())]);
-  const { kind, namespace, name, cluster, objects, notFollowed: _notFollowed, ...state } = applied;
+  const { kind, namespace, name, cluster, objects, children, notFollowed: _notFollowed, ...state } = applied;
   const cycle = set.cycleThrough(node);
   return {
     kind,
@@ -47,7 +53,21 @@ export async function buildTree(client: KubeClient, root: KubeObject): Promise<T
     dependents: relatedTree(set, node, 'dependents'),
     ...(cluster ? { cluster } : {}),
     ...(objects ? { objects } : {}),
+    ...(children ? { children } : {}),
   };
+}
+
+/**
+ * Every sync of `namespace` (of `kind`, if given) as a root with what it
+ * has; a FleetSync's children are under it, not roots of their own.
+ */
+export async function buildForest(client: KubeClient, namespace: string, kind?: Kind): Promise<Forest> {
+  const objects = (await listKinds(client, namespace, kind ? [kind] : undefined)).flatMap((l) => l.items);
+  const members = new FleetMembers(objects);
+  const roots = objects.filter((o) => !members.isMember(o)).sort((a, b) => compareRows(syncRow(a), syncRow(b)));
+  const place: Place = { client, discovery: new Discovery(client), members };
+  const seen = new Set<string>();
+  return { server: client.server.origin, namespace, roots: await mapLimit(roots, CONCURRENCY, (root) => syncTree(place, root, 0, seen)) };
 }
 
 /** A sync and what it applied; `seen` (server and key) stops a sync from being followed twice. */
@@ -58,6 +78,7 @@ async function syncTree(place: Place, obj: KubeObject, depth: number, seen: Set<
   if (depth > MAX_NESTING) return { ...state, notFollowed: `nested more than ${MAX_NESTING} levels deep: run syncprims tree on it` };
   seen.add(key);
   if (state.kind === 'Sync') return { ...state, objects: await appliedIn(place, obj, depth, seen) };
+  if (state.kind === 'FleetSync') return { ...state, children: await childTrees(await membersOf(place, obj), (child) => syncTree(place, child, depth + 1, seen)) };
   return { ...state, ...(await remoteApplied(place, obj, depth, seen)) };
 }
 
@@ -112,5 +133,11 @@ async function appliedIn(place: Place, obj: KubeObject, depth: number, seen: Set
 }
 
 function isSyncObject(obj: KubeObject): boolean {
-  return splitApiVersion(obj.apiVersion).group === GROUP && isSyncKind(obj.kind);
+  return splitApiVersion(obj.apiVersion).group === GROUP && isKind(obj.kind);
+}
+
+function membersOf(place: Place, fleet: KubeObject): Promise<FleetMember[]> | FleetMember[] {
+  const key = `FleetSync/${fleet.metadata.namespace ?? ''}/${fleet.metadata.name ?? ''}`;
+  const known = place.members?.membersOf(key);
+  return known && known.length > 0 ? known : readMembers(place.client, fleet);
 }

@@ -4,7 +4,7 @@ import type { HealthStatus } from '../../apply/health.js';
 import { displayNode, parseNodeKey } from '../../deps/refs.js';
 import { shortRevision } from '../format.js';
 import type { Style } from '../terminal.js';
-import type { AppliedObject, ClusterView, RelatedSync, SyncState, SyncTree, Tree } from '../../views/tree-model.js';
+import type { AppliedObject, ClusterView, FleetChildTree, Forest, RelatedSync, SyncState, SyncTree, Tree } from '../../views/tree-model.js';
 
 /** A line of the tree and the lines under it. */
 export interface TextNode {
@@ -40,6 +40,12 @@ export function renderTree(tree: Tree, style: Style): string[] {
   return drawTree(root, style);
 }
 
+/** The lines of `syncprims tree` with no name: each root's state and what it has (a FleetSync's children under it). */
+export function renderForest(forest: Forest, style: Style): string[] {
+  if (forest.roots.length === 0) return [style.dim(`no syncs in namespace ${forest.namespace}`)];
+  return forest.roots.flatMap((root) => drawTree({ text: `${root.kind}/${root.namespace}/${root.name}${gap}${stateText(root, style)}`, children: appliedNodes(root, style, true) }, style));
+}
+
 const gap = '  ';
 
 /** `Ready=True  Succeeded  sha256:0123456789ab`, and the message when not Ready. */
@@ -47,6 +53,8 @@ export function stateText(state: Partial<SyncState>, style: Style): string {
   const colour = state.ready === 'True' ? style.green : state.ready === 'False' ? style.red : style.yellow;
   const parts = [state.ready ? colour(`Ready=${state.ready}`) : style.yellow('no status yet')];
   if (state.reason) parts.push(colour(state.reason));
+  if (state.phase && state.phase !== state.reason) parts.push(colour(state.phase));
+  if (state.clusters) parts.push(`${state.clusters} clusters ready`);
   if (state.revision) parts.push(style.dim(shortRevision(state.revision)));
   const text = parts.join(gap);
   return state.ready !== 'True' && state.message ? `${text} — ${oneLine(state.message)}` : text;
@@ -69,10 +77,24 @@ function appliedNodes(sync: SyncTree, style: Style, root: boolean): TextNode[] {
   const out: TextNode[] = [];
   if (!root && sync.pending?.length) out.push({ text: style.yellow(`waiting for ${sync.pending.join(', ')}`) });
   if (sync.notFollowed) return [...out, { text: style.dim(`not followed: ${sync.notFollowed}`) }];
+  if (sync.children) return [...out, childrenNode(sync.children, style)];
   const objects = (sync.objects ?? []).map((o) => objectNode(o, style));
   if (sync.cluster) return [...out, clusterNode(sync.cluster, objects, style)];
   if (!root) return [...out, ...objects];
   return [...out, objects.length > 0 ? { text: `applied (${objects.length})`, children: objects } : { text: style.dim('applied: no objects') }];
+}
+
+/** A FleetSync's children: per cluster, the child's kind/name and state, and what it has in its cluster. */
+function childrenNode(children: FleetChildTree[], style: Style): TextNode {
+  if (children.length === 0) return { text: style.dim('clusters: no children (no cluster selected yet)') };
+  return {
+    text: `clusters (${children.length})`,
+    children: children.map((c) => {
+      const text = [c.clusterName || style.dim('(no cluster label)'), `${c.sync.kind}/${c.sync.name}`, stateText(c.sync, style)].join(gap);
+      const under = appliedNodes(c.sync, style, false);
+      return under.length > 0 ? { text, children: under } : { text };
+    }),
+  };
 }
 
 function clusterNode(cluster: ClusterView, objects: TextNode[], style: Style): TextNode {

@@ -1,8 +1,8 @@
 // `syncprims tree`: what it does (tree.ts declares it). The cluster's modules
 // are loaded once the arguments are found good: bad usage fails at once.
-import type { SyncKind } from '../../api/kinds.js';
+import type { Kind } from '../../api/kinds.js';
 import type { ClusterFlags } from '../cluster.js';
-import { parseSyncRef } from '../kind-name.js';
+import { parseKindName } from '../kind-name.js';
 import type { OutputFormat } from '../options.js';
 import { toJson, toYaml } from '../output.js';
 import { styleFor } from '../terminal.js';
@@ -11,27 +11,36 @@ export interface TreeFlags extends ClusterFlags {
   output: OutputFormat;
 }
 
+/** One sync (kind and name), or every sync of the namespace (of one kind, if given). */
 export interface TreeRequest {
-  kind: SyncKind;
-  name: string;
+  kind?: Kind;
+  name?: string;
 }
 
-export function treeRequest(target: string): TreeRequest {
-  return parseSyncRef(target);
+export function treeRequest(target: string | undefined): TreeRequest {
+  return target === undefined ? {} : parseKindName(target);
 }
 
 export async function tree({ kind, name }: TreeRequest, flags: TreeFlags): Promise<void> {
-  const [{ withCluster }, { buildTree }, { getSync }, { renderTree }] = await Promise.all([
+  const [{ withCluster }, { buildForest, buildTree }, { getSync }, { renderForest, renderTree }] = await Promise.all([
     import('../cluster.js'),
     import('./tree-build.js'),
     import('../../views/sync-api.js'),
     import('./tree-render.js'),
   ]);
   await withCluster(flags, async (cluster) => {
-    const root = await getSync(cluster.client, kind, cluster.namespace, name);
-    const result = await buildTree(cluster.client, root);
+    const style = styleFor(process.stdout);
+    let result: unknown;
+    let lines: () => string[];
+    if (kind !== undefined && name !== undefined) {
+      const one = await buildTree(cluster.client, await getSync(cluster.client, kind, cluster.namespace, name));
+      [result, lines] = [one, () => renderTree(one, style)];
+    } else {
+      const forest = await buildForest(cluster.client, cluster.namespace, kind);
+      [result, lines] = [forest, () => renderForest(forest, style)];
+    }
     if (flags.output === 'json') process.stdout.write(toJson(result));
     else if (flags.output === 'yaml') process.stdout.write(toYaml(result));
-    else process.stdout.write(`${renderTree(result, styleFor(process.stdout)).join('\n')}\n`);
+    else process.stdout.write(`${lines().join('\n')}\n`);
   });
 }

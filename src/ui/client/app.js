@@ -5,7 +5,7 @@
 // a namespace picker, the graph, the lists, and the selected sync's detail
 // (read when selected, and again when that sync changes).
 import { drawGraph } from './graph-view.js';
-import { drawClusters, drawDetail, drawNotReady } from './panels.js';
+import { drawClusters, drawDetail, drawFleets, drawNotReady } from './panels.js';
 import { el } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
@@ -30,13 +30,16 @@ function render() {
   $('cycles').replaceChildren(...(ns?.cycles ?? []).map((c) => el('p', { class: 'cycle-list' }, `Cycle: ${c.join(' → ')}`)));
   drawGraph($('graph'), ns, state.selected, (n) => select_(n.key));
   drawNotReady($('notready'), view.notReady, select_);
+  drawFleets($('fleets'), view.fleets ?? [], select_);
   drawClusters($('clusters'), view.clusters, select_);
   refreshDetail();
 }
 
 function nodeOf(key) {
   const ns = state.view?.namespaces.find((n) => n.namespace === namespaceOf(key));
-  return ns?.nodes.find((n) => n.key === key);
+  // A FleetSync's children are not graph nodes: they are listed under it.
+  const child = (state.view?.fleets ?? []).flatMap((f) => f.children).find((c) => c.key === key);
+  return ns?.nodes.find((n) => n.key === key) ?? child;
 }
 
 function select_(key) {

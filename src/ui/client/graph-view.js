@@ -39,7 +39,8 @@ export function drawGraph(container, ns, selected, onSelect) {
 function nodeButton(n, pressed, cycle, onSelect) {
   const { x, y } = pos(n);
   const stateText = STATE_TEXT[n.state] ?? n.state;
-  const extra = n.pending.length > 0 ? ` · waits on ${n.pending.length}` : '';
+  const members = n.members ? ` · ${n.members.ready}/${n.members.total} clusters ready` : '';
+  const extra = `${members}${n.pending.length > 0 ? ` · waits on ${n.pending.length}` : ''}`;
   return el(
     'button',
     {

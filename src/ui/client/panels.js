@@ -1,6 +1,6 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- browser code: the project's TypeScript setup has no DOM types (docs/ui.md)
 // @ts-nocheck
-// The lists beside the graph: what is not Ready, the remote clusters, and the selected sync.
+// The lists beside the graph: what is not Ready, the FleetSyncs and their children, the remote clusters, and the selected sync.
 import { ago, badge, el, table } from './dom.js';
 
 /** A sync's name as a button that selects it. */
@@ -17,6 +17,25 @@ export function drawNotReady(container, items, onPick) {
           ['Sync', 'State', 'Reason', 'Since'],
           items.map((i) => [pick(i, onPick), badge(i.state), el('span', { title: i.message ?? '' }, i.reason ?? '-'), ago(i.since)]),
         ),
+  );
+}
+
+export function drawFleets(container, fleets, onPick) {
+  if (fleets.length === 0) {
+    container.replaceChildren(el('p', {}, 'No FleetSyncs.'));
+    return;
+  }
+  container.replaceChildren(
+    ...fleets.map((f) =>
+      el(
+        'article',
+        { class: 'fleet', 'data-fleet': f.key },
+        el('h3', {}, pick({ key: f.key, kind: 'FleetSync', namespace: f.namespace, name: f.name }, onPick), ' ', badge(f.state)),
+        el('p', { title: f.message ?? '' }, `${f.phase ?? f.reason ?? 'no status yet'} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
+        f.failures.length === 0 ? null : el('ul', { class: 'failures' }, f.failures.map((x) => el('li', { title: x.message }, `${x.cluster}: ${x.reason}`))),
+        el('ul', {}, f.children.map((c) => el('li', { 'data-cluster': c.cluster }, `${c.cluster}: `, pick(c, onPick), ' ', badge(c.state)))),
+      ),
+    ),
   );
 }
 
