@@ -35,6 +35,8 @@ export const Reason = {
   CRDNotInstalled: 'CRDNotInstalled',
   /** A FleetSync some of whose children failed (status.failures names them). */
   ClustersFailing: 'ClustersFailing',
+  /** A FleetSync's rollout past a wave's failure budget: no cluster takes the revision any more. */
+  RolloutHalted: 'RolloutHalted',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

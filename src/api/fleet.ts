@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { celRule } from './cel.js';
+import { boundedDurationSchema } from './duration.js';
 import { MAX_NAME_LENGTH } from './kinds.js';
 import { namespaceName, objectName } from './names.js';
 import { conditionSchema, pendingDependencySchema } from './status.js';
@@ -64,6 +65,35 @@ export const fleetTemplateSchema = z.object({
   spec: syncSpecSchema,
 });
 
+export const ON_UNREACHABLE = ['Wait', 'Skip', 'Fail'] as const;
+export const UNMATCHED = ['LastWave', 'Error'] as const;
+
+/** What every wave may set, and the rollout sets for all. */
+const waveLimits = {
+  maxInFlight: z.number().int().min(1).optional().describe('at most this many clusters of a wave take the new revision at once (default: the whole wave)'),
+  maxFailures: z.number().int().min(0).optional().describe('a wave with more failing clusters halts the rollout (default 0)'),
+  soak: boundedDurationSchema.optional().describe('how long a wave stays Ready with the new revision before the next wave starts (default 0s)'),
+};
+
+export const waveSchema = z.object({
+  name: objectName(MAX_NAME_LENGTH),
+  selector: labelSelectorSchema.optional().describe("the clusters of this wave, over their labels (none: every cluster not in an earlier wave)"),
+  ...waveLimits,
+  approval: z.boolean().optional().describe('the wave starts only once approved (syncprims rollout approve)'),
+  gates: z
+    .object({ dependsOn: dependsOnSchema.describe('syncs that must be Ready before the wave starts (e.g. a smoke test)') })
+    .optional(),
+});
+
+export const rolloutSchema = z.object({
+  waves: z.array(waveSchema).max(20).optional().describe('in order; each selected cluster is in the first wave that selects it'),
+  ...waveLimits,
+  progressDeadline: boundedDurationSchema.optional().describe('a cluster not Ready with the new revision this long after it took it has failed (default 15m)'),
+  onUnreachable: z.enum(ON_UNREACHABLE).optional().describe('Wait (default): an unreachable cluster holds its wave; Skip: it does not; Fail: it counts as failed'),
+  unmatched: z.enum(UNMATCHED).optional().describe('clusters no wave selects: LastWave (default) goes last; Error refuses the rollout'),
+  paused: z.boolean().optional().describe('admit no more clusters'),
+});
+
 const ARTIFACT_MESSAGE =
   'an artifact source cannot be proxied: the remote clusters cannot read the Flux objects of the managing cluster; use kind RemoteSync, or serve the artifact over http';
 const REMOTE_NAME_MESSAGE = 'template.metadata.name and namespace name the remote Sync: only for ProxySync children';
@@ -78,6 +108,7 @@ export const fleetSyncSpecSchema = z
       .describe('an entry of kind FleetSync is per cluster (each child waits for the same cluster\'s child of it); other kinds gate every child'),
     suspend: z.boolean().optional().describe('passed to the children'),
     deletionPolicy: z.enum(DELETION_POLICIES).optional().describe("passed to the children (the template's by default)"),
+    rollout: rolloutSchema.optional().describe('how a template change reaches the clusters: in waves (all at once when absent)'),
   })
   .superRefine((spec, ctx) => {
     if (spec.kind !== 'RemoteSync' && spec.template.spec.source.artifact !== undefined) {
@@ -119,6 +150,23 @@ export const fleetSyncStatusSchema = z.object({
     .optional()
     .describe('how many clusters are selected, have the update revision, are Ready with it, failed, unreachable, still progressing'),
   readyClusters: z.string().optional().describe('ready/selected (the Clusters printer column)'),
+  waves: z
+    .array(
+      z.object({
+        name: z.string(),
+        clusters: count,
+        updated: count,
+        ready: count,
+        failed: count,
+        unreachable: count,
+        soakUntil: z.string().optional(),
+        approved: z.boolean().optional(),
+        members: z.array(z.string()).optional().describe('the clusters of the wave, decided when the rollout started'),
+      }),
+    )
+    .optional()
+    .describe('the rollout of updateRevision, wave by wave'),
+  message: z.string().optional().describe('why the rollout stands where it stands (halted, waiting for approval, a gate, a soak)'),
   failures: z
     .array(z.object({ cluster: z.string(), reason: z.string(), message: z.string() }))
     .max(MAX_FLEET_FAILURES)
@@ -132,3 +180,6 @@ export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 export type FleetTemplate = z.infer<typeof fleetTemplateSchema>;
 export type FleetSyncSpec = z.infer<typeof fleetSyncSpecSchema>;
 export type FleetSyncStatus = z.infer<typeof fleetSyncStatusSchema>;
+export type RolloutSpec = z.infer<typeof rolloutSchema>;
+export type WaveSpec = z.infer<typeof waveSchema>;
+export type WaveStatus = NonNullable<FleetSyncStatus['waves']>[number];

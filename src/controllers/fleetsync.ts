@@ -6,21 +6,36 @@
 // clusters by their child's state. Woken by the children's watch events, by
 // the inventory, and by its dependencies. See docs/fleet.md.
 import { ConditionType, Reason } from '../api/conditions.js';
-import type { FleetChildKind, FleetSyncSpec, FleetSyncStatus } from '../api/fleet.js';
+import type { FleetChildKind, FleetPhase, FleetSyncSpec, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { FleetSync } from '../api/objects.js';
 import { mapLimit } from '../apply/map-limit.js';
 import { selectClusters, type InventoryCluster } from '../clusters/inventory.js';
 import { serverSideApply } from '../kube/apply.js';
-import type { Requester } from '../kube/client.js';
-import type { Discovery } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
-import { objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { objectPath, type KubeObject } from '../kube/resources.js';
+import type { DependencyGraph } from '../deps/graph.js';
+import { unmetReason } from '../deps/readiness.js';
+import { displayNode } from '../deps/refs.js';
 import { contains } from '../proxy/remote-sync.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
-import { childDependencies, desiredChild, FLEET_FIELD_MANAGER, FLEETSYNC_LABEL, ownedByFleet, templateRevision, type FleetOwner } from '../fleet/children.js';
+import {
+  childDependencies,
+  childName,
+  desiredChild,
+  FLEET_FIELD_MANAGER,
+  FLEETSYNC_LABEL,
+  ownedByFleet,
+  templateRevision,
+  type FleetOwner,
+} from '../fleet/children.js';
 import { clusterState, fleetStatus, type ClusterState } from '../fleet/fleet-status.js';
+import type { RolloutPlan } from '../fleet/rollout.js';
+import { setCondition, type Condition } from '../runtime/conditions.js';
+import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
+
+export { ROLLOUT_APPROVED_ANNOTATION, type FleetSettings } from './fleet-targets.js';
 import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
 import { suspended, type SyncStatusDraft } from './sync-status.js';
 
@@ -30,15 +45,6 @@ export const FLEET_CHILDREN_INDEX = 'syncprims.dev/fleetsync-children';
 const APPLY_CONCURRENCY = 16;
 /** How soon a FleetSync being deleted looks again whether its children are gone (their deletion events come first). */
 const CHILDREN_GONE_RETRY_MS = 30_000;
-
-export interface FleetSettings {
-  /** The managing cluster, where FleetSyncs and their children live. */
-  client: Requester;
-  discovery: Discovery;
-  inventory: { list(namespace: string): InventoryCluster[] };
-  /** The shared informers and resources of the two child kinds. */
-  children: Record<FleetChildKind, { informer: Informer<KubeObject>; resource: ResourceInfo }>;
-}
 
 /** Indexes the children of FleetSyncs in a child kind's store, and calls `wake(namespace/fleetsync)` when one changes. */
 export function followChildren(informer: Informer<KubeObject>, wake: (key: string) => void): void {
@@ -55,6 +61,12 @@ export function followChildren(informer: Informer<KubeObject>, wake: (key: strin
   });
 }
 
+/** The kind of the children of FleetSync `name` (ProxySync when it is not there yet: its dependents then wait on a child that is NotFound). */
+function childKindOf(fleets: Informer<KubeObject>, namespace: string, name: string): FleetChildKind {
+  const fleet = fleets.store.get(`${namespace}/${name}`);
+  return (fleet?.spec as Partial<FleetSyncSpec> | undefined)?.kind ?? 'ProxySync';
+}
+
 /** The FleetSync reconciler (see the top of this file). */
 export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' }, settings: FleetSettings): Reconciler {
   const childrenOf = (obj: KubeObject): { kind: FleetChildKind; child: KubeObject }[] =>
@@ -64,11 +76,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
         .filter((child) => ownedByFleet(child, obj.metadata.uid ?? ''))
         .map((child) => ({ kind, child })),
     );
-  /** The kind of the children of FleetSync `name` (ProxySync when it is not there yet: its dependents then wait on a child that is NotFound). */
-  const kindOf = (namespace: string, name: string): FleetChildKind => {
-    const fleet = deps.informer.store.get(`${namespace}/${name}`);
-    return (fleet?.spec as Partial<FleetSyncSpec> | undefined)?.kind ?? 'ProxySync';
-  };
+  const kindOf = (namespace: string, name: string): FleetChildKind => childKindOf(deps.informer, namespace, name);
   const deleteChild = async (kind: FleetChildKind, child: KubeObject): Promise<void> => {
     const { name, namespace, uid } = child.metadata;
     try {
@@ -94,22 +102,27 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
     return { requeueAfterMs: CHILDREN_GONE_RETRY_MS };
   };
 
-  /** Makes sure of one cluster's child; says where the cluster stands. */
-  const ensureChild = async (owner: FleetOwner, cluster: InventoryCluster, revision: string, log: Logger): Promise<ClusterState> => {
-    const desired = desiredChild(owner, cluster, revision, childDependencies(owner.spec, cluster.name, (ns, name) => kindOf(ns ?? owner.namespace, name)));
-    const kind = owner.spec.kind;
-    const live = settings.children[kind].informer.store.get(`${owner.namespace}/${desired.metadata.name}`);
-    if (live && !ownedByFleet(live, owner.uid)) {
-      return clusterState(undefined, revision, `${kind} ${owner.namespace}/${desired.metadata.name} exists and is not this FleetSync's child: rename or delete it`);
-    }
-    if (live && childMatches(live, desired)) return clusterState(live, revision);
+  const liveChild = (owner: FleetOwner, kind: FleetChildKind, cluster: string): KubeObject | undefined => liveChildOf(settings, owner, kind, cluster);
+
+  /**
+   * Makes sure of one cluster's child at its target (none: left as it is);
+   * says where the cluster stands against the update revision.
+   */
+  const ensureChild = async (owner: FleetOwner, cluster: InventoryCluster, target: Target | undefined, update: string, log: Logger): Promise<ClusterState> => {
+    const kind = target?.data.kind ?? owner.spec.kind;
+    const live = liveChild(owner, kind, cluster.name);
+    const name = `${kind} ${owner.namespace}/${childName(owner.name, cluster.name)}`;
+    if (live && !ownedByFleet(live, owner.uid)) return clusterState(undefined, update, `${name} exists and is not this FleetSync's child: rename or delete it`);
+    if (!target) return clusterState(live, update);
+    const at = { ...owner, spec: { ...owner.spec, kind, template: target.data.template } };
+    const desired = desiredChild(at, cluster, target.revision, childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n)), target.admittedAt);
+    if (live && childMatches(live, desired)) return clusterState(live, update);
     try {
       const written = await serverSideApply(settings.client, settings.discovery, desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
-      log.info({ child: `${kind}/${desired.metadata.name}`, cluster: cluster.name }, live ? 'child put back to the template' : 'child created');
-      return clusterState(written, revision);
+      log.info({ child: name, cluster: cluster.name, revision: target.revision }, live ? 'child written' : 'child created');
+      return clusterState(written, update);
     } catch (err) {
-      const message = `cannot write ${kind} ${owner.namespace}/${desired.metadata.name}: ${err instanceof Error ? err.message : String(err)}`;
-      return { state: 'failed', updated: false, reason: Reason.ApplyFailed, message };
+      return { state: 'failed', updated: false, reason: Reason.ApplyFailed, message: `cannot write ${name}: ${err instanceof Error ? err.message : String(err)}` };
     }
   };
 
@@ -120,24 +133,50 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       const { obj, value, status, generation } = begun.ctx;
       const spec = (value as FleetSync).spec;
       const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec };
-      const revision = templateRevision(spec);
+      const previous = status as FleetSyncStatus;
+      const update = templateRevision(spec);
       const selected = selectClusters(settings.inventory.list(owner.namespace), spec.clusters);
+      const plan = planOf(settings, obj, owner, selected, update, previous);
+      const targets = targetsOf(settings, owner, selected, plan, update, previous.currentRevision);
+      const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
+      await settings.revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
       const states = new Map<string, ClusterState>();
-      await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, revision, log)));
-      const wanted = new Set(selected.map((c) => `${spec.kind}/${desiredName(owner, c)}`));
+      await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, targets.get(cluster.name), update, log)));
+      for (const [cluster, failed] of plan?.failed ?? []) states.set(cluster, failed);
+      const wanted = new Set(selected.map((c) => `${targets.get(c.name)?.data.kind ?? spec.kind}/${childName(owner.name, c.name)}`));
       const leaving = childrenOf(obj).filter(({ kind, child }) => !wanted.has(`${kind}/${child.metadata.name}`) && !child.metadata.deletionTimestamp);
       await Promise.all(leaving.map(({ kind, child }) => deleteChild(kind, child)));
       if (leaving.length > 0) log.info({ children: leaving.map(({ child }) => child.metadata.name) }, 'children of clusters no longer selected deleted');
-      let next = fleetStatus(status as FleetSyncStatus, states, revision, generation);
+      let next = withRollout(fleetStatus(previous, states, update, generation), plan, generation);
       if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
-      await report(deps, obj, status as FleetSyncStatus, next, log);
-      return {};
+      await report(deps, obj, previous, next, log);
+      return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
     },
   };
 }
 
-function desiredName(owner: FleetOwner, cluster: InventoryCluster): string {
-  return desiredChild(owner, cluster, '', []).metadata.name!;
+/** The rollout's phase, waves and message on the status; a halted, paused or held rollout says so in Ready. */
+function withRollout(status: FleetSyncStatus, plan: RolloutPlan | undefined, generation: number | undefined): FleetSyncStatus {
+  if (!plan) {
+    const { waves: _waves, message: _message, ...rest } = status;
+    return rest;
+  }
+  const next: FleetSyncStatus = { ...status, waves: plan.waves };
+  if (plan.message !== undefined) next.message = plan.message;
+  else delete next.message;
+  if (status.phase === 'Complete') return next;
+  next.phase = plan.phase;
+  const held: Partial<Record<FleetPhase, [Condition['status'], string]>> = {
+    Halted: ['False', Reason.RolloutHalted],
+    Paused: ['Unknown', Reason.Progressing],
+    AwaitingApproval: ['Unknown', Reason.Progressing],
+    Soaking: ['Unknown', Reason.Progressing],
+  };
+  const how = held[plan.phase];
+  if (how && plan.message) {
+    next.conditions = setCondition(next.conditions, { type: ConditionType.Ready, status: how[0], reason: how[1], message: plan.message, observedGeneration: generation });
+  }
+  return next;
 }
 
 /**
@@ -153,6 +192,20 @@ function childMatches(live: KubeObject, desired: KubeObject): boolean {
   );
 }
 
+/**
+ * Why a wave's gates are not met (`Sync/smoke (NotReady), ...`), read from
+ * the dependency graph's cache; their changes wake the FleetSync (the graph
+ * indexes gates as dependencies that hold nothing but their wave).
+ */
+export function gateUnmet(graph: Pick<DependencyGraph, 'get'>, owner: Pick<FleetOwner, 'namespace'>, wave: WaveSpec, allowCrossNamespaceRefs: boolean): string | undefined {
+  const unmet = (wave.gates?.dependsOn ?? []).flatMap((d) => {
+    const node = { kind: d.kind, namespace: d.namespace ?? owner.namespace, name: d.name };
+    const reason = node.namespace !== owner.namespace && !allowCrossNamespaceRefs ? 'Forbidden' : unmetReason(graph.get(node), d.requiredStatus);
+    return reason ? [`${displayNode(node, owner.namespace)} (${reason})`] : [];
+  });
+  return unmet.length > 0 ? unmet.join(', ') : undefined;
+}
+
 /** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready. */
 async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger): Promise<void> {
   if (!(await deps.writer.updateStatus(obj, next as Record<string, unknown>))) return;
@@ -160,6 +213,6 @@ async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncSta
   const was = before.conditions?.find((c) => c.type === ConditionType.Ready);
   if (!ready || (ready.reason === was?.reason && ready.status === was?.status)) return;
   log.info({ reason: ready.reason, message: ready.message }, 'fleet status');
-  if (ready.reason === Reason.ClustersFailing) await deps.events.record(obj, 'Warning', ready.reason, ready.message);
+  if (ready.reason === Reason.ClustersFailing || ready.reason === Reason.RolloutHalted) await deps.events.record(obj, 'Warning', ready.reason, ready.message);
   else if (ready.status === 'True') await deps.events.record(obj, 'Normal', ready.reason, ready.message);
 }

@@ -9,7 +9,9 @@ import type { ControllerFactory, Manager } from '../runtime/manager.js';
 import { ObjectWriter } from '../runtime/object-writer.js';
 import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
-import { fleetSyncReconciler, followChildren } from './fleetsync.js';
+import { FleetRevisions } from './fleet-revisions.js';
+import { fleetSyncReconciler, followChildren, gateUnmet } from './fleetsync.js';
+import { FLEETSYNC_LABEL } from '../fleet/children.js';
 import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
 import { ProxySyncReconciler } from './proxysync.js';
@@ -219,7 +221,10 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
   for (const kind of ['ProxySync', 'RemoteSync'] as const) {
     followChildren(shared.informers[kind], (key) => enqueue('FleetSync', key, `${kind} child changed`));
   }
+  const revisionInformer = await m.cache.informer('apps/v1', 'ControllerRevision', { namespace: m.opts.namespace, labelSelector: FLEETSYNC_LABEL });
   const reconciler = fleetSyncReconciler(deps, {
+    revisions: new FleetRevisions(m.client, revisionInformer),
+    gateUnmet: (owner, wave) => gateUnmet(shared.graph, owner, wave, settings.allowCrossNamespaceRefs ?? false),
     client: m.client,
     discovery: m.cache.discovery,
     inventory,

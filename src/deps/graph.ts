@@ -248,11 +248,12 @@ export class DependencyGraph {
 
 /**
  * A FleetSync's entry of kind FleetSync is per cluster (each child waits for
- * the same cluster's child of it): it gates nothing of the FleetSync itself,
- * but a cycle through it, or a namespace it may not name, is still its to say.
+ * the same cluster's child of it), and a wave's gate holds that wave: neither
+ * gates the FleetSync itself, but a cycle through it, or a namespace it may
+ * not name, is still its to say.
  */
 function perCluster(self: SyncNode, dep: Dependency, reason: PendingReason | undefined): boolean {
-  return self.kind === 'FleetSync' && dep.kind === 'FleetSync' && reason !== 'Cycle' && reason !== 'Forbidden';
+  return self.kind === 'FleetSync' && (dep.kind === 'FleetSync' || dep.gate === true) && reason !== 'Cycle' && reason !== 'Forbidden';
 }
 
 function pendingEntry(dep: Dependency, namespace: string, reason: PendingReason): PendingDependency {

@@ -12,6 +12,8 @@ export interface SyncNode {
 /** One entry of `dependsOn`, with its defaults filled in. */
 export interface Dependency extends SyncNode {
   requiredStatus: RequiredStatus;
+  /** A gate of a FleetSync's rollout wave (`spec.rollout.waves[].gates.dependsOn`): it holds that wave, not the FleetSync. */
+  gate?: true;
 }
 
 /** `Kind/namespace/name`: the key of a node in the graph and its index. */
@@ -45,11 +47,11 @@ export function nodeOf(kind: Kind, obj: KubeObject): SyncNode {
  * in, entries without a name skipped, duplicates dropped.
  */
 export function dependenciesOf(obj: KubeObject): Dependency[] {
-  const spec = obj.spec as { dependsOn?: unknown } | undefined;
-  if (!Array.isArray(spec?.dependsOn)) return [];
+  const entries = declaredEntries(obj);
+  if (entries.length === 0) return [];
   const seen = new Set<string>();
   const out: Dependency[] = [];
-  for (const raw of spec.dependsOn as Record<string, unknown>[]) {
+  for (const { raw, gate } of entries) {
     if (typeof raw?.name !== 'string' || raw.name === '') continue;
     const kind = raw.kind === undefined ? 'Sync' : raw.kind;
     if (!isKind(kind)) continue;
@@ -62,7 +64,19 @@ export function dependenciesOf(obj: KubeObject): Dependency[] {
     const key = nodeKey(dep);
     if (seen.has(key)) continue;
     seen.add(key);
+    if (gate) dep.gate = true;
     out.push(dep);
   }
   return out;
+}
+
+/** The raw entries: `spec.dependsOn`, then a FleetSync's wave gates (`spec.rollout.waves[].gates.dependsOn`). */
+function declaredEntries(obj: KubeObject): { raw: Record<string, unknown>; gate: boolean }[] {
+  const spec = obj.spec as { dependsOn?: unknown; rollout?: { waves?: { gates?: { dependsOn?: unknown } }[] } } | undefined;
+  const list = (value: unknown): Record<string, unknown>[] => (Array.isArray(value) ? (value as Record<string, unknown>[]) : []);
+  const waves = Array.isArray(spec?.rollout?.waves) ? spec.rollout.waves : [];
+  return [
+    ...list(spec?.dependsOn).map((raw) => ({ raw, gate: false })),
+    ...waves.flatMap((w) => list(w?.gates?.dependsOn)).map((raw) => ({ raw, gate: true })),
+  ];
 }

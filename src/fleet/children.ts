@@ -14,6 +14,8 @@ export const FLEETSYNC_LABEL = 'syncprims.dev/fleetsync';
 export const FLEET_CLUSTER_LABEL = 'syncprims.dev/cluster';
 /** On each child: the template revision it was given. */
 export const FLEET_REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
+/** On each child: when it was given that revision (for a rollout's progress deadline). */
+export const FLEET_ADMITTED_ANNOTATION = 'syncprims.dev/fleet-admitted-at';
 /** The field manager of the children's server-side applies. */
 export const FLEET_FIELD_MANAGER = 'syncprims-fleet';
 
@@ -60,15 +62,17 @@ export function childDependencies(spec: FleetSyncSpec, cluster: string, kindOf: 
     });
 }
 
-/** The child of `owner` for `cluster`, at `revision`. */
-export function desiredChild(owner: FleetOwner, cluster: FleetCluster, revision: string, dependsOn: DependencyRef[]): KubeObject {
+/** The child of `owner` for `cluster`, at `revision` (given at `admittedAt`, an RFC 3339 time). */
+export function desiredChild(owner: FleetOwner, cluster: FleetCluster, revision: string, dependsOn: DependencyRef[], admittedAt?: string): KubeObject {
   const { spec } = owner;
   const kind = spec.kind;
+  const annotations: Record<string, string> = { [FLEET_REVISION_ANNOTATION]: revision };
+  if (admittedAt !== undefined) annotations[FLEET_ADMITTED_ANNOTATION] = admittedAt;
   const metadata: KubeObject['metadata'] = {
     name: childName(owner.name, cluster.name),
     namespace: owner.namespace,
     labels: { [FLEETSYNC_LABEL]: owner.name, [FLEET_CLUSTER_LABEL]: cluster.name },
-    annotations: { [FLEET_REVISION_ANNOTATION]: revision },
+    annotations,
     ownerReferences: [{ apiVersion: API_VERSION, kind: 'FleetSync', name: owner.name, uid: owner.uid, controller: true }],
   };
   const common: Record<string, unknown> = { ...cluster.ref };

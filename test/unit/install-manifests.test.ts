@@ -116,6 +116,7 @@ describe('--multi-tenant', () => {
       }
     }
     expect([...writes].sort()).toEqual([
+      'ClusterRole:controllerrevisions:create,patch,delete',
       'ClusterRole:events:create,patch',
       'ClusterRole:fleetsyncs/finalizers:update',
       'ClusterRole:fleetsyncs/status:update,patch',

@@ -1,0 +1,100 @@
+// Where each cluster's child of a FleetSync goes this reconcile: the
+// rollout's plan (rollout.ts) from where the children stand, and the revision
+// each child is made of (the update revision where admitted, else the one it
+// has, kept in a ControllerRevision).
+import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
+import type { InventoryCluster } from '../clusters/inventory.js';
+import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, type FleetOwner } from '../fleet/children.js';
+import { clusterState } from '../fleet/fleet-status.js';
+import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
+import type { Requester } from '../kube/client.js';
+import type { Discovery } from '../kube/discovery.js';
+import type { KubeObject, ResourceInfo } from '../kube/resources.js';
+import type { Informer } from '../runtime/informer.js';
+import type { FleetRevisions, RevisionData } from './fleet-revisions.js';
+
+/** On a FleetSync: the waves approved, as `<revision>/<wave>` separated by commas (`syncprims rollout approve`). */
+export const ROLLOUT_APPROVED_ANNOTATION = 'syncprims.dev/rollout-approved';
+
+export interface FleetSettings {
+  /** The managing cluster, where FleetSyncs and their children live. */
+  client: Requester;
+  discovery: Discovery;
+  inventory: { list(namespace: string): InventoryCluster[] };
+  /** The shared informers and resources of the two child kinds. */
+  children: Record<FleetChildKind, { informer: Informer<KubeObject>; resource: ResourceInfo }>;
+  revisions: FleetRevisions;
+  /** Why a wave's gates (`gates.dependsOn`) are not met; undefined when they are. */
+  gateUnmet: (owner: FleetOwner, wave: WaveSpec) => string | undefined;
+}
+
+/** What one cluster's child is made of: a revision, what it holds, and when the child took it. */
+export interface Target {
+  revision: string;
+  data: RevisionData;
+  admittedAt?: string;
+}
+
+/** The FleetSync's child for `cluster` of `kind`, as the cache has it. */
+export function liveChildOf(settings: Pick<FleetSettings, 'children'>, owner: FleetOwner, kind: FleetChildKind, cluster: string): KubeObject | undefined {
+  return settings.children[kind].informer.store.get(`${owner.namespace}/${childName(owner.name, cluster)}`);
+}
+
+/**
+ * What each selected cluster's child is made of now: the update revision
+ * where the rollout admits it (all, without a rollout); else the revision
+ * it has (kept as it is when that revision is no longer kept); a cluster
+ * without a child gets the current revision.
+ */
+export function targetsOf(
+settings: FleetSettings,
+owner: FleetOwner,
+selected: InventoryCluster[],
+plan: RolloutPlan | undefined,
+update: string,
+current: string | undefined,
+): Map<string, Target | undefined> {
+  const now = new Date().toISOString();
+  const targets = new Map<string, Target | undefined>();
+  for (const cluster of selected) {
+    const live = liveChildOf(settings, owner, owner.spec.kind, cluster.name);
+    const has = live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION];
+    const admittedAt = live?.metadata.annotations?.[FLEET_ADMITTED_ANNOTATION];
+    if (!plan || plan.update.has(cluster.name)) {
+      targets.set(cluster.name, { revision: update, data: { kind: owner.spec.kind, template: owner.spec.template }, admittedAt: has === update ? admittedAt : now });
+      continue;
+    }
+    const keep = has ?? current;
+    const data = keep === undefined ? undefined : settings.revisions.data(owner, keep);
+    targets.set(cluster.name, keep !== undefined && data ? { revision: keep, data, admittedAt: has === keep ? admittedAt : now } : undefined);
+  }
+  return targets;
+}
+
+/** The rollout's plan, from where each selected cluster stands before this reconcile writes anything. */
+export function planOf(settings: FleetSettings, obj: KubeObject, owner: FleetOwner, selected: InventoryCluster[], update: string, previous: FleetSyncStatus): RolloutPlan | undefined {
+  const rollout = owner.spec.rollout;
+  if (!rollout) return undefined;
+  const approvals = new Set((obj.metadata.annotations?.[ROLLOUT_APPROVED_ANNOTATION] ?? '').split(',').map((a) => a.trim()));
+  const members: RolloutMember[] = selected.map((cluster) => {
+    const live = liveChildOf(settings, owner, owner.spec.kind, cluster.name);
+    const admittedAt = Date.parse(live?.metadata.annotations?.[FLEET_ADMITTED_ANNOTATION] ?? '');
+    return {
+      name: cluster.name,
+      labels: cluster.labels,
+      revision: live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION],
+      state: clusterState(live, update),
+      admittedAt: Number.isNaN(admittedAt) ? undefined : admittedAt,
+    };
+  });
+  return planRollout({
+    rollout,
+    update,
+    previous,
+    members,
+    now: Date.now(),
+    approved: (wave) => approvals.has(`${update}/${wave}`),
+    gateUnmet: (wave) => settings.gateUnmet(owner, wave),
+  });
+}
+

@@ -1,0 +1,172 @@
+import { describe, expect, test } from '@jest/globals';
+import type { FleetSyncStatus, RolloutSpec } from '../../src/api/fleet.js';
+import type { ClusterState } from '../../src/fleet/fleet-status.js';
+import { planRollout, type RolloutInput, type RolloutMember } from '../../src/fleet/rollout.js';
+
+const NOW = Date.parse('2026-11-28T10:00:00Z');
+const U = 'new';
+const OLD = 'old';
+
+type Where = 'old-ready' | 'new-ready' | 'new-progressing' | 'new-failed' | 'old-failed' | 'new-unreachable' | 'none';
+const STATES: Record<Where, { revision?: string; state: ClusterState }> = {
+  'old-ready': { revision: OLD, state: { state: 'progressing', updated: false } },
+  'new-ready': { revision: U, state: { state: 'ready' } },
+  'new-progressing': { revision: U, state: { state: 'progressing', updated: true } },
+  'new-failed': { revision: U, state: { state: 'failed', updated: true, reason: 'ApplyFailed', message: 'no' } },
+  'old-failed': { revision: OLD, state: { state: 'failed', updated: false, reason: 'ApplyFailed', message: 'no' } },
+  'new-unreachable': { revision: U, state: { state: 'unreachable', updated: true, message: 'down' } },
+  none: { state: { state: 'progressing', updated: false } },
+};
+
+/** Clusters `name:where:tier`. */
+function members(...specs: string[]): RolloutMember[] {
+  return specs.map((s) => {
+    const [name, where, tier = 'rest'] = s.split(':') as [string, Where, string?];
+    return { name, labels: { tier }, ...STATES[where], admittedAt: where.startsWith('new') ? NOW - 60_000 : undefined };
+  });
+}
+
+const twoWaves: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest' }] };
+
+function plan(rollout: RolloutSpec, ms: RolloutMember[], over: Partial<RolloutInput> = {}) {
+  return planRollout({ rollout, update: U, previous: {}, members: ms, now: NOW, approved: () => false, gateUnmet: () => undefined, ...over });
+}
+const sorted = (s: Set<string>) => [...s].sort();
+
+describe('waves in order', () => {
+  test('only the first wave is admitted while it is not Ready; the rest keep their revision', () => {
+    const p = plan(twoWaves, members('a:old-ready:canary', 'b:old-ready', 'c:old-ready'));
+    expect(sorted(p.update)).toEqual(['a']);
+    expect(p.phase).toBe('Progressing');
+    expect(p.waves.map((w) => [w.name, w.members])).toEqual([
+      ['canary', ['a']],
+      ['rest', ['b', 'c']],
+    ]);
+  });
+
+  test('the next wave starts once the one before is Ready with the revision', () => {
+    const p = plan(twoWaves, members('a:new-ready:canary', 'b:old-ready', 'c:old-ready'));
+    expect(sorted(p.update)).toEqual(['a', 'b', 'c']);
+  });
+
+  test('Complete once every wave is Ready', () => {
+    expect(plan(twoWaves, members('a:new-ready:canary', 'b:new-ready')).phase).toBe('Complete');
+  });
+
+  test('maxInFlight: at most so many of a wave take the revision at once; Ready ones free their place', () => {
+    const rollout: RolloutSpec = { maxInFlight: 2 };
+    expect(sorted(plan(rollout, members('a:old-ready', 'b:old-ready', 'c:old-ready', 'd:old-ready')).update)).toEqual(['a', 'b']);
+    expect(sorted(plan(rollout, members('a:new-ready', 'b:new-progressing', 'c:old-ready', 'd:old-ready')).update)).toEqual(['a', 'b', 'c']);
+  });
+
+  test('membership is kept from the status while the same revision rolls; a newcomer is placed by its labels', () => {
+    const previous: FleetSyncStatus = {
+      updateRevision: U,
+      waves: [
+        { name: 'canary', clusters: 1, updated: 0, ready: 0, failed: 0, unreachable: 0, members: ['b'] },
+        { name: 'rest', clusters: 1, updated: 0, ready: 0, failed: 0, unreachable: 0, members: ['a'] },
+      ],
+    };
+    const p = plan(twoWaves, members('a:old-ready:canary', 'b:old-ready', 'n:none:canary'), { previous });
+    expect(p.waves.map((w) => w.members)).toEqual([['b', 'n'], ['a']]);
+    expect(sorted(p.update)).toEqual(['b', 'n']);
+    // Another revision: decided again from the labels.
+    expect(plan(twoWaves, members('a:old-ready:canary', 'b:old-ready'), { previous: { ...previous, updateRevision: 'older' } }).waves[0]!.members).toEqual(['a']);
+  });
+
+  test('clusters no wave selects go last, or halt the rollout with unmatched: Error', () => {
+    const only: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }] };
+    expect(plan(only, members('a:new-ready:canary', 'b:old-ready')).waves.map((w) => w.name)).toEqual(['canary', 'unmatched']);
+    const p = plan({ ...only, unmatched: 'Error' }, members('a:old-ready:canary', 'b:old-ready'));
+    expect(p.phase).toBe('Halted');
+    expect(p.update.size).toBe(0);
+    expect(p.message).toContain('b');
+  });
+});
+
+describe('failure is a state', () => {
+  test('past maxFailures the rollout halts: no more admitted, the updated keep it', () => {
+    const p = plan({ maxInFlight: 1 }, members('a:new-failed', 'b:old-ready', 'c:old-ready'));
+    expect(p.phase).toBe('Halted');
+    expect(sorted(p.update)).toEqual(['a']);
+    expect(p.message).toContain('wave all: 1 failing (at most 0): a');
+  });
+
+  test('within maxFailures it goes on', () => {
+    const p = plan({ maxInFlight: 1, maxFailures: 1 }, members('a:new-failed', 'b:old-ready', 'c:old-ready'));
+    expect(p.phase).toBe('Progressing');
+    expect(sorted(p.update)).toEqual(['a', 'b']);
+  });
+
+  test('a halt in the first wave never reaches the second', () => {
+    const p = plan(twoWaves, members('a:new-failed:canary', 'b:old-ready', 'c:old-ready'));
+    expect(p.phase).toBe('Halted');
+    expect(sorted(p.update)).toEqual(['a']);
+  });
+
+  test('not Ready by the progress deadline is failure', () => {
+    const ms = members('a:new-progressing', 'b:old-ready');
+    ms[0]!.admittedAt = NOW - 16 * 60_000;
+    const p = plan({ maxInFlight: 1 }, ms);
+    expect(p.phase).toBe('Halted');
+    expect(p.failed.get('a')).toMatchObject({ state: 'failed', reason: 'ProgressDeadlineExceeded' });
+    const early = plan({ maxInFlight: 1 }, members('a:new-progressing', 'b:old-ready'));
+    expect(early.phase).toBe('Progressing');
+    expect(early.wakeInMs).toBe(14 * 60_000 + 1);
+  });
+
+  test('a cluster failing at an older revision fixes forward at once, outside maxInFlight, even in a later wave', () => {
+    const p = plan({ ...twoWaves, maxInFlight: 1 }, members('a:old-ready:canary', 'b:old-failed', 'c:old-ready'));
+    expect(sorted(p.update)).toEqual(['a', 'b']);
+  });
+
+  test('unreachable: Wait holds the wave, Skip lets it go on, Fail counts it', () => {
+    const ms = () => members('a:new-unreachable:canary', 'b:old-ready');
+    expect(sorted(plan(twoWaves, ms()).update)).toEqual(['a']);
+    expect(sorted(plan({ ...twoWaves, onUnreachable: 'Skip' }, ms()).update)).toEqual(['a', 'b']);
+    const fail = plan({ ...twoWaves, onUnreachable: 'Fail' }, ms());
+    expect(fail.phase).toBe('Halted');
+    expect(fail.failed.get('a')).toMatchObject({ reason: 'ClusterUnreachable' });
+  });
+});
+
+describe('gates', () => {
+  test('soak: the next wave waits until the wave has been Ready for its soak, kept across reconciles', () => {
+    const rollout: RolloutSpec = { ...twoWaves, soak: '10m' };
+    const first = plan(rollout, members('a:new-ready:canary', 'b:old-ready'));
+    expect(first.phase).toBe('Soaking');
+    expect(sorted(first.update)).toEqual(['a']);
+    expect(first.waves[0]!.soakUntil).toBe('2026-11-28T10:10:00.000Z');
+    expect(first.wakeInMs).toBe(10 * 60_000);
+    const previous: FleetSyncStatus = { updateRevision: U, waves: first.waves };
+    const later = plan(rollout, members('a:new-ready:canary', 'b:old-ready'), { previous, now: NOW + 10 * 60_000 });
+    expect(sorted(later.update)).toEqual(['a', 'b']);
+    // A wave that stopped being Ready starts its soak again once it is.
+    const dropped = plan(rollout, members('a:new-progressing:canary', 'b:old-ready'), { previous, now: NOW + 5 * 60_000 });
+    expect(dropped.waves[0]!.soakUntil).toBeUndefined();
+  });
+
+  test('paused: nothing more is admitted', () => {
+    const p = plan({ ...twoWaves, paused: true }, members('a:new-ready:canary', 'b:old-ready'));
+    expect(p.phase).toBe('Paused');
+    expect(sorted(p.update)).toEqual(['a']);
+  });
+
+  test('approval: the wave waits for it, for this revision', () => {
+    const rollout: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest', approval: true }] };
+    const ms = () => members('a:new-ready:canary', 'b:old-ready');
+    const waiting = plan(rollout, ms());
+    expect(waiting.phase).toBe('AwaitingApproval');
+    expect(sorted(waiting.update)).toEqual(['a']);
+    const approved = plan(rollout, ms(), { approved: (w) => w === 'rest' });
+    expect(sorted(approved.update)).toEqual(['a', 'b']);
+    expect(approved.waves[1]!.approved).toBe(true);
+  });
+
+  test('gates.dependsOn: the wave waits while they are not met, and says which', () => {
+    const rollout: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest', gates: { dependsOn: [{ kind: 'Sync', name: 'smoke', requiredStatus: 'Current' }] } }] };
+    const p = plan(rollout, members('a:new-ready:canary', 'b:old-ready'), { gateUnmet: (w) => (w.name === 'rest' ? 'Sync/smoke (NotReady)' : undefined) });
+    expect(sorted(p.update)).toEqual(['a']);
+    expect(p.message).toBe('wave rest waits for its gates: Sync/smoke (NotReady)');
+  });
+});
