@@ -10,18 +10,14 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, CLI, runCli, tableCells, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { applyProxySync, applyRemoteSync, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
 import { applySync, getSync, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const KUBECONFIG = kubeconfigPath(CLUSTER);
 let client: KubeClient;
-const ns = useTestNamespace(CLUSTER, 'cli-get');
-useSyncOperator(CLUSTER, ns, (c) => {
-  client = c;
-});
+const ns = useOperatedNamespace(CLUSTER, 'cli-get', (o) => ({ client } = o));
 
 const ESC = '\x1b';
 const HEADER = ['KIND', 'NAME', 'READY', 'REASON', 'REVISION', 'CLUSTER', 'PENDING', 'AGE'];
@@ -136,13 +132,13 @@ describe('exit codes and errors', () => {
   test('2: bad usage (an unknown flag, a bad value, a name that is not kind/name)', async () => {
     const [flag, output, selector, name, across] = await Promise.all([
       get('--bogus'),
-      get('-o', 'wide'),
+      get('-o', 'xml'),
       get('--status-selector', 'stalled=true'),
       get('good'),
       runCli(['get', 'sync/good', '-A', '--kubeconfig', KUBECONFIG]),
     ]);
     expect(flag).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("error: unknown option '--bogus'") });
-    expect(output).toMatchObject({ code: 2, stderr: expect.stringContaining("argument 'wide' is invalid") });
+    expect(output).toMatchObject({ code: 2, stderr: expect.stringContaining("argument 'xml' is invalid") });
     expect(selector).toMatchObject({ code: 2, stderr: expect.stringContaining('--status-selector "stalled=true": want ready=true') });
     expect(name).toMatchObject({ code: 2, stderr: expect.stringContaining('name a sync as kind/name, e.g. sync/good') });
     expect(across).toMatchObject({ code: 2, stderr: expect.stringContaining('use -n instead of -A') });
