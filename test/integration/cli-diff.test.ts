@@ -8,11 +8,10 @@ import { parse, stringify } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, closedPort, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
-import { clusterClient, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
+import { kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { useRemoteNamespace } from '../support/remote-namespace.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret } from '../support/remote.js';
 import { applySync, find, getSync, syncPath, waitForReady } from '../support/syncs.js';
 
@@ -22,10 +21,9 @@ const KUBECONFIG = kubeconfigPath(HOME);
 let mgmt: KubeClient;
 let edge: KubeClient;
 let dir: string;
-const ns = useTestNamespace(HOME, 'cli-diff');
-useSyncOperator(HOME, ns, (c) => {
-  mgmt = c;
-});
+const ns = useOperatedNamespace(HOME, 'cli-diff', (o) => ({ client: mgmt } = o));
+// No operator runs in edge-1; the RemoteSync applies the namespace there.
+useRemoteNamespace(EDGE, ns, { create: false, ready: (c) => (edge = c) });
 
 const ESC = '\x1b';
 const diff = (...args: string[]) => runCli(['diff', '--kubeconfig', KUBECONFIG, '-n', ns(), ...args]);
@@ -61,8 +59,6 @@ async function suspend(plural: string, name: string): Promise<void> {
 beforeAll(async () => {
   assertCliBuilt();
   dir = tempDir();
-  edge = await clusterClient(EDGE);
-  await installCrds(EDGE);
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf(EDGE));
   await mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: configMap('proxy-src', { 'cm.yaml': stringify(configMap('proxied', { p: '1' })) }) });
   await applySync(mgmt, ns(), 'app', appSpec());
@@ -77,11 +73,8 @@ beforeAll(async () => {
   });
 }, 120_000);
 
-afterAll(async () => {
+afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
-  if (!edge) return;
-  await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
-  await releaseSyncFinalizers(edge, ns());
 });
 
 describe('unchanged', () => {

@@ -4,17 +4,17 @@
 // stuck), a dependency cycle, a dependency that does not exist, a CRD missing
 // in a remote cluster, a ProxySync whose cluster runs no operator for it, and
 // finally the operator itself killed (its liveness Lease left to lapse).
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
 import type { Finding } from '../../src/cli/doctor/doctor-findings.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 import { assertCliBuilt, closedPort, runCli, tableCells } from '../support/cli.js';
-import { clusterClient, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
+import { kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import type { OperatorProcess } from '../support/operator.js';
+import { useRemoteNamespace } from '../support/remote-namespace.js';
 import { applyProxySync, applyRemoteSync, getRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
 import { applySync, getSync, readyOf, syncPath, waitForReady } from '../support/syncs.js';
 
@@ -22,17 +22,10 @@ const CLUSTER = 'mgmt';
 const KUBECONFIG = kubeconfigPath(CLUSTER);
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'cli-doctor');
 // A short liveness Lease: a killed operator shows as gone within 3 s.
-useSyncOperator(
-  CLUSTER,
-  ns,
-  (c, o) => {
-    client = c;
-    op = o;
-  },
-  ['--liveness-lease-duration', '3s'],
-);
+const ns = useOperatedNamespace(CLUSTER, 'cli-doctor', (o) => ({ client, op } = o), ['--liveness-lease-duration', '3s']);
+// The ProxySync's namespace in edge-2, made by the ProxySync (no operator runs there for it: nothing holds its Sync).
+useRemoteNamespace('edge-2', ns, { create: false });
 
 const doctor = (...args: string[]) => runCli(['doctor', '--kubeconfig', KUBECONFIG, '-n', ns(), ...args]);
 const findingsOf = async (...args: string[]): Promise<{ code: number; findings: Finding[] }> => {
@@ -47,14 +40,7 @@ beforeAll(async () => {
     putKubeconfigSecret(client, ns(), 'edge-2-kubeconfig', await kubeconfigOf('edge-2')),
     // A cluster whose API server is gone: nothing listens on its port.
     putKubeconfigSecret(client, ns(), 'dead', kubeconfigViaPort('edge-1', await closedPort()).exportConfig()),
-    installCrds('edge-2'),
   ]);
-});
-
-afterAll(async () => {
-  // The ProxySync's namespace in edge-2 (no operator runs there for it: nothing holds its Sync).
-  const edge2 = await clusterClient('edge-2');
-  await edge2.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
 });
 
 describe('syncprims doctor', () => {

@@ -1,17 +1,17 @@
 // `syncprims events` as a user runs it (a real process, stdout a pipe): the
 // Events of a Sync, a RemoteSync and a ProxySync and of what they applied
 // (in edge-1 for the last two), in time order.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { parse } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, closedPort, runCli, tableCells } from '../support/cli.js';
-import { clusterClient, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
+import { kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { useRemoteNamespace } from '../support/remote-namespace.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret } from '../support/remote.js';
 import { applySync, getSync, waitForReady } from '../support/syncs.js';
 
@@ -20,10 +20,9 @@ const EDGE = 'edge-1';
 const KUBECONFIG = kubeconfigPath(HOME);
 let mgmt: KubeClient;
 let edge: KubeClient;
-const ns = useTestNamespace(HOME, 'cli-events');
-useSyncOperator(HOME, ns, (c) => {
-  mgmt = c;
-});
+const ns = useOperatedNamespace(HOME, 'cli-events', (o) => ({ client: mgmt } = o));
+// No operator runs in edge-1; the RemoteSync applies the namespace there.
+useRemoteNamespace(EDGE, ns, { create: false, ready: (c) => (edge = c) });
 
 const ESC = '\x1b';
 /** A namespace no operator watches: the status of a Sync there is what the test writes. */
@@ -81,8 +80,6 @@ let applied: EventObject;
 
 beforeAll(async () => {
   assertCliBuilt();
-  edge = await clusterClient(EDGE);
-  await installCrds(EDGE);
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf(EDGE));
   await putKubeconfigSecret(mgmt, ns(), 'edge-rs', await kubeconfigOf(EDGE));
   await applySync(mgmt, ns(), 'app', { source: { inline: [configMap('app-cm')] } });
@@ -105,12 +102,6 @@ beforeAll(async () => {
   await recordEvent(mgmt, sync, { type: 'Normal', reason: 'Second', message: 'on the sync', last: shift(applied.lastTimestamp, -60) });
   await recordEvent(mgmt, { ...cm, apiVersion: 'v1', kind: 'ConfigMap' }, { type: 'Normal', reason: 'Third', message: 'line one\nline two', last: shift(applied.lastTimestamp, -30) });
 }, 120_000);
-
-afterAll(async () => {
-  if (!edge) return;
-  await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
-  await releaseSyncFinalizers(edge, ns());
-});
 
 describe('text from the cluster', () => {
   test('an Event message and a condition message with escape sequences and control characters: printed without them', async () => {

@@ -1,14 +1,13 @@
 // `syncprims reconcile`, `suspend` and `resume` as a user runs them (a real
 // process, stdout a pipe) against syncs of the three kinds: an operator on
 // mgmt, and one on edge-1 for the Sync that the ProxySync keeps there.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import { assertCliBuilt, runCli } from '../support/cli.js';
-import { clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
+import { kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess, useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { useRemoteNamespace } from '../support/remote-namespace.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
 import { applySync, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
@@ -18,21 +17,9 @@ const KUBECONFIG = kubeconfigPath(HOME);
 const REQUEST = 'syncprims.dev/reconcile-requested-at';
 let mgmt: KubeClient;
 let edge: KubeClient;
-const ns = useTestNamespace(HOME, 'cli-drive');
-let spokeStarted: Promise<OperatorProcess> | undefined;
-// edge-1's operator starts while mgmt's does (awaited in the main beforeAll).
-beforeAll(async () => {
-  await ensureClusters([EDGE]);
-  edge = await clusterClient(EDGE);
-  await installCrds(EDGE);
-  // The RemoteSync applies into this namespace of edge-1; the ProxySync's Sync lives there too.
-  await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } });
-  spokeStarted = OperatorProcess.start(EDGE, ['--namespace', ns()]);
-  spokeStarted.catch(() => undefined);
-});
-useSyncOperator(HOME, ns, (c) => {
-  mgmt = c;
-});
+const ns = useOperatedNamespace(HOME, 'cli-drive', (o) => ({ client: mgmt } = o));
+// The RemoteSync applies into this namespace of edge-1; the ProxySync's Sync lives there too, applied by edge-1's operator.
+useRemoteNamespace(EDGE, ns, { operator: [], ready: (c) => (edge = c) });
 
 const cli = (...args: string[]) => runCli([...args, '--kubeconfig', KUBECONFIG, '-n', ns()], { timeoutMs: 60_000 });
 const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data: { a: '1' } });
@@ -45,7 +32,6 @@ const requestIn = (stdout: string): string | undefined => new RegExp(`\\(${REQUE
 beforeAll(async () => {
   assertCliBuilt();
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf(EDGE));
-  await spokeStarted;
   await Promise.all([
     applySync(mgmt, ns(), 'good', { source: { inline: [configMap('good')] } }),
     applySync(mgmt, ns(), 'broken', { source: { configMap: { name: 'missing' } } }),
@@ -61,13 +47,6 @@ beforeAll(async () => {
     waitForReady(mgmt, ns(), 'proxy', 'True', 'Succeeded', 60_000, PROXYSYNCS),
   ]);
 }, 120_000);
-
-afterAll(async () => {
-  await (await spokeStarted?.catch(() => undefined))?.stop('SIGTERM');
-  const client = await clusterClient(EDGE);
-  await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
-  await releaseSyncFinalizers(client, ns());
-});
 
 describe('reconcile', () => {
   test('a Sync: the request is handled, it ends Ready, exit 0', async () => {

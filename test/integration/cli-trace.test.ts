@@ -9,10 +9,9 @@ import { parse } from 'yaml';
 import type { Trace } from '../../src/cli/trace/trace-chain.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
-import { clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess, useSyncOperator } from '../support/operator.js';
+import { kubeconfigPath } from '../support/controlplane.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { useRemoteNamespace } from '../support/remote-namespace.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
 import { applySync, waitForReady, type SyncObject } from '../support/syncs.js';
 
@@ -21,14 +20,11 @@ const EDGE = 'edge-1';
 const ESC = '\x1b';
 let mgmt: KubeClient;
 let edge: KubeClient;
-let spoke: OperatorProcess | undefined;
 let mgmtId = '';
 const live: Record<string, SyncObject> = {};
 const dir = tempDir('syncprims-cli-trace-');
-const ns = useTestNamespace(HOME, 'cli-trace');
-useSyncOperator(HOME, ns, (c) => {
-  mgmt = c;
-});
+const ns = useOperatedNamespace(HOME, 'cli-trace', (o) => ({ client: mgmt } = o));
+useRemoteNamespace(EDGE, ns, { operator: [], ready: (c) => (edge = c) });
 
 const inMgmt = (...args: string[]) => runCli(['trace', '--kubeconfig', kubeconfigPath(HOME), '-n', ns(), ...args]);
 const inEdge = (...args: string[]) => runCli(['trace', '--kubeconfig', kubeconfigPath(EDGE), '-n', ns(), ...args]);
@@ -39,11 +35,6 @@ const short = (revision: string | undefined) => revision?.slice(0, 'sha256:'.len
 
 beforeAll(async () => {
   assertCliBuilt();
-  await ensureClusters([HOME, EDGE]);
-  edge = await clusterClient(EDGE);
-  await installCrds(EDGE);
-  await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } });
-  spoke = await OperatorProcess.start(EDGE, ['--namespace', ns()]);
   mgmtId = (await mgmt.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' })).metadata.uid;
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf(EDGE));
   await applySync(mgmt, ns(), 'local', { source: { inline: [configMap('local-cm')] } });
@@ -57,14 +48,7 @@ beforeAll(async () => {
   live.remote = await waitForReady(edge, ns(), 'proxy', 'True', 'Succeeded');
 }, 120_000);
 
-afterAll(async () => {
-  await spoke?.stop('SIGTERM');
-  if (edge) {
-    await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
-    await releaseSyncFinalizers(edge, ns());
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('an object in the managing cluster', () => {
   test('the text: the object, then the Sync that applied it, its source, revision and state; no escape codes when piped', async () => {

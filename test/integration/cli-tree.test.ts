@@ -3,7 +3,8 @@
 // edge-1: Sync base <- RemoteSync edge (into edge-1) <- ProxySync proxy (a
 // Sync kept in edge-1, applied there by edge-1's operator) <- Sync app <-
 // Sync front; and two RemoteSyncs whose clusters cannot be looked into: one
-// whose cluster (one of this file's own) is stopped, one whose kubeconfig
+// whose cluster is down (edge-2 behind a proxy that the test takes down, as
+// a stopped API server: its port refuses connections), one whose kubeconfig
 // runs a command.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
@@ -12,30 +13,27 @@ import { parse } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { Tree } from '../../src/views/tree-model.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
-import { clusterClient, controlplane, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
-import { installCrds } from '../support/crds.js';
-import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess, useSyncOperator } from '../support/operator.js';
-import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { useRemoteNamespace } from '../support/remote-namespace.js';
+import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
 import { applySync, find, waitForReady } from '../support/syncs.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 
 const HOME = 'mgmt';
 const EDGE = 'edge-1';
-/** A cluster of this file's own, stopped once a RemoteSync has applied to it. */
-const DOWN = 'cli-tree-down';
+/** The cluster taken down (through its proxy) once a RemoteSync has applied to it. */
+const DOWN = 'edge-2';
 const KUBECONFIG = kubeconfigPath(HOME);
 const ESC = '\x1b';
 let mgmt: KubeClient;
 let edge: KubeClient;
-let spoke: OperatorProcess | undefined;
 const dir = tempDir('syncprims-cli-tree-');
 const marker = path.join(dir, 'exec-ran');
 let deadPort = 0;
-const ns = useTestNamespace(HOME, 'cli-tree');
-useSyncOperator(HOME, ns, (c) => {
-  mgmt = c;
-});
+const down = useClusterProxy(DOWN);
+const ns = useOperatedNamespace(HOME, 'cli-tree', (o) => ({ client: mgmt } = o));
+useRemoteNamespace(EDGE, ns, { operator: [], ready: (c) => (edge = c) });
 
 const tree = (...args: string[]) => runCli(['tree', '--kubeconfig', KUBECONFIG, '-n', ns(), ...args]);
 const treeJson = async (target: string): Promise<Tree> => {
@@ -57,18 +55,10 @@ const deployment = () => ({
 
 beforeAll(async () => {
   assertCliBuilt();
-  await ensureClusters([HOME, EDGE, DOWN]);
-  edge = await clusterClient(EDGE);
-  await installCrds(EDGE);
-  await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } });
-  spoke = await OperatorProcess.start(EDGE, ['--namespace', ns()]);
   const edgeKubeconfig = await kubeconfigOf(EDGE);
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', edgeKubeconfig);
-  // What an earlier run left in the stopped cluster goes first.
-  await (await clusterClient(DOWN)).request({ method: 'DELETE', path: '/api/v1/namespaces/default/configmaps', query: { labelSelector: 'syncprims.dev/owner-name=down' } });
-  const downKubeconfig = await kubeconfigOf(DOWN);
-  deadPort = Number(new URL((parse(downKubeconfig) as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server).port);
-  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', downKubeconfig);
+  deadPort = down.proxy().port;
+  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', await down.kubeconfig());
   await putKubeconfigSecret(
     mgmt,
     ns(),
@@ -88,22 +78,19 @@ beforeAll(async () => {
   await applySync(mgmt, ns(), 'app', { dependsOn: [{ kind: 'ProxySync', name: 'proxy' }], wait: false, source: { inline: [configMap('app-cm'), deployment()] } });
   await applySync(mgmt, ns(), 'front', { dependsOn: [{ name: 'app' }], source: { inline: [] } });
   await applyRemoteSync(mgmt, ns(), 'down', { kubeConfig: { secretRef: { name: 'down-kubeconfig' } }, source: { inline: [{ ...configMap('down-cm'), metadata: { name: `${ns()}-down-cm`, namespace: 'default' } }] } });
-  // (In the namespace default: that cluster is stopped before this file's namespace could be deleted there.)
+  // (In the namespace default of edge-2, removed after the tests.)
   await applyRemoteSync(mgmt, ns(), 'tenant', { kubeConfig: { secretRef: { name: 'tenant-kubeconfig' } }, source: { inline: [] } });
   await waitForReady(mgmt, ns(), 'front', 'True', 'Succeeded');
   await waitForReady(mgmt, ns(), 'proxy', 'True', 'Succeeded', undefined, PROXYSYNCS);
   await waitForReady(mgmt, ns(), 'down', 'True', 'Succeeded', undefined, REMOTESYNCS);
   await waitForReady(mgmt, ns(), 'tenant', 'False', 'InvalidKubeconfig', undefined, REMOTESYNCS);
-  // Its cluster stops (its data stays: the next run starts it again).
-  await controlplane(['stop', DOWN]);
+  // Its cluster goes down.
+  await down.proxy().down();
 }, 120_000);
 
 afterAll(async () => {
-  await spoke?.stop('SIGTERM');
-  if (edge) {
-    await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
-    await releaseSyncFinalizers(edge, ns());
-  }
+  const edge2 = await clusterClient(DOWN);
+  await edge2.request({ method: 'DELETE', path: `/api/v1/namespaces/default/configmaps/${ns()}-down-cm` }).catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -2,8 +2,9 @@
 // headless Chromium against an operator on the local control plane. A chain
 // of Syncs, each waiting on a Deployment that the test makes available link
 // by link (as the kubelet would), is seen turning Ready in the page without
-// a reload; a cycle is shown as one; a stopped remote cluster as
-// unreachable; selecting a sync (by mouse or keyboard) shows its objects;
+// a reload; a cycle is shown as one; a remote cluster gone down (edge-2
+// behind a proxy the test takes down: its port refuses connections, as a
+// stopped API server's does) as unreachable; selecting a sync (by mouse or keyboard) shows its objects;
 // axe-core finds no serious violation, on a wide and a narrow window.
 import http from 'node:http';
 import net from 'node:net';
@@ -12,17 +13,17 @@ import type { Browser, Page } from 'playwright-core';
 import type { KubeClient } from '../../src/kube/client.js';
 import { axeViolations, launchChromium } from '../support/browser.js';
 import { runCli } from '../support/cli.js';
-import { clusterClient, controlplane, ensureClusters } from '../support/controlplane.js';
+import { clusterClient } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
-import { applyRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import type { OperatorProcess } from '../support/operator.js';
+import { applyRemoteSync, putKubeconfigSecret, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
 import { applySync, find, waitForReady } from '../support/syncs.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 
 const HOME = 'mgmt';
-/** A cluster of this file's own, stopped once a RemoteSync has applied to it (its data stays: the next run starts it again). */
-const DOWN = 'ui-down';
+/** The cluster taken down (through its proxy) once a RemoteSync has applied to it. */
+const DOWN = 'edge-2';
 const LINKS = 3;
 
 let mgmt: KubeClient;
@@ -34,16 +35,8 @@ let base = '';
 const requests: string[] = [];
 const consoleErrors: string[] = [];
 
-const ns = useTestNamespace(HOME, 'ui');
-useSyncOperator(
-  HOME,
-  ns,
-  (c, o) => {
-    mgmt = c;
-    op = o;
-  },
-  ['--ui-addr', '127.0.0.1:0', '--enable-debug-endpoints'],
-);
+const down = useClusterProxy(DOWN);
+const ns = useOperatedNamespace(HOME, 'ui', (o) => ({ client: mgmt, op } = o), ['--ui-addr', '127.0.0.1:0', '--enable-debug-endpoints']);
 
 /** The operator's informers (`apiVersion|kind|namespace|labels|fields|metadata|full`), from /debug/cache. */
 async function informers(): Promise<string[]> {
@@ -91,11 +84,7 @@ async function pageState(name: string, want: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  await ensureClusters([HOME, DOWN]);
-  const down = await clusterClient(DOWN);
-  // What an earlier run left in the stopped cluster goes first.
-  await down.request({ method: 'DELETE', path: '/api/v1/namespaces/default/configmaps', query: { labelSelector: 'syncprims.dev/owner-name=far' } });
-  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', await kubeconfigOf(DOWN));
+  await putKubeconfigSecret(mgmt, ns(), 'down-kubeconfig', await down.kubeconfig());
   for (let i = 1; i <= LINKS; i++) {
     await applySync(mgmt, ns(), `link-${i}`, { timeout: '10m', source: { inline: [deployment(`web-${i}`)] }, ...(i > 1 ? { dependsOn: [{ name: `link-${i - 1}` }] } : {}) });
   }
@@ -119,6 +108,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  const edge2 = await clusterClient(DOWN);
+  await edge2.request({ method: 'DELETE', path: `/api/v1/namespaces/default/configmaps/${ns()}-far-cm` }).catch(() => undefined);
 });
 
 describe('the web view', () => {
@@ -198,7 +189,7 @@ describe('the web view', () => {
     const cluster = page.locator(`#clusters [data-cluster="${ns()}/down-kubeconfig"]`);
     await eventually('the cluster shown reachable', async () => ((await cluster.getAttribute('data-reachable')) === 'true' ? true : undefined));
     expect(await op.metric('syncprims_cluster_reachable')).toBe(1);
-    await controlplane(['stop', DOWN]);
+    await down.proxy().down();
     // The operator notices (its watches there fail): the page says so from the registry's live
     // reachability, and the RemoteSync, woken by the outage (no reconcile is requested), says so too.
     await eventually('the cluster shown unreachable', async () => ((await cluster.getAttribute('data-reachable')) === 'false' ? true : undefined), 90_000);

@@ -1,11 +1,13 @@
 // Helpers for tests of RemoteSyncs: kubeconfig Secrets of the local
 // clusters, and RemoteSyncs created and waited on by name.
 import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll } from '@jest/globals';
 import { parse, stringify } from 'yaml';
 import { API_VERSION } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { ensureClusters, kubeconfigPath } from './controlplane.js';
+import { clusterClient, ensureClusters, kubeconfigPath, kubeconfigViaPort } from './controlplane.js';
 import { bindRole } from './rbac.js';
+import { StallingProxy } from './stalling-proxy.js';
 import { getSync, syncPath, waitForReady, type SyncObject } from './syncs.js';
 
 export const REMOTESYNCS = 'remotesyncs';
@@ -17,6 +19,26 @@ export async function kubeconfigOf(cluster: string, change: (kc: Record<string, 
   const kc = parse(await readFile(kubeconfigPath(cluster), 'utf8')) as Record<string, unknown>;
   change(kc);
   return stringify(kc);
+}
+
+/**
+ * A cluster the calling file (or describe block) can take down without
+ * stopping a shared one: a StallingProxy in front of the API server of
+ * `cluster`, started before its tests and closed after, and a kubeconfig
+ * naming the proxy. `proxy().down()` closes every connection and refuses new
+ * ones, as the port of a stopped API server does; `proxy().up()` reopens it.
+ */
+export function useClusterProxy(cluster: string): { proxy: () => StallingProxy; kubeconfig: () => Promise<string> } {
+  let proxy: StallingProxy | undefined;
+  beforeAll(async () => {
+    proxy = await StallingProxy.start(Number((await clusterClient(cluster)).server.port));
+  });
+  afterAll(async () => proxy?.close());
+  const started = (): StallingProxy => {
+    if (!proxy) throw new Error(`the proxy in front of ${cluster} exists only inside tests (after beforeAll)`);
+    return proxy;
+  };
+  return { proxy: started, kubeconfig: async () => kubeconfigViaPort(cluster, started().port).exportConfig() };
 }
 
 /**

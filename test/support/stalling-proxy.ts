@@ -4,13 +4,15 @@ import net from 'node:net';
  * A loopback TCP proxy in front of an API server that can stall: existing
  * connections stop passing data (without closing), as a half-open link or a
  * hung middlebox would. New connections pass normally, unless the proxy is a
- * black hole (`blackHole()`): then they are accepted and never answered.
+ * black hole (`blackHole()`): then they are accepted and never answered, or
+ * down (`down()`): then its port refuses them, as a stopped API server's does.
  */
 export class StallingProxy {
   private readonly server: net.Server;
   private readonly pairs = new Set<[net.Socket, net.Socket]>();
   private readonly swallowed = new Set<net.Socket>();
   private swallowing = false;
+  private listeningOn = 0;
 
   private constructor(private readonly target: number) {
     this.server = net.createServer((client) => {
@@ -37,12 +39,20 @@ export class StallingProxy {
 
   static async start(targetPort: number): Promise<StallingProxy> {
     const proxy = new StallingProxy(targetPort);
-    await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
+    await proxy.listen(0);
+    proxy.listeningOn = proxy.port;
     return proxy;
   }
 
+  private listen(port: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject).listen(port, '127.0.0.1', () => (this.server.off('error', reject), resolve()));
+    });
+  }
+
+  /** Its port (the same one while it is down). */
   get port(): number {
-    return (this.server.address() as net.AddressInfo).port;
+    return (this.server.address() as net.AddressInfo | null)?.port ?? this.listeningOn;
   }
 
   /** Existing connections go silent in both directions; returns how many. */
@@ -72,12 +82,27 @@ export class StallingProxy {
     for (const s of this.swallowed) s.destroy();
   }
 
+  /**
+   * As its API server stopped: every open connection is closed and the port
+   * refuses new ones, until `up()` listens on it again. (The server behind it
+   * keeps running: a shared cluster is not stopped for one test.)
+   */
+  async down(): Promise<void> {
+    await this.close();
+  }
+
+  /** Listens on its port again after `down()`: connections pass as before. */
+  async up(): Promise<void> {
+    this.swallowing = false;
+    await this.listen(this.listeningOn);
+  }
+
   async close(): Promise<void> {
     for (const s of this.swallowed) s.destroy();
     for (const [a, b] of this.pairs) {
       a.destroy();
       b.destroy();
     }
-    await new Promise((resolve) => this.server.close(resolve));
+    if (this.server.listening) await new Promise((resolve) => this.server.close(resolve));
   }
 }

@@ -1,5 +1,20 @@
 // Playing the Deployment controller and the kubelet, which the local clusters do not run.
 import type { Requester } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/resources.js';
+
+/** A Deployment of one replica whose image is never pulled here: it stays InProgress until markDeploymentAvailable. */
+export function deploymentOf(name: string, namespace: string): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/app:1' }] } },
+    },
+  };
+}
 
 /**
  * Writes the status a Deployment has once its pods run and are available:
