@@ -54,9 +54,9 @@ function applyFleetSync(name: string, spec: Record<string, unknown>): Promise<Sy
 }
 
 /** A template of one ConfigMap, in the edges' namespace unless another is named. */
-const configMapTemplate = (name: string, namespace?: string) => ({
+const configMapTemplate = (name: string, namespace?: string, value = 'v1') => ({
   spec: {
-    source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { value: 'v1' } }] },
+    source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { value } }] },
     defaultNamespace: namespace ?? edgeNs(),
   },
 });
@@ -213,5 +213,80 @@ describe('FleetSync', () => {
     expect(await eventually('child', async () => ((await children('proxied', PROXYSYNCS)).length === 1 ? true : undefined), 30_000)).toBe(true);
     const remote = await eventually('remote Sync in edge-1', () => find<SyncObject>(edge1, syncPath(edgeNs(), 'proxied')), 60_000);
     expect(remote.spec).toMatchObject({ source: { inline: [expect.objectContaining({ kind: 'ConfigMap' })] } });
+  });
+});
+
+describe('FleetSync rollouts', () => {
+  type Rolled = Fleet & { status?: { phase?: string; message?: string; updateRevision?: string; currentRevision?: string; waves?: { name: string; soakUntil?: string; members?: string[] }[] } };
+  const rolled = (name: string) => getFleet(name) as Promise<Rolled>;
+  const revisionOf = async (child: string): Promise<string | undefined> => (await getSync(mgmt, ns(), child, REMOTESYNCS)).metadata.annotations?.['syncprims.dev/fleet-revision'];
+  const valueIn = async (edge: KubeClient, name: string): Promise<string | undefined> => (await find<{ data?: { value?: string } }>(edge, cmPath(edgeNs(), name)))?.data?.value;
+  const waitPhase = (name: string, phase: string, timeoutMs = 60_000) =>
+    eventually(`${name} ${phase}`, async () => {
+      const f = await rolled(name);
+      return f.status?.phase === phase && f.status.observedGeneration === f.metadata.generation ? f : undefined;
+    }, timeoutMs);
+  const rollout = (extra: Record<string, unknown> = {}) => ({
+    waves: [{ name: 'canary', selector: { matchLabels: { region: 'east' } } }, { name: 'rest' }],
+    ...extra,
+  });
+  const roll = (value: string, extra: Record<string, unknown> = {}, namespace?: string) =>
+    applyFleetSync('roll', { kind: 'RemoteSync', clusters: { names: ['east', 'west'] }, rollout: rollout(extra), template: configMapTemplate('roll', namespace, value) });
+
+  test('a broken revision halts at the canary and never reaches the rest; fixing forward rolls on; revisions are kept', async () => {
+    await roll('v1');
+    await waitPhase('roll', 'Complete', 90_000);
+    expect([await valueIn(edge1, 'roll'), await valueIn(edge2, 'roll')]).toEqual(['v1', 'v1']);
+    const good = (await rolled('roll')).status?.currentRevision;
+
+    // Broken: the canary cannot apply it (its namespace exists nowhere).
+    await roll('v2', {}, 'fleet-nowhere');
+    const halted = await waitPhase('roll', 'Halted');
+    expect(readyOf(halted)).toMatchObject({ status: 'False', reason: 'RolloutHalted' });
+    expect(halted.status?.message).toContain('wave canary: 1 failing (at most 0): east');
+    expect(halted.status?.currentRevision).toBe(good);
+    expect(await revisionOf('roll-west')).toBe(good);
+    expect(await valueIn(edge2, 'roll')).toBe('v1');
+    expect((await eventsFor(mgmt, ns(), 'roll')).some((e) => e.reason === 'RolloutHalted' && e.type === 'Warning')).toBe(true);
+
+    // Fixing forward: a new revision starts again from the canary and reaches both.
+    await roll('v3');
+    const done = await waitPhase('roll', 'Complete', 90_000);
+    expect([await valueIn(edge1, 'roll'), await valueIn(edge2, 'roll')]).toEqual(['v3', 'v3']);
+    expect(await revisionOf('roll-west')).toBe(done.status?.currentRevision);
+    const revisions = await mgmt.request<{ items: { revision: number }[] }>({ path: `/apis/apps/v1/namespaces/${ns()}/controllerrevisions`, query: { labelSelector: 'syncprims.dev/fleetsync=roll' } });
+    expect(revisions.items.map((r) => r.revision).sort()).toEqual([1, 2, 3]);
+  });
+
+  test('paused admits nothing; soak holds the next wave; approval holds its wave until given', async () => {
+    await roll('v4', { paused: true });
+    const paused = await waitPhase('roll', 'Paused');
+    expect(await revisionOf('roll-east')).toBe(paused.status?.currentRevision);
+    expect(await valueIn(edge1, 'roll')).toBe('v3');
+
+    await roll('v4', { soak: '3s' });
+    const soaking = await waitPhase('roll', 'Soaking');
+    expect(soaking.status?.waves?.[0]?.soakUntil).toBeDefined();
+    expect(await valueIn(edge1, 'roll')).toBe('v4');
+    expect(await valueIn(edge2, 'roll')).toBe('v3');
+    await waitPhase('roll', 'Complete', 60_000);
+
+    await applyFleetSync('roll', {
+      kind: 'RemoteSync',
+      clusters: { names: ['east', 'west'] },
+      rollout: { waves: [{ name: 'canary', selector: { matchLabels: { region: 'east' } } }, { name: 'rest', approval: true }] },
+      template: configMapTemplate('roll', undefined, 'v5'),
+    });
+    const waiting = await waitPhase('roll', 'AwaitingApproval');
+    expect(waiting.status?.message).toContain('wave rest waits for approval');
+    expect(await valueIn(edge2, 'roll')).toBe('v4');
+    await mgmt.request({
+      method: 'PATCH',
+      path: syncPath(ns(), 'roll', FLEETSYNCS),
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { 'syncprims.dev/rollout-approved': `${waiting.status?.updateRevision}/rest` } } },
+    });
+    await waitPhase('roll', 'Complete', 60_000);
+    expect(await valueIn(edge2, 'roll')).toBe('v5');
   });
 });
