@@ -8,7 +8,7 @@ import { rowCells, tableHeader } from '../../src/cli/get/sync-table.js';
 import { renderForest, renderTree } from '../../src/cli/tree/tree-render.js';
 import { toMermaid } from '../../src/cli/graph/graph-render.js';
 import { fleetFindings } from '../../src/cli/doctor/doctor-fleet.js';
-import { unreachableClusters } from '../../src/cli/doctor/doctor-findings.js';
+import { missingDependencies, unreachableClusters } from '../../src/cli/doctor/doctor-findings.js';
 import { PLAIN } from '../../src/cli/terminal.js';
 import { parseKindName } from '../../src/cli/kind-name.js';
 import { graphModel } from '../../src/views/graph-model.js';
@@ -90,15 +90,9 @@ describe('get: a FleetSync row', () => {
   });
 
   test('FleetSyncs sort after the other kinds; fsy names the kind', () => {
-    expect([...objects].map(syncRow).sort(compareRows).map((r) => `${r.kind}/${r.name}`)).toEqual([
-      'Sync/app',
-      'RemoteSync/install-edge-1',
-      'RemoteSync/install-edge-2',
-      'ProxySync/baseline-edge-1',
-      'ProxySync/baseline-edge-2',
-      'FleetSync/baseline',
-      'FleetSync/install',
-    ]);
+    const sorted = [...objects].reverse().map(syncRow).sort(compareRows);
+    expect(sorted.map((r) => r.kind).join()).toBe('Sync,RemoteSync,RemoteSync,ProxySync,ProxySync,FleetSync,FleetSync');
+    expect(sorted.slice(-2).map((r) => r.name)).toEqual(['baseline', 'install']);
     expect(parseKindName('fsy/baseline')).toEqual({ kind: 'FleetSync', name: 'baseline' });
     expect(parseKindName('fleetsyncs')).toEqual({ kind: 'FleetSync' });
     expect(() => parseKindName('fsy/baseline', ['Sync', 'RemoteSync', 'ProxySync'])).toThrow('"fsy/baseline": a FleetSync cannot be used here');
@@ -228,6 +222,23 @@ describe('doctor: a FleetSync that is not Ready', () => {
     const away = obj('FleetSync', 'away', 'False', { reason: 'ClusterUnreachable', message: '0/1 clusters Ready; unreachable: edge-9' });
     expect(unreachableClusters([away], NOW)).toEqual([]);
     expect(fleetFindings([away])[0]?.action).toContain('syncprims get clusters -n apps');
+  });
+});
+
+describe('doctor: a missing dependency of a FleetSync child', () => {
+  test("points at the FleetSyncs' dependsOn and cluster selection, not at the child's own dependsOn", () => {
+    const lone = child('ProxySync', 'baseline', 'edge-3', 'False', [{ kind: 'RemoteSync', name: 'install-edge-3' }]);
+    const plain = obj('Sync', 'web', 'False', { spec: { dependsOn: [{ name: 'gone' }] } });
+    const set = new SyncSet([baseline, lone, plain]);
+    const lookup = (n: SyncNode): NodeLookup => {
+      const o = set.get(n);
+      return o ? { found: true, object: o } : { found: false, missing: true };
+    };
+    const byObject = new Map(missingDependencies(set.edges, lookup).map((f) => [f.object, f]));
+    expect(byObject.get('ProxySync/baseline-edge-3')?.action).toBe(
+      "it is FleetSync/baseline's child for cluster edge-3, which waits for the same cluster's child of each FleetSync it depends on: select cluster edge-3 in that FleetSync's spec.clusters, or remove the entry from FleetSync/baseline's dependsOn",
+    );
+    expect(byObject.get('Sync/web')?.action).toBe('create Sync/gone, or remove it from the dependsOn of Sync/web');
   });
 });
 

@@ -12,6 +12,8 @@ import { humanAge } from '../format.js';
 import { canonicalCycle } from '../../views/graph-model.js';
 import type { NodeLookup } from '../../views/graph-read.js';
 import type { SyncEdge } from '../../views/sync-set.js';
+import { fleetNameOf } from '../../views/fleet-members.js';
+import { FLEET_CLUSTER_LABEL } from '../../fleet/children.js';
 
 export const PROBLEMS = [
   'OperatorNotRunning',
@@ -193,7 +195,7 @@ export function missingDependencies(edges: readonly SyncEdge[], lookup: (node: S
             namespace: e.from.namespace,
             object: from,
             message: `depends on ${to}, which does not exist`,
-            action: `create ${to}, or remove it from the dependsOn of ${from}`,
+            action: memberMissingAction(fromObject(lookup(e.from))) ?? `create ${to}, or remove it from the dependsOn of ${from}`,
           }
         : {
             problem: 'CannotCheck',
@@ -207,6 +209,20 @@ export function missingDependencies(edges: readonly SyncEdge[], lookup: (node: S
   }
   return found;
 }
+
+/**
+ * What to do about a missing dependency of a FleetSync's child: its
+ * dependsOn is its FleetSync's (per cluster), so that is where to look;
+ * undefined for any other sync.
+ */
+function memberMissingAction(from: KubeObject | undefined): string | undefined {
+  const fleet = from ? fleetNameOf(from) : undefined;
+  if (!from || !fleet) return undefined;
+  const cluster = from.metadata.labels?.[FLEET_CLUSTER_LABEL] ?? '?';
+  return `it is FleetSync/${fleet}'s child for cluster ${cluster}, which waits for the same cluster's child of each FleetSync it depends on: select cluster ${cluster} in that FleetSync's spec.clusters, or remove the entry from FleetSync/${fleet}'s dependsOn`;
+}
+
+const fromObject = (found: NodeLookup): KubeObject | undefined => (found.found ? found.object : undefined);
 
 /** Dependencies in other namespaces that the operator refuses (pendingDependencies reason Forbidden). */
 export function forbiddenDependencies(objects: readonly KubeObject[]): Finding[] {
