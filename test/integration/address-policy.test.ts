@@ -16,7 +16,8 @@ import { clusterClient, closeClients, ensureClusters, kubeconfigPath } from '../
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import type { OperatorProcess } from '../support/operator.js';
 import { applyRemoteSync, kubeconfigOf, putKubeconfigSecret, waitForRemoteReady } from '../support/remote.js';
 import { applySync, eventsFor, find, readyOf, waitForReady } from '../support/syncs.js';
 
@@ -86,10 +87,9 @@ async function refused(op: OperatorProcess, namespace: string, name: string, rea
 }
 
 describe('an operator denying 127.0.0.2/32', () => {
-  const ns = useTestNamespace(HOME, 'denyip');
-  const edgeNs = useTestNamespace('edge-1', 'denyipedge');
   let op: OperatorProcess;
-  useSyncOperator(HOME, ns, (_client, started) => (op = started), ['--source-deny-cidrs', '127.0.0.2/32']);
+  const ns = useOperatedNamespace(HOME, 'denyip', (o) => ({ op } = o), ['--source-deny-cidrs', '127.0.0.2/32']);
+  const edgeNs = useTestNamespace('edge-1', 'denyipedge');
 
   test('an http source served on 127.0.0.2 is refused (SourceError) and the server is never connected to; one on 127.0.0.1 is applied', async () => {
     const denied = await httpServer('127.0.0.2', serveConfigMap('denied-cm'));
@@ -137,10 +137,9 @@ describe('an operator denying 127.0.0.2/32', () => {
 });
 
 describe('an operator denying 127.0.0.1/32 and ::1/128 (localhost)', () => {
-  const ns = useTestNamespace(HOME, 'denyname');
   let op: OperatorProcess;
   // The managing cluster (127.0.0.1, from --kubeconfig) is the operator's own: not subject to the policy.
-  useSyncOperator(HOME, ns, (_client, started) => (op = started), ['--source-deny-cidrs', '127.0.0.1/32,::1/128']);
+  const ns = useOperatedNamespace(HOME, 'denyname', (o) => ({ op } = o), ['--source-deny-cidrs', '127.0.0.1/32,::1/128']);
 
   test('an http source named by a host name that resolves to a denied address is refused; the server receives nothing', async () => {
     const server = await httpServer('127.0.0.1', serveConfigMap('by-name-cm'));

@@ -15,8 +15,8 @@ import { writesSince } from '../support/audit.js';
 import { controlplane, LOCAL } from '../support/controlplane.js';
 import { PrivateControlPlane } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess, useSyncOperator, type LogLine } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { OperatorProcess, type LogLine } from '../support/operator.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { applySync, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
@@ -61,11 +61,7 @@ const primedInformers = (lines: LogLine[]): string[] =>
 describe('the API server restarted (watch cache on, as in any real cluster)', () => {
   let client: KubeClient;
   let op: OperatorProcess;
-  const ns = useTestNamespace(CLUSTER, 'apiserver-restart');
-  useSyncOperator(CLUSTER, ns, (c, o) => {
-    client = c;
-    op = o;
-  });
+  const ns = useOperatedNamespace(CLUSTER, 'apiserver-restart', (o) => ({ client, op } = o));
 
   /** The names of the ConfigMaps the sync `owner` owns now (one list of their metadata). */
   async function ownedNames(owner: string): Promise<string[]> {

@@ -12,18 +12,14 @@ import { objectPath, type KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { closeClients, clusterApi, clusterClient, kubeconfigPath, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { applySync, find, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const KUBECONFIG = kubeconfigPath(CLUSTER);
 const EXAMPLES = path.join(ROOT, 'examples');
 let client: KubeClient;
-const ns = useTestNamespace(CLUSTER, 'cli-build');
-useSyncOperator(CLUSTER, ns, (c) => {
-  client = c;
-});
+const ns = useOperatedNamespace(CLUSTER, 'cli-build', (o) => ({ client } = o));
 afterAll(async () => {
   const admin = await clusterClient(CLUSTER);
   await Promise.all([...extraNamespaces].map((n) => admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${n}` }).catch(() => undefined)));

@@ -8,18 +8,14 @@ import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { kubeconfigPath } from '../support/controlplane.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
 import { applySync, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const KUBECONFIG = kubeconfigPath(CLUSTER);
 let client: KubeClient;
-const ns = useTestNamespace(CLUSTER, 'cli-graph');
-useSyncOperator(CLUSTER, ns, (c) => {
-  client = c;
-});
+const ns = useOperatedNamespace(CLUSTER, 'cli-graph', (o) => ({ client } = o));
 
 const graph = (...args: string[]) => runCli(['graph', '--kubeconfig', KUBECONFIG, '-n', ns(), ...args]);
 const dir = tempDir('syncprims-cli-graph-');

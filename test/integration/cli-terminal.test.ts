@@ -11,10 +11,9 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, CLI, runCli } from '../support/cli.js';
 import { kubeconfigPath } from '../support/controlplane.js';
-import { markDeploymentAvailable } from '../support/workloads.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { deploymentOf, markDeploymentAvailable } from '../support/workloads.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
 import { applySync, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const run = promisify(execFile);
@@ -28,10 +27,7 @@ const SGR = /\x1b\[[0-9;]*m/;
 // eslint-disable-next-line no-control-regex
 const ESCAPE_OR_CR = /[\x1b\r]/;
 let client: KubeClient;
-const ns = useTestNamespace(CLUSTER, 'cli-tty');
-useSyncOperator(CLUSTER, ns, (c) => {
-  client = c;
-});
+const ns = useOperatedNamespace(CLUSTER, 'cli-tty', (o) => ({ client } = o));
 
 const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-L', SOCKET, ...args])).stdout;
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -65,16 +61,7 @@ function screenWhen(session: string, what: string, check: (text: string) => bool
   }, timeoutMs, 50);
 }
 
-const deployment = (name: string): KubeObject => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name, namespace: ns() },
-  spec: {
-    replicas: 1,
-    selector: { matchLabels: { app: name } },
-    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/app:1' }] } },
-  },
-});
+const deployment = (name: string): KubeObject => deploymentOf(name, ns());
 
 /** Plays the Deployment controller and the kubelet: the Deployment is available. */
 const makeAvailable = (name: string): Promise<void> => markDeploymentAvailable(client, ns(), name);

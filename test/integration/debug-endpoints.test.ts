@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import type { OperatorProcess } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync } from '../support/remote.js';
 import { applySync, waitForReady } from '../support/syncs.js';
 
@@ -18,9 +18,8 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 let mgmt: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(HOME, 'debug');
 // `:0`: a port without a host, which must mean loopback.
-useSyncOperator(HOME, ns, (c, o) => ((mgmt = c), (op = o)), ['--enable-debug-endpoints', '--debug-addr', ':0']);
+const ns = useOperatedNamespace(HOME, 'debug', (o) => ({ client: mgmt, op } = o), ['--enable-debug-endpoints', '--debug-addr', ':0']);
 
 /** Every value put in a Secret below: none may be in the dump, plain or in base64. */
 const markers: string[] = [];

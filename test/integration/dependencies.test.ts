@@ -10,25 +10,16 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince } from '../support/audit.js';
 import { ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess, useSyncOperator } from '../support/operator.js';
+import { OperatorProcess } from '../support/operator.js';
 import { applySync, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 const OPERATOR = 'syncprims-operator';
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'deps');
-useSyncOperator(
-  CLUSTER,
-  ns,
-  (c, o) => {
-    client = c;
-    op = o;
-  },
-  ['--log-level', 'debug'],
-);
+const ns = useOperatedNamespace(CLUSTER, 'deps', (o) => ({ client, op } = o), ['--log-level', 'debug']);
 
 type Dep = { name: string; kind?: string; namespace?: string; requiredStatus?: string };
 

@@ -6,18 +6,14 @@ import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type LogLine, type OperatorProcess } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { type LogLine, type OperatorProcess } from '../support/operator.js';
 import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'drift');
-useSyncOperator(CLUSTER, ns, (c, o) => {
-  client = c;
-  op = o;
-}, ['--log-level', 'trace']);
+const ns = useOperatedNamespace(CLUSTER, 'drift', (o) => ({ client, op } = o), ['--log-level', 'trace']);
 
 const cm = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data });
 const cmPath = (name: string): string => `/api/v1/namespaces/${ns()}/configmaps/${name}`;

@@ -8,8 +8,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { clusterClient } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { createGitRepository, FLUX_SOURCE_API_VERSION, installGitRepositoryCrd, setArtifact } from '../support/flux.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { bindRole } from '../support/rbac.js';
 import { applyProxySync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret } from '../support/remote.js';
 import { applySync, eventsFor, find, readyOf, waitForReady } from '../support/syncs.js';
@@ -17,10 +16,7 @@ import { applySync, eventsFor, find, readyOf, waitForReady } from '../support/sy
 const CLUSTER = 'mgmt';
 const ACCOUNT = 'tenant';
 let client: KubeClient;
-const ns = useTestNamespace(CLUSTER, 'source-account');
-useSyncOperator(CLUSTER, ns, (c) => {
-  client = c;
-});
+const ns = useOperatedNamespace(CLUSTER, 'source-account', (o) => ({ client } = o));
 
 /** A manifest of one ConfigMap, as a source holds it. */
 const manifest = (name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: ${value}\n`;

@@ -8,27 +8,18 @@ import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { schemalessCrd } from '../support/crds.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
 import { ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import type { OperatorProcess } from '../support/operator.js';
 import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'syncopt');
-useSyncOperator(
-  CLUSTER,
-  ns,
-  (c, o) => {
-    client = c;
-    op = o;
-  },
-  ['--log-level', 'debug'],
-);
+const ns = useOperatedNamespace(CLUSTER, 'syncopt', (o) => ({ client, op } = o), ['--log-level', 'debug']);
 
 const cm = (name: string, extra: Partial<KubeObject['metadata']> = {}, data: Record<string, string> = {}): KubeObject => ({
   apiVersion: 'v1',

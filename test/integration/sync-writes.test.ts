@@ -6,8 +6,8 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { watchEvents } from '../../src/kube/watch-stream.js';
 import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import type { OperatorProcess } from '../support/operator.js';
 import { applySync, createSyncs, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
@@ -16,16 +16,8 @@ const SYNCS = 40;
 const OBJECTS = 10;
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'syncwrites');
-useSyncOperator(
-  CLUSTER,
-  ns,
-  (c, o) => {
-    client = c;
-    op = o;
-  },
-  ['--log-level', 'debug'], // the `reconciled` lines name each reconcile's causes
-);
+// (--log-level debug: the `reconciled` lines name each reconcile's causes)
+const ns = useOperatedNamespace(CLUSTER, 'syncwrites', (o) => ({ client, op } = o), ['--log-level', 'debug']);
 const reconciles = (): Promise<number> => op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
 
 const configMaps = (sync: string, value: string): KubeObject[] =>

@@ -5,19 +5,15 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { eventually } from '../support/eventually.js';
 import { schemalessCrd } from '../support/crds.js';
-import { markDeploymentAvailable } from '../support/workloads.js';
-import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess, useSyncOperator } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { deploymentOf, markDeploymentAvailable } from '../support/workloads.js';
+import { OperatorProcess } from '../support/operator.js';
 import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'mgmt';
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'sync');
-useSyncOperator(CLUSTER, ns, (c, o) => {
-  client = c;
-  op = o;
-});
+const ns = useOperatedNamespace(CLUSTER, 'sync', (o) => ({ client, op } = o));
 
 const cm = (name: string, namespace: string | undefined, data: Record<string, string> = {}): KubeObject => ({
   apiVersion: 'v1',
@@ -178,16 +174,7 @@ describe('apply, edit, prune, drift', () => {
 });
 
 describe('health', () => {
-  const deployment = (name: string): KubeObject => ({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: ns() },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'example.invalid/app:1' }] } },
-    },
-  });
+  const deployment = (name: string): KubeObject => deploymentOf(name, ns());
 
   test('a Deployment goes from InProgress to Current when its status says so (the test plays the controllers)', async () => {
     await applySync(client, ns(), 'web', { timeout: '5m', source: { inline: [deployment('web')] } });

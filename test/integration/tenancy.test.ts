@@ -13,7 +13,8 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterApi, clusterClient, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { useSyncOperator, type OperatorProcess } from '../support/operator.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
+import type { OperatorProcess } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, putKubeconfigSecret, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
 import { applySync, eventsFor, find, waitForReady } from '../support/syncs.js';
 
@@ -21,18 +22,9 @@ const CLUSTER = 'mgmt';
 const ACCOUNT = 'deployer';
 let client: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(CLUSTER, 'tenancy');
 /** Another tenant's namespace, whose syncs this file's operator does not reconcile. */
 const other = useTestNamespace(CLUSTER, 'tenancy-other');
-useSyncOperator(
-  CLUSTER,
-  ns,
-  (c, o) => {
-    client = c;
-    op = o;
-  },
-  ['--default-service-account', ACCOUNT, '--log-level', 'debug'],
-);
+const ns = useOperatedNamespace(CLUSTER, 'tenancy', (o) => ({ client, op } = o), ['--default-service-account', ACCOUNT, '--log-level', 'debug']);
 
 const clusterRole = (name: string) => ({
   apiVersion: 'rbac.authorization.k8s.io/v1',
