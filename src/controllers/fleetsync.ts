@@ -46,8 +46,13 @@ const APPLY_CONCURRENCY = 16;
 /** How soon a FleetSync being deleted looks again whether its children are gone (their deletion events come first). */
 const CHILDREN_GONE_RETRY_MS = 30_000;
 
-/** Indexes the children of FleetSyncs in a child kind's store, and calls `wake(namespace/fleetsync)` when one changes. */
-export function followChildren(informer: Informer<KubeObject>, wake: (key: string) => void): void {
+/**
+ * Indexes the children of FleetSyncs in a child kind's store, and calls
+ * `wake(namespace/fleetsync, statusOnly)` when one changes: `statusOnly` when
+ * only its status did (the FleetSync only counts again: the caller may batch
+ * those), else a change to put back or a child come or gone.
+ */
+export function followChildren(informer: Informer<KubeObject>, wake: (key: string, statusOnly: boolean) => void): void {
   if (!informer.store.hasIndex(FLEET_CHILDREN_INDEX)) {
     informer.store.addIndex(FLEET_CHILDREN_INDEX, (obj) => {
       const fleet = obj.metadata.labels?.[FLEETSYNC_LABEL];
@@ -57,14 +62,39 @@ export function followChildren(informer: Informer<KubeObject>, wake: (key: strin
   informer.onEvent((e) => {
     // The label as it was too: a hand edit of it must wake the FleetSync that loses the child.
     const fleets = new Set([e.object.metadata.labels?.[FLEETSYNC_LABEL], e.old?.metadata.labels?.[FLEETSYNC_LABEL]]);
-    for (const fleet of fleets) if (fleet) wake(`${e.object.metadata.namespace}/${fleet}`);
+    const statusOnly = e.type === 'updated' && e.old !== undefined && onlyStatusChanged(e.old, e.object);
+    for (const fleet of fleets) if (fleet) wake(`${e.object.metadata.namespace}/${fleet}`, statusOnly);
   });
+}
+
+/** Whether a child's update changed nothing the FleetSync writes (its spec, by generation; its labels and annotations; its deletion). */
+function onlyStatusChanged(old: KubeObject, now: KubeObject): boolean {
+  return (
+    old.metadata.generation === now.metadata.generation &&
+    old.metadata.deletionTimestamp === now.metadata.deletionTimestamp &&
+    JSON.stringify(old.metadata.labels) === JSON.stringify(now.metadata.labels) &&
+    JSON.stringify(old.metadata.annotations) === JSON.stringify(now.metadata.annotations)
+  );
 }
 
 /** The kind of the children of FleetSync `name` (ProxySync when it is not there yet: its dependents then wait on a child that is NotFound). */
 function childKindOf(fleets: Informer<KubeObject>, namespace: string, name: string): FleetChildKind {
   const fleet = fleets.store.get(`${namespace}/${name}`);
   return (fleet?.spec as Partial<FleetSyncSpec> | undefined)?.kind ?? 'ProxySync';
+}
+
+/** Deletes a child (it prunes per its deletionPolicy); gone already, or another object of that name, is fine. */
+async function deleteChildOf(settings: FleetSettings, kind: FleetChildKind, child: KubeObject): Promise<void> {
+  const { name, namespace, uid } = child.metadata;
+  try {
+    await settings.client.request({
+      method: 'DELETE',
+      path: objectPath(settings.children[kind].resource, name!, namespace),
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } },
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError && (err.notFound || err.status === 409))) throw err;
+  }
 }
 
 /** The FleetSync reconciler (see the top of this file). */
@@ -77,21 +107,14 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
         .map((child) => ({ kind, child })),
     );
   const kindOf = (namespace: string, name: string): FleetChildKind => childKindOf(deps.informer, namespace, name);
-  const deleteChild = async (kind: FleetChildKind, child: KubeObject): Promise<void> => {
-    const { name, namespace, uid } = child.metadata;
-    try {
-      await settings.client.request({
-        method: 'DELETE',
-        path: objectPath(settings.children[kind].resource, name!, namespace),
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } },
-      });
-    } catch (err) {
-      if (!(err instanceof ApiError && (err.notFound || err.status === 409))) throw err;
-    }
-  };
+  const deleteChild = (kind: FleetChildKind, child: KubeObject): Promise<void> => deleteChildOf(settings, kind, child);
 
+
+  /** Per child (`uid/cluster`), the inputs and resourceVersion it was last seen matching with. */
+  const matched = new Map<string, string>();
   const finalize = async (obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> => {
     const children = childrenOf(obj);
+    for (const key of matched.keys()) if (key.startsWith(`${obj.metadata.uid}/`)) matched.delete(key);
     if (children.length === 0) return;
     try {
       await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChild(kind, child)));
@@ -114,9 +137,17 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
     const name = `${kind} ${owner.namespace}/${childName(owner.name, cluster.name)}`;
     if (live && !ownedByFleet(live, owner.uid)) return clusterState(undefined, update, `${name} exists and is not this FleetSync's child: rename or delete it`);
     if (!target) return clusterState(live, update);
+    const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n));
+    // A child seen matching at this resourceVersion, for the same inputs, still does: not built and compared again.
+    const memo = `${owner.uid}/${cluster.name}`;
+    const stamp = JSON.stringify([live?.metadata.resourceVersion, target.revision, target.admittedAt, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref, dependsOn]);
+    if (live && matched.get(memo) === stamp) return clusterState(live, update);
     const at = { ...owner, spec: { ...owner.spec, kind, template: target.data.template } };
-    const desired = desiredChild(at, cluster, target.revision, childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n)), target.admittedAt);
-    if (live && childMatches(live, desired)) return clusterState(live, update);
+    const desired = desiredChild(at, cluster, target.revision, dependsOn, target.admittedAt);
+    if (live && childMatches(live, desired)) {
+      matched.set(memo, stamp);
+      return clusterState(live, update);
+    }
     try {
       const written = await serverSideApply(settings.client, settings.discovery, desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
       log.info({ child: name, cluster: cluster.name, revision: target.revision }, live ? 'child written' : 'child created');

@@ -60,7 +60,8 @@ interface Shared {
   reachabilityChanged: () => void;
 }
 
-type Enqueue = (kind: Kind, key: string, cause: string) => void;
+/** Queues a reconcile; with `batchMs`, within that long (see Controller.enqueueBatched). */
+type Enqueue = (kind: Kind, key: string, cause: string, batchMs?: number) => void;
 
 export type { FleetReachability };
 
@@ -69,7 +70,8 @@ export function syncControllers(settings: ControllerSettings): ControllerFactory
   let shared: Promise<Shared> | undefined;
   let ready: Shared | undefined;
   const controllers = new Map<Kind, Controller>();
-  const enqueue = (kind: Kind, key: string, cause: string): void => controllers.get(kind)?.enqueue(key, cause);
+  const enqueue: Enqueue = (kind, key, cause, batchMs) =>
+    batchMs === undefined ? controllers.get(kind)?.enqueue(key, cause) : controllers.get(kind)?.enqueueBatched(key, batchMs, cause);
   const listeners = new Set<() => void>();
   const factories = KINDS.map((kind) => async (m: Manager) => {
     shared ??= share(m, settings, controllers, enqueue, () => {
@@ -219,7 +221,11 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
     }
   });
   for (const kind of ['ProxySync', 'RemoteSync'] as const) {
-    followChildren(shared.informers[kind], (key) => enqueue('FleetSync', key, `${kind} child changed`));
+    followChildren(shared.informers[kind], (key, statusOnly) => {
+      const cause = `${kind} child changed`;
+      // A child's status only changes the counts: a burst of them (a fleet becoming Ready) is counted together.
+      enqueue('FleetSync', key, cause, statusOnly ? CHILD_STATUS_BATCH_MS : undefined);
+    });
   }
   const revisionInformer = await m.cache.informer('apps/v1', 'ControllerRevision', { namespace: m.opts.namespace, labelSelector: FLEETSYNC_LABEL });
   const reconciler = fleetSyncReconciler(deps, {
@@ -275,6 +281,9 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
   m.onShutdown(() => registry.close());
   return registry;
 }
+
+/** A FleetSync counts its children's status at most this often (a single change is seen at once). */
+const CHILD_STATUS_BATCH_MS = 1_000;
 
 /** How often a missing CRD of ours is looked for again. */
 const CRD_POLL_MS = 2_000;

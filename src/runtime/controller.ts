@@ -70,6 +70,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly stopWorkers = new AbortController();
   /** Why each queued key was queued, since its last reconcile began (logged with it). */
   private readonly causes = new Map<string, Set<string>>();
+  /** When each key that was ever enqueued batched last started a reconcile (ms). */
+  private readonly lastStarted = new Map<string, number>();
 
   constructor(private readonly opts: ControllerOptions<T>) {
     this.queue = opts.queue ?? new WorkQueue({ metrics: opts.metrics?.queue(opts.name) });
@@ -96,6 +98,25 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (!causes) this.causes.set(key, (causes = new Set()));
     if (causes.size < 8) causes.add(cause);
     this.queue.add(key);
+  }
+
+  /**
+   * Reconcile this key within `delayMs` (now when it is idle and was not
+   * reconciled for that long: one change is seen at once, a burst is taken
+   * together). For news that only needs counting again.
+   */
+  enqueueBatched(key: string, delayMs: number, cause = 'enqueued'): void {
+    if (this.queue.shuttingDown) return;
+    if (!this.lastStarted.has(key)) this.lastStarted.set(key, -Infinity);
+    const wait = this.lastStarted.get(key)! + delayMs - Date.now();
+    if (wait <= 0) {
+      this.enqueue(key, cause);
+      return;
+    }
+    let causes = this.causes.get(key);
+    if (!causes) this.causes.set(key, (causes = new Set()));
+    if (causes.size < 8) causes.add(cause);
+    this.queue.addAfter(key, wait);
   }
 
   /** Whether `key` is queued or being reconciled. */
@@ -134,6 +155,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     const causes = [...(this.causes.get(key) ?? ['requeue or retry'])];
     this.causes.delete(key);
+    if (this.lastStarted.has(key)) this.lastStarted.set(key, Date.now());
     const end = this.opts.metrics?.reconcileTime.startTimer({ controller: this.name });
     const started = performance.now();
     try {
