@@ -9,10 +9,11 @@ import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
 import { bindRole } from '../support/rbac.js';
 import { clusterApiClusterPath, createHeldCluster, installClusterApiCrd, releaseCluster } from '../support/cluster-api.js';
-import { clusterClient, closeClients, controlplane, ensureClusters } from '../support/controlplane.js';
-import { installCrds, schemalessCrd } from '../support/crds.js';
+import { clusterClient, controlplane } from '../support/controlplane.js';
+import { schemalessCrd } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
+import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, getRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig, waitForRemoteReady } from '../support/remote.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
@@ -25,28 +26,19 @@ let mgmt: KubeClient;
 let edge1: KubeClient;
 let edge2: KubeClient;
 let op: OperatorProcess;
-const ns = useTestNamespace(HOME, 'rsync');
+const CLUSTER_ID = 'mgmt-under-test';
+/** The operator's flags past --namespace (a short --lost-cluster-grace, so a deletion whose Secret and cluster are gone lets go soon). */
+const FLAGS = ['--log-level', 'debug', '--cluster-id', CLUSTER_ID, '--lost-cluster-grace', '5s'];
+// (An operator a test starts in its place is stopped with the namespace, before the edges' namespaces go.)
+const ns = useOperatedNamespace(HOME, 'rsync', (o) => ({ client: mgmt, op } = o), FLAGS);
 const edgeNs = useTestNamespace('edge-1', 'rsedge');
 const edge2Ns = useTestNamespace('edge-2', 'rsedge2');
-const CLUSTER_ID = 'mgmt-under-test';
-/** The operator's flags (a short --lost-cluster-grace, so a deletion whose Secret and cluster are gone lets go soon). */
-const FLAGS = ['--namespace', '', '--log-level', 'debug', '--cluster-id', CLUSTER_ID, '--lost-cluster-grace', '5s'];
-const flags = (...extra: string[]): string[] => [...FLAGS.map((f) => (f === '' ? ns() : f)), ...extra];
+const flags = (...extra: string[]): string[] => ['--namespace', ns(), ...FLAGS, ...extra];
 
 beforeAll(async () => {
-  await ensureClusters([HOME, 'edge-1', 'edge-2']);
-  mgmt = await clusterClient(HOME);
-  edge1 = await clusterClient('edge-1');
-  edge2 = await clusterClient('edge-2');
-  await installCrds(HOME);
+  [edge1, edge2] = await Promise.all([clusterClient('edge-1'), clusterClient('edge-2')]);
   await putKubeconfigSecret(mgmt, ns(), 'edge-1-kubeconfig', await kubeconfigOf('edge-1'));
-  op = await OperatorProcess.start(HOME, flags());
 }, 120_000);
-
-afterAll(async () => {
-  await op?.stop('SIGTERM');
-  await closeClients();
-});
 
 const configMap = (namespace: string, name: string, value = 'v1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { value } });
 const cmPath = (namespace: string, name: string): string => `/api/v1/namespaces/${namespace}/configmaps/${name}`;
