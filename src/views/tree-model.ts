@@ -98,7 +98,7 @@ export interface FleetChildTree {
   sync: SyncTree;
 }
 
-/** `syncprims tree` with no name: every sync of a namespace (of one kind, if given), a FleetSync's children under it only. */
+/** `syncprims tree` with no argument: every sync of a namespace, a FleetSync's children under it only. */
 export interface Forest {
   /** The API server the syncs live in. */
   server: string;

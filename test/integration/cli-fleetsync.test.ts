@@ -7,10 +7,13 @@
 // depending on baseline. install's child for edge-1 reaches mgmt itself
 // through its kubeconfig Secret and applied a ConfigMap there.
 import { beforeAll, describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { Finding } from '../../src/cli/doctor/doctor-findings.js';
 import type { Forest, Tree } from '../../src/views/tree-model.js';
-import { assertCliBuilt, runCli, tableCells } from '../support/cli.js';
+import { assertCliBuilt, CLI, runCli, tableCells } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { useTestNamespace } from '../support/namespace.js';
@@ -170,5 +173,29 @@ describe('doctor', () => {
         action: expect.stringContaining(`syncprims tree fleetsync/baseline -n ${ns()}`),
       }),
     ]);
+  });
+});
+
+// Last: it changes install's status.
+describe('get --watch', () => {
+  test('follows FleetSyncs too: a status write that changes its row is a line', async () => {
+    const child = spawn('node', [CLI, 'get', '--watch', '--kubeconfig', KUBECONFIG, '-n', ns()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await eventually('the first table', async () => (lines.length >= 8 ? true : undefined), 15_000);
+      await client.request({
+        method: 'PATCH',
+        path: `${API}/namespaces/${ns()}/fleetsyncs/install/status`,
+        contentType: 'application/merge-patch+json',
+        body: { status: { clusters: { selected: 3, updated: 2, ready: 2, failed: 0, unreachable: 0, progressing: 1 }, phase: 'Progressing' } },
+      });
+      const row = await eventually('a line for the FleetSync', async () => lines.slice(8).find((l) => /^FleetSync\s+install\s/.test(l)), 30_000);
+      expect(row.split(/ {3,}/).slice(0, 6)).toEqual(['FleetSync', 'install', 'True', 'Progressing', REV, '2/3 ready']);
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
   });
 });

@@ -58,11 +58,11 @@ export async function buildTree(client: KubeClient, root: KubeObject): Promise<T
 }
 
 /**
- * Every sync of `namespace` (of `kind`, if given) as a root with what it
- * has; a FleetSync's children are under it, not roots of their own.
+ * Every sync of `namespace` as a root with what it has; a FleetSync's
+ * children are under it, not roots of their own.
  */
-export async function buildForest(client: KubeClient, namespace: string, kind?: Kind): Promise<Forest> {
-  const objects = (await listKinds(client, namespace, kind ? [kind] : undefined)).flatMap((l) => l.items);
+export async function buildForest(client: KubeClient, namespace: string): Promise<Forest> {
+  const objects = (await listKinds(client, namespace)).flatMap((l) => l.items);
   const members = new FleetMembers(objects);
   const roots = objects.filter((o) => !members.isMember(o)).sort((a, b) => compareRows(syncRow(a), syncRow(b)));
   const place: Place = { client, discovery: new Discovery(client), members };

@@ -2,7 +2,7 @@
 // are loaded once the arguments are found good: bad usage fails at once.
 import type { Kind } from '../../api/kinds.js';
 import type { ClusterFlags } from '../cluster.js';
-import { parseKindName } from '../kind-name.js';
+import { parseSyncRef } from '../kind-name.js';
 import type { OutputFormat } from '../options.js';
 import { toJson, toYaml } from '../output.js';
 import { styleFor } from '../terminal.js';
@@ -11,14 +11,11 @@ export interface TreeFlags extends ClusterFlags {
   output: OutputFormat;
 }
 
-/** One sync (kind and name), or every sync of the namespace (of one kind, if given). */
-export interface TreeRequest {
-  kind?: Kind;
-  name?: string;
-}
+/** One sync (kind and name), or (neither) every sync of the namespace. */
+export type TreeRequest = { kind: Kind; name: string } | { kind?: undefined; name?: undefined };
 
 export function treeRequest(target: string | undefined): TreeRequest {
-  return target === undefined ? {} : parseKindName(target);
+  return target === undefined ? {} : parseSyncRef(target);
 }
 
 export async function tree({ kind, name }: TreeRequest, flags: TreeFlags): Promise<void> {
@@ -36,7 +33,7 @@ export async function tree({ kind, name }: TreeRequest, flags: TreeFlags): Promi
       const one = await buildTree(cluster.client, await getSync(cluster.client, kind, cluster.namespace, name));
       [result, lines] = [one, () => renderTree(one, style)];
     } else {
-      const forest = await buildForest(cluster.client, cluster.namespace, kind);
+      const forest = await buildForest(cluster.client, cluster.namespace);
       [result, lines] = [forest, () => renderForest(forest, style)];
     }
     if (flags.output === 'json') process.stdout.write(toJson(result));

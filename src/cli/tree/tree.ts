@@ -3,14 +3,14 @@ import type { TreeFlags } from './tree-run.js';
 import { KIND_HELP } from '../kind-name.js';
 import { clusterOptions, examples, outputOption } from '../options.js';
 
-/** `syncprims tree [kind[/name]]`: what a sync depends on, what depends on it, and what it applied, across clusters. */
+/** `syncprims tree [kind/name]`: what a sync depends on, what depends on it, and what it applied, across clusters. */
 export function addTreeCommand(program: Command): void {
   const cmd = program
     .command('tree')
     .description(
-      'show a sync as a tree: what it depends on and what depends on it (recursively), and the objects it applied with their kstatus, following RemoteSyncs and ProxySyncs into their clusters; a FleetSync with its children, one per cluster; with no name, every sync of the namespace (of one kind, if given), each FleetSync\'s children under it',
+      'show a sync as a tree: what it depends on and what depends on it (recursively), and the objects it applied with their kstatus, following RemoteSyncs and ProxySyncs into their clusters; a FleetSync with its children, one per cluster; with no argument, every sync of the namespace, each FleetSync\'s children under it',
     )
-    .argument('[kind[/name]]', `the sync, or a kind, or nothing (every sync of the namespace); kinds: ${KIND_HELP}`);
+    .argument('[kind/name]', `the sync (none: every sync of the namespace); kinds: ${KIND_HELP}`);
   clusterOptions(cmd, { kubeconfig: 'kubeconfig of the managing cluster, where the sync lives (default: $KUBECONFIG, ~/.kube/config, in-cluster)' });
   outputOption(cmd);
   cmd.addHelpText(
