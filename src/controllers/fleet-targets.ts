@@ -4,7 +4,7 @@
 // has, kept in a ControllerRevision).
 import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
-import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, type FleetOwner } from '../fleet/children.js';
+import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, ROLLOUT_APPROVED_ANNOTATION, type FleetOwner } from '../fleet/children.js';
 import { clusterState } from '../fleet/fleet-status.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
 import type { Requester } from '../kube/client.js';
@@ -13,8 +13,7 @@ import type { KubeObject, ResourceInfo } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
 import type { FleetRevisions, RevisionData } from './fleet-revisions.js';
 
-/** On a FleetSync: the waves approved, as `<revision>/<wave>` separated by commas (`syncprims rollout approve`). */
-export const ROLLOUT_APPROVED_ANNOTATION = 'syncprims.dev/rollout-approved';
+export { ROLLOUT_APPROVED_ANNOTATION } from '../fleet/children.js';
 
 export interface FleetSettings {
   /** The managing cluster, where FleetSyncs and their children live. */

@@ -16,6 +16,8 @@ export const FLEET_CLUSTER_LABEL = 'syncprims.dev/cluster';
 export const FLEET_REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
 /** On each child: when it was given that revision (for a rollout's progress deadline). */
 export const FLEET_ADMITTED_ANNOTATION = 'syncprims.dev/fleet-admitted-at';
+/** On a FleetSync: the waves approved, as `<revision>/<wave>` separated by commas (`syncprims rollout approve`). */
+export const ROLLOUT_APPROVED_ANNOTATION = 'syncprims.dev/rollout-approved';
 /** The field manager of the children's server-side applies. */
 export const FLEET_FIELD_MANAGER = 'syncprims-fleet';
 
