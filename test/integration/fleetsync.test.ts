@@ -198,6 +198,21 @@ describe('FleetSync', () => {
     await edge1.request({ method: 'DELETE', path: `/api/v1/namespaces/${MISSING}` }).catch(() => undefined);
   });
 
+  test('suspend is passed to the children, and the FleetSync says Suspended; a reconcile request is echoed', async () => {
+    await applyFleetSync('paused', { kind: 'RemoteSync', clusters: { names: ['east'] }, suspend: true, template: configMapTemplate('paused') });
+    await waitForReady(mgmt, ns(), 'paused', 'Unknown', 'Suspended', 60_000, FLEETSYNCS);
+    const child = await eventually('child', () => find<SyncObject>(mgmt, syncPath(ns(), 'paused-east', REMOTESYNCS)), 30_000);
+    expect((child.spec as { suspend?: boolean }).suspend).toBe(true);
+    expect(await find(edge1, cmPath(edgeNs(), 'paused'))).toBeUndefined();
+    await mgmt.request({
+      method: 'PATCH',
+      path: syncPath(ns(), 'paused', FLEETSYNCS),
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { annotations: { 'syncprims.dev/reconcile-requested-at': 'now-1' } } },
+    });
+    await eventually('echoed', async () => ((await getSync(mgmt, ns(), 'paused', FLEETSYNCS)).status as { lastHandledReconcileAt?: string } | undefined)?.lastHandledReconcileAt === 'now-1' || undefined, 30_000);
+  });
+
   test('a cycle across FleetSyncs is reported with its path', async () => {
     await applyFleetSync('ping', { kind: 'RemoteSync', clusters: { names: ['east'] }, dependsOn: [{ kind: 'FleetSync', name: 'pong' }], template: configMapTemplate('ping') });
     await applyFleetSync('pong', { kind: 'RemoteSync', clusters: { names: ['east'] }, dependsOn: [{ kind: 'FleetSync', name: 'ping' }], template: configMapTemplate('pong') });
