@@ -61,7 +61,7 @@ function addDriveCommand(program: Command, def: DriveCommand): void {
   });
 }
 
-function parseBool(value: string): boolean {
+export function parseBool(value: string): boolean {
   const v = value.toLowerCase();
   if (v === 'true' || v === '1' || v === 'yes') return true;
   if (v === 'false' || v === '0' || v === 'no') return false;
