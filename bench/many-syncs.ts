@@ -41,7 +41,7 @@
 // again without measuring); it asserts nothing about them.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +55,7 @@ import { ApiError } from '../src/kube/errors.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
+import { largestProfile, summarizeProfile, type ProfileSummary } from './cpu-profile.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './heap-snapshot.js';
 import {
   buildOperator,
@@ -422,58 +423,6 @@ function peakRssKiB(pid: number | undefined): number {
   }
 }
 
-// ---------------------------------------------------------------- CPU profile
-
-interface ProfileSummary {
-  totalMs: number;
-  /** (idle), (program), (garbage collector), in ms. */
-  idleMs: number;
-  gcMs: number;
-  /** The functions with the most self time: `name (file:line)` → ms. */
-  top: [string, number][];
-  /** Self time by package or source directory → ms. */
-  byArea: [string, number][];
-}
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-function areaOf(url: string): string {
-  const mod = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
-  if (mod) return mod;
-  const src = /dist\/([^/]+)\//.exec(url)?.[1];
-  if (src) return `src/${src}`;
-  return url.startsWith('node:') ? 'node internals' : url === '' ? '(native, gc, idle)' : 'other';
-}
-
-function summarizeProfile(file: string): ProfileSummary {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
-  const self = new Map<string, number>();
-  const areas = new Map<string, number>();
-  let totalUs = 0;
-  let idle = 0;
-  let gc = 0;
-  p.samples.forEach((id, i) => {
-    const us = p.timeDeltas[i] ?? 0;
-    totalUs += us;
-    const f = byId.get(id);
-    const name = f?.functionName || '(anonymous)';
-    if (name === '(idle)') idle += us;
-    if (name === '(garbage collector)') gc += us;
-    const key = f?.url ? `${name} (${f.url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${f.lineNumber + 1})` : name;
-    self.set(key, (self.get(key) ?? 0) + us);
-    const area = areaOf(f?.url ?? '');
-    areas.set(area, (areas.get(area) ?? 0) + us);
-  });
-  const sorted = (m: Map<string, number>, n: number): [string, number][] =>
-    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, v / 1000]);
-  return { totalMs: totalUs / 1000, idleMs: idle / 1000, gcMs: gc / 1000, top: sorted(self, 15), byArea: sorted(areas, 10) };
-}
-
 // ---------------------------------------------------------------- one case
 
 async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: string): Promise<CaseResult> {
@@ -548,8 +497,7 @@ async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: s
       if (snapshotted) result.heap = await snapshotHeap(op);
       await op.stop();
       if (profiled) {
-        // One profile per thread (a worker thread would write its own): the main thread's is the largest.
-        const file = readdirSync(PROFILES).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(PROFILES, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
+        const file = largestProfile(PROFILES);
         if (file) result.profile = summarizeProfile(file);
       }
       if (c.syncs > 1) result.restart = await restart(build, artifacts);
