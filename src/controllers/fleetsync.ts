@@ -197,6 +197,8 @@ function withRollout(status: FleetSyncStatus, plan: RolloutPlan | undefined, gen
   else delete next.message;
   if (status.phase === 'Complete') return next;
   next.phase = plan.phase;
+  // Every wave done, unreachable clusters skipped (onUnreachable: Skip): the revision is the current one.
+  if (plan.phase === 'Complete') next.currentRevision = status.updateRevision;
   const held: Partial<Record<FleetPhase, [Condition['status'], string]>> = {
     Halted: ['False', Reason.RolloutHalted],
     Paused: ['Unknown', Reason.Progressing],

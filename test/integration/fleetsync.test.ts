@@ -27,6 +27,10 @@ const ns = useTestNamespace(HOME, 'fleet');
 /** The edges' namespace: the same name in edge-1 (a test namespace) and edge-2 (made alike, deleted at the end). */
 const edgeNs = useTestNamespace('edge-1', 'fleetedge');
 
+function setServer(kc: Record<string, unknown>, server: string): void {
+  for (const c of kc.clusters as { cluster: { server: string } }[]) c.cluster.server = server;
+}
+
 /** A kubeconfig Secret registered in the inventory as `cluster`, with labels. */
 async function registerCluster(cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
   await mgmt.request({
@@ -271,6 +275,83 @@ describe('FleetSync rollouts', () => {
     expect(await revisionOf('roll-west')).toBe(done.status?.currentRevision);
     const revisions = await mgmt.request<{ items: { revision: number }[] }>({ path: `/apis/apps/v1/namespaces/${ns()}/controllerrevisions`, query: { labelSelector: 'syncprims.dev/fleetsync=roll' } });
     expect(revisions.items.map((r) => r.revision).sort()).toEqual([1, 2, 3]);
+  });
+
+  test('a cluster joining mid-rollout gets the current revision at once, and the new one when its wave admits it', async () => {
+    const spec = (value: string, paused: boolean) => ({
+      kind: 'RemoteSync',
+      clusters: { selector: { matchLabels: { joins: 'yes' } } },
+      rollout: rollout({ paused }),
+      template: configMapTemplate('joined', undefined, value),
+    });
+    await registerCluster('east', 'edge-1', { env: 'prod', region: 'east', tier: 'base', joins: 'yes' });
+    await applyFleetSync('joined', spec('v1', false));
+    const first = await waitPhase('joined', 'Complete', 60_000);
+    await applyFleetSync('joined', spec('v2', true));
+    await waitPhase('joined', 'Paused');
+    await registerCluster('west', 'edge-2', { env: 'staging', region: 'west', joins: 'yes' });
+    await eventually('west given the current revision', async () => ((await valueIn(edge2, 'joined')) === 'v1' ? true : undefined), 60_000);
+    expect(await revisionOf('joined-west')).toBe(first.status?.currentRevision);
+    expect(await valueIn(edge1, 'joined')).toBe('v1');
+    await applyFleetSync('joined', spec('v2', false));
+    await waitPhase('joined', 'Complete', 60_000);
+    expect([await valueIn(edge1, 'joined'), await valueIn(edge2, 'joined')]).toEqual(['v2', 'v2']);
+  });
+
+  test("a wave's gates hold it until the sync they name is Ready, which wakes it", async () => {
+    const spec = (value: string) => ({
+      kind: 'RemoteSync',
+      clusters: { names: ['east', 'west'] },
+      rollout: { waves: [{ name: 'canary', selector: { matchLabels: { region: 'east' } } }, { name: 'rest', gates: { dependsOn: [{ kind: 'Sync', name: 'smoke' }] } }] },
+      template: configMapTemplate('gated', undefined, value),
+    });
+    await applyFleetSync('gated', spec('v1'));
+    const held = await eventually('held by its gate', async () => {
+      const f = await rolled('gated');
+      return f.status?.message?.includes('wave rest waits for its gates: Sync/smoke (NotFound)') ? f : undefined;
+    }, 60_000);
+    expect(held.status?.phase).toBe('Progressing');
+    expect(await valueIn(edge2, 'gated')).toBeUndefined();
+    await mgmt.request({
+      method: 'POST',
+      path: syncPath(ns()),
+      body: { apiVersion: API_VERSION, kind: 'Sync', metadata: { name: 'smoke', namespace: ns() }, spec: { defaultNamespace: ns(), source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'smoke' }, data: { passed: 'yes' } }] } } },
+    });
+    await waitPhase('gated', 'Complete', 60_000);
+    expect(await valueIn(edge2, 'gated')).toBe('v1');
+  });
+
+  test('an unreachable cluster holds its wave (onUnreachable: Wait), and not with Skip', async () => {
+    await mgmt.request({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${ns()}/secrets/dark-kubeconfig`,
+      query: { fieldManager: 'test', force: true },
+      contentType: 'application/apply-patch+yaml',
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'dark-kubeconfig', namespace: ns(), labels: { 'syncprims.dev/cluster': 'dark', region: 'dark' } },
+        // Loopback, a port nothing listens on: refused at once.
+        data: { value: Buffer.from(await kubeconfigOf('edge-1', (kc) => setServer(kc, 'https://127.0.0.1:1'))).toString('base64') },
+      },
+    });
+    const spec = (onUnreachable: string) => ({
+      kind: 'RemoteSync',
+      clusters: { names: ['dark', 'east'] },
+      rollout: { onUnreachable, waves: [{ name: 'canary', selector: { matchLabels: { region: 'dark' } } }, { name: 'rest' }] },
+      template: configMapTemplate('dark', undefined, 'v1'),
+    });
+    await applyFleetSync('dark', spec('Wait'));
+    const waiting = await eventually('the canary unreachable', async () => {
+      const f = await rolled('dark');
+      return f.status?.waves?.[0] && (f.status.waves[0] as { unreachable?: number }).unreachable === 1 ? f : undefined;
+    }, 60_000);
+    expect(waiting.status?.phase).toBe('Progressing');
+    expect(await valueIn(edge1, 'dark')).toBeUndefined();
+    await applyFleetSync('dark', spec('Skip'));
+    const done = await waitPhase('dark', 'Complete', 60_000);
+    expect(await valueIn(edge1, 'dark')).toBe('v1');
+    expect(readyOf(done)).toMatchObject({ status: 'False', reason: 'ClusterUnreachable' });
   });
 
   test('paused admits nothing; soak holds the next wave; approval holds its wave until given', async () => {
