@@ -109,7 +109,6 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
   const kindOf = (namespace: string, name: string): FleetChildKind => childKindOf(deps.informer, namespace, name);
   const deleteChild = (kind: FleetChildKind, child: KubeObject): Promise<void> => deleteChildOf(settings, kind, child);
 
-
   /** Per child (`uid/cluster`), the inputs and resourceVersion it was last seen matching with. */
   const matched = new Map<string, string>();
   const finalize = async (obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> => {
