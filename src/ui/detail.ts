@@ -10,6 +10,7 @@ import { OWNED_OBJECTS } from '../apply/owned-objects.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { InformerSelector } from '../runtime/cache.js';
 import type { Informer } from '../runtime/informer.js';
+import { rolloutPanel, type RolloutPanel } from './rollout-panel.js';
 
 
 /** At most this many inventory entries and Events are listed. */
@@ -54,6 +55,8 @@ export interface SyncDetail {
   inventoryNote?: string;
   events: EventItem[];
   eventsError?: string;
+  /** A FleetSync rolling out in waves: its rollout panel. */
+  rollout?: RolloutPanel;
 }
 
 export interface DetailSources {
@@ -79,6 +82,7 @@ export async function syncDetail(obj: KubeObject, sources: DetailSources): Promi
   const ref = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
   const entries = status.inventory?.entries ?? [];
   const [inventory, events] = await Promise.all([inventoryOf(obj.kind, entries.slice(0, MAX_INVENTORY), sources), eventsOf(ref, sources)]);
+  const rollout = rolloutPanel(obj);
   return {
     key: `${ref.kind}/${ref.namespace}/${ref.name}`,
     ...ref,
@@ -94,6 +98,7 @@ export async function syncDetail(obj: KubeObject, sources: DetailSources): Promi
     inventoryTotal: entries.length,
     inventoryNote: inventoryNote(obj.kind, entries.length),
     ...events,
+    ...(rollout ? { rollout } : {}),
   };
 }
 

@@ -31,6 +31,8 @@ export interface FleetView {
   message?: string;
   /** `ready/selected`. */
   readyClusters: string;
+  /** Rolling out in waves: `3/5 waves, 412/1000`. */
+  progress?: string;
   clusters?: FleetSyncStatus['clusters'];
   failures: NonNullable<FleetSyncStatus['failures']>;
   children: FleetChildItem[];
@@ -54,6 +56,7 @@ export function fleetViews(objects: readonly KubeObject[], stateOf: (o: KubeObje
         ...(row.reason ? { reason: row.reason } : {}),
         ...(row.message ? { message: row.message } : {}),
         readyClusters: row.fleet?.clusters ?? '0/0',
+        ...(row.fleet?.progress ? { progress: row.fleet.progress } : {}),
         ...(status.clusters ? { clusters: status.clusters } : {}),
         failures: status.failures ?? [],
         children: members.membersOf(key).map(({ cluster, object }) => childItem(object, cluster, stateOf)),

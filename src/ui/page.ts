@@ -98,6 +98,8 @@ th { background: #eceff1; white-space: nowrap; }
 #detail-section { grid-column: 1 / -1; }
 .badge { display: inline-block; padding: 0 .35rem; border: 1px solid; border-radius: 3px; font-size: .8rem; }
 .linkish { background: none; border: none; padding: 0; color: #0d47a1; text-decoration: underline; cursor: pointer; text-align: left; }
+.rollout tr.current { background: #fff3cd; font-weight: 600; }
+.rollout .current-mark { color: #4d3800; }
 .unreachable { color: #7f0000; font-weight: 600; }
 .reachable { color: #1b5e20; font-weight: 600; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .75rem; font-size: .85rem; margin: .25rem 0; }

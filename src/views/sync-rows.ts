@@ -1,5 +1,6 @@
 import { KINDS, type Kind } from '../api/kinds.js';
 import type { KubeObject } from '../kube/resources.js';
+import { rolloutView } from './rollout-view.js';
 
 /** What `syncprims get` and the web view show of a Sync, RemoteSync, ProxySync or FleetSync. */
 
@@ -30,6 +31,10 @@ export interface FleetFields {
   phase?: string;
   /** `ready/selected`, e.g. `2/3`. */
   clusters: string;
+  /** A FleetSync rolling out in waves (`status.waves`): `3/5 waves, 412/1000` (waves done, clusters updated of selected). */
+  progress?: string;
+  /** Why the rollout stands where it stands (`status.message`). */
+  rolloutMessage?: string;
 }
 
 interface Condition {
@@ -67,7 +72,7 @@ export function syncRow(obj: KubeObject): SyncRow {
     cluster: spec?.kubeConfig?.secretRef?.name ?? spec?.clusterRef?.name,
     pending: pendingOf(status?.pendingDependencies, namespace),
     createdAt: typeof created === 'string' ? created : undefined,
-    ...(obj.kind === 'FleetSync' ? { fleet: fleetFields(status) } : {}),
+    ...(obj.kind === 'FleetSync' ? { fleet: fleetFields(obj) } : {}),
   };
 }
 
@@ -78,11 +83,15 @@ function revisionsOf(status: SyncLike['status']): Pick<SyncRow, 'revision' | 'ta
   return { revision: revision || undefined, targetRevision: target || undefined };
 }
 
-/** A FleetSync's phase and `ready/selected` (counted as 0/0 before its first status). */
-function fleetFields(status: SyncLike['status']): FleetFields {
+/** A FleetSync's phase, `ready/selected` (counted as 0/0 before its first status) and its rollout's progress. */
+function fleetFields(obj: KubeObject): FleetFields {
+  const status = (obj as SyncLike).status;
   const clusters = status?.clusters;
   const fields: FleetFields = { clusters: `${clusters?.ready ?? 0}/${clusters?.selected ?? 0}` };
   if (status?.phase) fields.phase = status.phase;
+  const rollout = rolloutView(obj);
+  if (rollout) fields.progress = rollout.progress;
+  if (rollout?.message) fields.rolloutMessage = rollout.message;
   return fields;
 }
 

@@ -8,6 +8,7 @@ import type { RequiredStatus } from '../api/sync-spec.js';
 import type { HealthStatus } from '../apply/health.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { RemoteProblem } from '../clusters/cluster-spec.js';
+import type { WaveView } from './rollout-view.js';
 import { syncRow, type ReadyStatus } from './sync-rows.js';
 
 /** A sync's state, from its status. */
@@ -27,6 +28,8 @@ export interface SyncState {
   phase?: string;
   /** A FleetSync: its clusters, `ready/selected`. */
   clusters?: string;
+  /** A FleetSync rolling out in waves: `3/5 waves, 412/1000` (waves done, clusters updated of selected). */
+  progress?: string;
 }
 
 /** A sync met while following `dependsOn`, one way or the other. */
@@ -87,6 +90,8 @@ export interface SyncTree extends SyncState {
   notFollowed?: string;
   /** A FleetSync: its children, one per cluster, by cluster name. */
   children?: FleetChildTree[];
+  /** A FleetSync rolling out in waves: its waves in order (their `members` name the children's clusters). */
+  waves?: WaveView[];
 }
 
 /** A FleetSync's child for one cluster (a ProxySync or RemoteSync), and what it has there. */
@@ -126,6 +131,7 @@ export function syncState(obj: KubeObject): SyncState {
   if (row.revision) state.revision = row.revision;
   if (row.fleet?.phase) state.phase = row.fleet.phase;
   if (row.fleet) state.clusters = row.fleet.clusters;
+  if (row.fleet?.progress) state.progress = row.fleet.progress;
   const pending = pendingOf(obj);
   if (pending.length > 0) state.pending = pending;
   return state;

@@ -19,8 +19,9 @@ export function tableHeader(shape: TableShape): string[] {
 /**
  * A row's cells, in the order of `tableHeader`; `-` for what is not there. A
  * FleetSync shows its phase where a sync shows its reason (with the reason
- * when they differ and it is not Ready), and its clusters (`ready/selected`)
- * where a sync shows its cluster.
+ * when they differ and it is not Ready) and, rolling out in waves, its
+ * progress (`3/5 waves, 412/1000`); its clusters (`ready/selected`) where a
+ * sync shows its cluster; wide, its rollout's message before the Ready one.
  */
 export function rowCells(row: SyncRow, opts: TableShape & { style: Style; now?: number; reason?: string }): string[] {
   const { style } = opts;
@@ -37,7 +38,7 @@ export function rowCells(row: SyncRow, opts: TableShape & { style: Style; now?: 
     row.pending.length > 0 ? style.yellow(row.pending.join(',')) : '-',
     ageOf(row.createdAt, opts.now),
     shortRevision(row.targetRevision),
-    row.message ? oneLine(row.message) : '-',
+    messageText(row),
   ];
   return shapeCells(cells, opts);
 }
@@ -46,7 +47,15 @@ function reasonText(row: SyncRow): string | undefined {
   const phase = row.fleet?.phase;
   if (!phase) return row.reason;
   const tell = row.reason && row.reason !== phase && (row.ready === 'False' || row.reason === 'Suspended');
-  return tell ? `${phase} (${row.reason})` : phase;
+  const text = tell ? `${phase} (${row.reason})` : phase;
+  return row.fleet?.progress ? `${text} ${row.fleet.progress}` : text;
+}
+
+/** The Ready message; a FleetSync's rollout message first, when it says something else. */
+function messageText(row: SyncRow): string {
+  const messages = [row.fleet?.rolloutMessage, row.message].filter((m): m is string => !!m).map(oneLine);
+  const distinct = messages.filter((m, i) => messages.indexOf(m) === i);
+  return distinct.length > 0 ? distinct.join('; ') : '-';
 }
 
 /** Without NAMESPACE unless across namespaces; the last two only when wide. */

@@ -7,6 +7,7 @@ import { FLEETSYNC_LABEL } from '../../fleet/children.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { KubeObject } from '../../kube/resources.js';
 import { FleetMembers, memberRevision, type FleetMember } from '../../views/fleet-members.js';
+import { rolloutView } from '../../views/rollout-view.js';
 import { listSyncs } from '../../views/sync-api.js';
 import { syncState, type FleetChildTree, type SyncTree } from '../../views/tree-model.js';
 
@@ -34,4 +35,10 @@ export function childTrees(members: readonly FleetMember[], follow: (child: Kube
     const revision = memberRevision(object);
     return { clusterName: cluster, ...(revision ? { fleetRevision: revision } : {}), sync };
   });
+}
+
+/** A FleetSync rolling out in waves: its waves, for the tree to group the children by. */
+export function wavesOf(fleet: KubeObject): Pick<SyncTree, 'waves'> {
+  const rollout = rolloutView(fleet);
+  return rollout ? { waves: rollout.waves } : {};
 }

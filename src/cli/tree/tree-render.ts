@@ -5,6 +5,7 @@ import { displayNode, parseNodeKey } from '../../deps/refs.js';
 import { shortRevision } from '../format.js';
 import type { Style } from '../terminal.js';
 import type { AppliedObject, ClusterView, FleetChildTree, Forest, RelatedSync, SyncState, SyncTree, Tree } from '../../views/tree-model.js';
+import { groupByWave, waveCounts, type WaveView } from '../../views/rollout-view.js';
 
 /** A line of the tree and the lines under it. */
 export interface TextNode {
@@ -54,6 +55,7 @@ export function stateText(state: Partial<SyncState>, style: Style): string {
   const parts = [state.ready ? colour(`Ready=${state.ready}`) : style.yellow('no status yet')];
   if (state.reason) parts.push(colour(state.reason));
   if (state.phase && state.phase !== state.reason) parts.push(colour(state.phase));
+  if (state.progress) parts.push(`${state.progress} updated`);
   if (state.clusters) parts.push(`${state.clusters} clusters ready`);
   if (state.revision) parts.push(style.dim(shortRevision(state.revision)));
   const text = parts.join(gap);
@@ -77,6 +79,7 @@ function appliedNodes(sync: SyncTree, style: Style, root: boolean): TextNode[] {
   const out: TextNode[] = [];
   if (!root && sync.pending?.length) out.push({ text: style.yellow(`waiting for ${sync.pending.join(', ')}`) });
   if (sync.notFollowed) return [...out, { text: style.dim(`not followed: ${sync.notFollowed}`) }];
+  if (sync.children && sync.waves?.length) return [...out, wavesNode(sync.waves, sync.children, style)];
   if (sync.children) return [...out, childrenNode(sync.children, style)];
   const objects = (sync.objects ?? []).map((o) => objectNode(o, style));
   if (sync.cluster) return [...out, clusterNode(sync.cluster, objects, style)];
@@ -89,12 +92,39 @@ function childrenNode(children: FleetChildTree[], style: Style): TextNode {
   if (children.length === 0) return { text: style.dim('clusters: no children (no cluster selected yet)') };
   return {
     text: `clusters (${children.length})`,
-    children: children.map((c) => {
-      const text = [c.clusterName || style.dim('(no cluster label)'), `${c.sync.kind}/${c.sync.name}`, stateText(c.sync, style)].join(gap);
-      const under = appliedNodes(c.sync, style, false);
+    children: children.map((c) => childNode(c, style)),
+  };
+}
+
+/** One cluster's child: its kind/name and state, and what it has in its cluster. */
+function childNode(c: FleetChildTree, style: Style): TextNode {
+  const text = [c.clusterName || style.dim('(no cluster label)'), `${c.sync.kind}/${c.sync.name}`, stateText(c.sync, style)].join(gap);
+  const under = appliedNodes(c.sync, style, false);
+  return under.length > 0 ? { text, children: under } : { text };
+}
+
+/** A FleetSync rolling out in waves: each wave, in order, with its children under it (those of no wave last). */
+function wavesNode(waves: WaveView[], children: FleetChildTree[], style: Style): TextNode {
+  const groups = groupByWave(children, (c) => c.clusterName, waves);
+  return {
+    text: `waves (${waves.length})`,
+    children: groups.map(({ wave, items }) => {
+      const text = wave ? waveText(wave, style) : style.dim(`in no wave (${items.length})`);
+      const under = items.map((c) => childNode(c, style));
       return under.length > 0 ? { text, children: under } : { text };
     }),
   };
+}
+
+/** `canary  1/1 updated, 1/1 ready, 0 failed, 0 unreachable  soak until …  approved  ◀ the rollout is here`. */
+function waveText(w: WaveView, style: Style): string {
+  const colour = w.failed > 0 ? style.red : w.done ? style.green : style.yellow;
+  const parts = [w.name, colour(waveCounts(w))];
+  if (w.soakUntil) parts.push(`soak until ${w.soakUntil}`);
+  if (w.approval === 'approved') parts.push('approved');
+  if (w.approval === 'required') parts.push(style.yellow('needs approval'));
+  if (w.current) parts.push(style.bold('◀ the rollout is here'));
+  return parts.join(gap);
 }
 
 function clusterNode(cluster: ClusterView, objects: TextNode[], style: Style): TextNode {

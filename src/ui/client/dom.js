@@ -36,14 +36,14 @@ export function svg(tag, attrs = {}) {
   return node;
 }
 
-/** A table with a header row; `rows` are arrays of cells (strings or nodes). */
-export function table(caption, header, rows) {
+/** A table with a header row; `rows` are arrays of cells (strings or nodes); `rowAttrs(i)` gives a row its attributes. */
+export function table(caption, header, rows, rowAttrs = () => ({})) {
   return el(
     'table',
     {},
     el('caption', { class: 'visually-hidden' }, caption),
     el('thead', {}, el('tr', {}, header.map((h) => el('th', { scope: 'col' }, h)))),
-    el('tbody', {}, rows.map((r) => el('tr', {}, r.map((c) => el('td', {}, c ?? '-'))))),
+    el('tbody', {}, rows.map((r, i) => el('tr', rowAttrs(i), r.map((c) => el('td', {}, c ?? '-'))))),
   );
 }
 

@@ -31,7 +31,7 @@ export function drawFleets(container, fleets, onPick) {
         'article',
         { class: 'fleet', 'data-fleet': f.key },
         el('h3', {}, pick({ key: f.key, kind: 'FleetSync', namespace: f.namespace, name: f.name }, onPick), ' ', badge(f.state)),
-        el('p', { title: f.message ?? '' }, `${f.phase ?? f.reason ?? 'no status yet'} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
+        el('p', { title: f.message ?? '' }, `${f.phase ?? f.reason ?? 'no status yet'}${f.progress ? ` · ${f.progress}` : ''} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
         f.failures.length === 0 ? null : el('ul', { class: 'failures' }, f.failures.map((x) => el('li', { title: x.message }, `${x.cluster}: ${x.reason}`))),
         el('ul', {}, f.children.map((c) => el('li', { 'data-cluster': c.cluster }, `${c.cluster}: `, pick(c, onPick), ' ', badge(c.state)))),
       ),
@@ -77,6 +77,7 @@ export function drawDetail(container, d) {
   ];
   const parts = [
     el('dl', {}, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+    ...rollout(d.rollout),
     el('h3', {}, 'Conditions'),
     table('Conditions', ['Type', 'Status', 'Reason', 'Message', 'Since'], d.conditions.map((c) => [c.type, c.status, c.reason, c.message, ago(c.lastTransitionTime)])),
     ...summary(d),
@@ -99,4 +100,37 @@ function summary(d) {
   }
   if (d.remote) out.push(el('p', {}, `Remote Sync ${d.remote.namespace}/${d.remote.name} in ${d.remote.cluster}`));
   return out;
+}
+
+/** A FleetSync rolling out in waves: its phase, message, revisions and one row per wave, the current one marked. */
+function rollout(r) {
+  if (!r) return [];
+  const rows = [
+    ['Phase', r.phase],
+    ['Progress', r.progress],
+    ['Message', r.message ?? '-'],
+    ['Current revision', r.currentRevision ?? '-'],
+    ['Update revision', r.updateRevision ?? '-'],
+  ];
+  const waves = r.waves.map((w) => [
+    w.current ? [w.name, el('span', { class: 'current-mark' }, ' (current)')] : w.name,
+    w.clusters,
+    `${w.updated}/${w.clusters}`,
+    `${w.ready}/${w.clusters}`,
+    w.failed,
+    w.unreachable,
+    w.soak,
+    w.approval,
+  ]);
+  return [
+    el(
+      'section',
+      { class: 'rollout', 'aria-labelledby': 'rollout-h', 'data-phase': r.phase },
+      el('h3', { id: 'rollout-h' }, 'Rollout'),
+      el('dl', {}, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+      table('Rollout waves, in order', ['Wave', 'Clusters', 'Updated', 'Ready', 'Failed', 'Unreachable', 'Soak', 'Approval'], waves, (i) =>
+        r.waves[i].current ? { class: 'current', 'aria-current': 'step', 'data-wave': r.waves[i].name } : { 'data-wave': r.waves[i].name },
+      ),
+    ),
+  ];
 }
