@@ -12,7 +12,7 @@ import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
-import { kubeconfigOf, REMOTESYNCS } from '../support/remote.js';
+import { kubeconfigOf } from '../support/remote.js';
 import { find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
