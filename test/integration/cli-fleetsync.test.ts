@@ -5,7 +5,9 @@
 // children, Ready on both clusters) and `baseline` (ProxySync children,
 // depending on install per cluster; failing on edge-2), and a Sync `app`
 // depending on baseline. install's child for edge-1 reaches mgmt itself
-// through its kubeconfig Secret and applied a ConfigMap there.
+// through its kubeconfig Secret and applied a ConfigMap there. In a second
+// namespace, FleetSync `web` rolls out in three waves (canary done and soaked,
+// early halted on edge-2, rest waiting for an approval).
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -27,18 +29,23 @@ const REV = '0123456789abcdef';
 const NEXT = 'fedcba9876543210';
 let client: KubeClient;
 const ns = useTestNamespace(CLUSTER, 'cli-fsy');
+/** The namespace of the rollout in waves. */
+const rns = useTestNamespace(CLUSTER, 'cli-fsy-roll');
 const cli = (command: string, ...args: string[]) => runCli([command, '--kubeconfig', KUBECONFIG, '-n', ns(), ...args]);
+const rolloutCli = (command: string, ...args: string[]) => runCli([command, '--kubeconfig', KUBECONFIG, '-n', rns(), ...args]);
+const SOAKED = '2030-01-01T00:10:00.000Z';
+const HALT = 'wave early: 1 failing (at most 0): edge-2';
 
 const ready = (status: 'True' | 'False' | 'Unknown', reason: string, message = '') => [{ type: 'Ready', status, reason, message, lastTransitionTime: NOW, observedGeneration: 1 }];
 const template = { spec: { source: { inline: [] } } };
 
-async function create(plural: string, kind: string, name: string, spec: Record<string, unknown>, status: Record<string, unknown>, labels?: Record<string, string>): Promise<void> {
-  const metadata = { name, namespace: ns(), ...(labels ? { labels } : {}) };
-  await client.request({ method: 'POST', path: `${API}/namespaces/${ns()}/${plural}`, body: { apiVersion: 'syncprims.dev/v1alpha1', kind, metadata, spec } });
+async function create(plural: string, kind: string, name: string, spec: Record<string, unknown>, status: Record<string, unknown>, labels?: Record<string, string>, namespace = ns()): Promise<void> {
+  const metadata = { name, namespace, ...(labels ? { labels } : {}) };
+  await client.request({ method: 'POST', path: `${API}/namespaces/${namespace}/${plural}`, body: { apiVersion: 'syncprims.dev/v1alpha1', kind, metadata, spec } });
   // The status subresource, written as the controller would.
   await client.request({
     method: 'PATCH',
-    path: `${API}/namespaces/${ns()}/${plural}/${name}/status`,
+    path: `${API}/namespaces/${namespace}/${plural}/${name}/status`,
     contentType: 'application/merge-patch+json',
     body: { status: { observedGeneration: 1, ...status } },
   });
@@ -78,7 +85,29 @@ beforeAll(async () => {
     await create('proxysyncs', 'ProxySync', `baseline-${cluster}`, { clusterRef: { name: cluster }, dependsOn: [{ kind: 'RemoteSync', name: `install-${cluster}` }], template }, { conditions: status }, childLabels('baseline', cluster));
   }
   await create('syncs', 'Sync', 'app', { dependsOn: [{ kind: 'FleetSync', name: 'baseline' }], source: { inline: [] } }, { conditions: ready('False', 'DependencyNotReady') });
+  await createRollout();
 }, 60_000);
+
+/** FleetSync `web` of rns(), halted in its second wave, and its children (one per wave). */
+async function createRollout(): Promise<void> {
+  const ring = (r: string) => ({ matchLabels: { ring: r } });
+  const rollout = { waves: [{ name: 'canary', selector: ring('canary'), soak: '10m' }, { name: 'early', selector: ring('early') }, { name: 'rest', approval: true }] };
+  const wave = (name: string, member: string, updated: number, r: number, failed: number, extra: Record<string, unknown> = {}) => ({ name, clusters: 1, updated, ready: r, failed, unreachable: 0, members: [member], ...extra });
+  await create('fleetsyncs', 'FleetSync', 'web', { clusters: { names: ['edge-1', 'edge-2', 'edge-3'] }, kind: 'ProxySync', template, rollout }, {
+    conditions: ready('False', 'RolloutHalted', HALT),
+    phase: 'Halted',
+    currentRevision: REV,
+    updateRevision: NEXT,
+    clusters: { selected: 3, updated: 2, ready: 1, failed: 1, unreachable: 0, progressing: 1 },
+    readyClusters: '1/3',
+    waves: [wave('canary', 'edge-1', 1, 1, 0, { soakUntil: SOAKED }), wave('early', 'edge-2', 1, 0, 1), wave('rest', 'edge-3', 0, 0, 0)],
+    message: HALT,
+  }, undefined, rns());
+  const children: [string, ReturnType<typeof ready>][] = [['edge-1', ready('True', 'Succeeded')], ['edge-2', ready('False', 'ApplyFailed', 'ConfigMap web/x: forbidden')], ['edge-3', ready('True', 'Succeeded')]];
+  for (const [cluster, status] of children) {
+    await create('proxysyncs', 'ProxySync', `web-${cluster}`, { clusterRef: { name: cluster }, template }, { conditions: status }, childLabels('web', cluster), rns());
+  }
+}
 
 describe('get', () => {
   test('with no kind, FleetSyncs too: phase where a sync has its reason, clusters ready/selected where a sync has its cluster', async () => {
@@ -145,6 +174,44 @@ describe('tree', () => {
     expect(text.stdout).toContain('    └── edge-2  ProxySync/baseline-edge-2  Ready=False  ApplyFailed — ConfigMap fleet/x: forbidden\n');
     const forest = JSON.parse(json.stdout) as Forest;
     expect(forest.roots.find((r) => r.name === 'baseline')?.children?.map((c) => c.clusterName)).toEqual(['edge-1', 'edge-2']);
+  });
+});
+
+describe('a rollout in waves', () => {
+  test('get: the progress beside the phase (waves done of all, clusters updated of selected); -o wide the rollout message', async () => {
+    const [table, wide] = await Promise.all([rolloutCli('get', 'fleetsyncs'), rolloutCli('get', 'fsy/web', '-o', 'wide')]);
+    expect({ code: table.code, stderr: table.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(tableCells(table.stdout)[1]?.slice(0, 6)).toEqual(['FleetSync', 'web', 'False', 'Halted (RolloutHalted) 1/3 waves, 2/3', REV, '1/3 ready']);
+    expect(tableCells(wide.stdout)[1]?.slice(-2)).toEqual([NEXT, HALT]);
+  });
+
+  test('tree fleetsync/NAME: the children under their waves, in order, with counts, soak, approval and the wave the rollout is at', async () => {
+    const { code, stdout, stderr } = await rolloutCli('tree', 'fleetsync/web');
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`FleetSync/${rns()}/web  Ready=False  RolloutHalted  Halted  1/3 waves, 2/3 updated  1/3 clusters ready  ${REV} — ${HALT}`);
+    const waves = lines.slice(lines.indexOf('└── waves (3)'));
+    // Under each child, its cluster (no kubeconfig here: said on its own node, left out).
+    expect(waves.filter((l) => !/── cluster: /.test(l))).toEqual([
+      '└── waves (3)',
+      `    ├── canary  1/1 updated, 1/1 ready, 0 failed, 0 unreachable  soak until ${SOAKED}`,
+      '    │   └── edge-1  ProxySync/web-edge-1  Ready=True  Succeeded',
+      `    ├── early  1/1 updated, 0/1 ready, 1 failed, 0 unreachable  ◀ the rollout is here`,
+      '    │   └── edge-2  ProxySync/web-edge-2  Ready=False  ApplyFailed — ConfigMap web/x: forbidden',
+      '    └── rest  0/1 updated, 0/1 ready, 0 failed, 0 unreachable  needs approval',
+      '        └── edge-3  ProxySync/web-edge-3  Ready=True  Succeeded',
+    ]);
+  });
+
+  test('tree -o json: the waves with their members, the current one marked; the children by cluster as without waves', async () => {
+    const tree = JSON.parse((await rolloutCli('tree', 'fsy/web', '-o', 'json')).stdout) as Tree;
+    expect(tree.progress).toBe('1/3 waves, 2/3');
+    expect(tree.waves?.map((w) => [w.name, w.members, w.done, w.current ?? false, w.approval ?? '-'])).toEqual([
+      ['canary', ['edge-1'], true, false, '-'],
+      ['early', ['edge-2'], false, true, '-'],
+      ['rest', ['edge-3'], false, false, 'required'],
+    ]);
+    expect(tree.children?.map((c) => c.clusterName)).toEqual(['edge-1', 'edge-2', 'edge-3']);
   });
 });
 
