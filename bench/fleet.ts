@@ -502,6 +502,7 @@ function writeReport(r: Report): void {
     ...rows(r.n, cols),
     '',
     ...ratios(r, before),
+    ...whereTimeGoes(r),
     ...(present.some((k) => r[k]?.error) ? ['', `Errors: ${present.map((k) => r[k]?.error).filter(Boolean).join('; ')}`] : []),
     '',
     `Writes by kind: ${present.map((k) => `${k}: ${kinds(r[k]!.writes)}`).join('; ')}.`,
@@ -524,6 +525,31 @@ function ratios(r: Report, before: Report | undefined): string[] {
     ...(before?.fleet && before.direct ? [`before (commit ${commitOf(before.build)}): ${x(before.fleet, before.direct)} direct`] : []),
   ];
   return parts.length > 0 ? [`${parts.join('; ')}.`] : [];
+}
+
+/**
+ * Where the FleetSync's time goes against the placed case, from /metrics: the
+ * RemoteSync workers (--concurrency, 8) are busy throughout, so the wall time
+ * is about the RemoteSyncs' summed reconcile time over 8.
+ */
+function whereTimeGoes(r: Report): string[] {
+  const { placed: p, fleet: f } = r;
+  const pr = p?.controllers?.remotesync;
+  const fr = f?.controllers?.remotesync;
+  const fs = f?.controllers?.fleetsync;
+  if (!p || !f || !pr || !fr || !fs) return [];
+  const count = (c: ControllerFigures): number => Object.values(c.reconciles).reduce((a, b) => a + b, 0);
+  const mean = (c: ControllerFigures): string => `${((c.reconcileSeconds / count(c)) * 1000).toFixed(0)} ms`;
+  return [
+    '',
+    `**Where the time goes** (FleetSync against placed, from /metrics): the RemoteSync workers (8) are busy from the first POST to the last Ready in every case ` +
+      `(placed: ${s2((pr.reconcileSeconds * 1000) / 8)} of RemoteSync reconciles per worker for ${s2(p.ms)} of wall time), ` +
+      `so the time is the RemoteSyncs' reconcile time over 8. Placed: ${int(count(pr))} RemoteSync reconciles, ${s2(pr.reconcileSeconds * 1000)} summed, ${mean(pr)} each; ` +
+      `FleetSync: ${int(count(fr))} RemoteSync reconciles (${int(fr.retries)} failed first ones; placed: ${int(pr.retries)}), ${s2(fr.reconcileSeconds * 1000)} summed, ${mean(fr)} each: ` +
+      `${s2(((fr.reconcileSeconds - pr.reconcileSeconds) * 1000) / 8)} more per worker, against ${s2(f.ms - p.ms)} more wall time. Beside them ran the FleetSync's ${int(count(fs))} reconciles ` +
+      `(${s2(fs.reconcileSeconds * 1000)} summed, ${mean(fs)} each) and its ${int(f.writes.fleetManager + f.writes.fleetSyncs)} writes to mgmt; the operator's CPU was ` +
+      `${s2(f.operatorCpuMs)} against ${s2(p.operatorCpuMs)}: the FleetSync's cost is each RemoteSync reconcile a little slower beside it (one event loop, one mgmt API server, ${os.cpus().length} CPUs shared), not reconciles of its own in their way.`,
+  ];
 }
 
 /** The profile of the fleet case's operator, from the results of a profiled run (PROFILE_FROM; made with FLEET_CASES=fleet FLEET_CPU_PROF=1). */
@@ -553,7 +579,8 @@ const METHOD = [
     `(one namespace name on every cluster) no such step exists; the placed case pays the same step without a FleetSync, so FleetSync / placed is the FleetSync's own cost. ` +
     `admitted: the FleetSync again, in a namespace of mgmt where a MutatingAdmissionPolicy (CEL, in the API server) sets a RemoteSync's \`defaultNamespace\` from its ` +
     `\`syncprims.dev/cluster\` label on create and update: each child is born placed, as on a real fleet, with the same identities and the same template. ` +
-    `Writes are counted from mgmt's audit log (the operator's user agent; Leases and Events apart); reconciles, their time and the queue wait from the operator's /metrics at all-Ready.`,
+    `Writes are counted from mgmt's audit log (the operator's user agent; Leases and Events apart); reconciles, their time and the queue wait from the operator's /metrics at all-Ready. ` +
+    `One run of each case on a shared machine: the load row shows how the machine's other work moved during it; read differences of a few percent between cases with that in mind.`,
 ];
 
 async function entry(): Promise<void> {
