@@ -95,7 +95,9 @@ select, button { font: inherit; }
 table { border-collapse: collapse; width: 100%; font-size: .85rem; }
 th, td { text-align: left; padding: .2rem .4rem; border-bottom: 1px solid #ddd; vertical-align: top; overflow-wrap: anywhere; }
 th { background: #eceff1; white-space: nowrap; }
-#detail-section { grid-column: 1 / -1; }
+#detail-section { grid-column: 1 / -1; min-width: 0; }
+.table-scroll { overflow-x: auto; }
+.table-scroll:focus-visible { outline: 3px solid #0d47a1; outline-offset: 2px; }
 .badge { display: inline-block; padding: 0 .35rem; border: 1px solid; border-radius: 3px; font-size: .8rem; }
 .linkish { background: none; border: none; padding: 0; color: #0d47a1; text-decoration: underline; cursor: pointer; text-align: left; }
 .rollout tr.current { background: #fff3cd; font-weight: 600; }

@@ -18,7 +18,7 @@ import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyRemoteSync, putKubeconfigSecret, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
-import { applySync, find, waitForReady } from '../support/syncs.js';
+import { applySync, find, syncPath, waitForReady } from '../support/syncs.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 
 const HOME = 'mgmt';
@@ -225,6 +225,24 @@ describe('the web view', () => {
     expect(await informers()).toEqual(before);
     expect(before.filter((id) => id.includes('|Event|'))).toEqual([]);
     expect(before).toContain('apps/v1|Deployment|*|syncprims.dev/owner-kind||full');
+  });
+
+  // Selected last, so that axe-core looks at the page with the rollout panel shown.
+  test('a FleetSync rolling out in waves, selected, shows its rollout panel: phase, progress, revisions, a row per wave', async () => {
+    const spec = { clusters: { names: ['nowhere'] }, kind: 'ProxySync', template: { spec: { source: { inline: [] } } }, rollout: { waves: [{ name: 'canary' }, { name: 'rest', approval: true }] } };
+    await mgmt.request({ method: 'POST', path: syncPath(ns(), '', 'fleetsyncs'), body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'FleetSync', metadata: { name: 'roll', namespace: ns() }, spec } });
+    const key = `FleetSync/${ns()}/roll`;
+    // No cluster is selected: the operator writes both waves empty, the rollout Complete.
+    const pick = page.locator(`#fleets [data-pick="${key}"]`);
+    await eventually('the FleetSync listed, its rollout complete', async () => ((await page.locator(`#fleets [data-fleet="${key}"]`).textContent())?.includes('2/2 waves, 0/0') ? true : undefined));
+    await pick.click();
+    const detail = page.locator('#detail');
+    await eventually('its rollout panel', async () => ((await detail.getAttribute('data-key')) === key && (await detail.locator('section.rollout').count()) === 1 ? true : undefined));
+    const panel = detail.locator('section.rollout');
+    await expect(panel.getAttribute('data-phase')).resolves.toBe('Complete');
+    await expect(panel.textContent()).resolves.toMatch(/Progress2\/2 waves, 0\/0.*Update revision[0-9a-f]{16}/);
+    expect(await panel.locator('tbody tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { getAttribute(n: string): string }).getAttribute('data-wave')))).toEqual(['canary', 'rest']);
+    await expect(panel.locator('tbody tr[data-wave="rest"]').textContent()).resolves.toBe('rest00/00/000-Required');
   });
 
   test('axe-core finds no serious violation, wide and narrow; nothing is fetched from another host', async () => {

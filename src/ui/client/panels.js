@@ -128,8 +128,13 @@ function rollout(r) {
       { class: 'rollout', 'aria-labelledby': 'rollout-h', 'data-phase': r.phase },
       el('h3', { id: 'rollout-h' }, 'Rollout'),
       el('dl', {}, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
-      table('Rollout waves, in order', ['Wave', 'Clusters', 'Updated', 'Ready', 'Failed', 'Unreachable', 'Soak', 'Approval'], waves, (i) =>
-        r.waves[i].current ? { class: 'current', 'aria-current': 'step', 'data-wave': r.waves[i].name } : { 'data-wave': r.waves[i].name },
+      // Wider than a phone's window: it scrolls in its own box (focusable, so that a keyboard can scroll it).
+      el(
+        'div',
+        { class: 'table-scroll', role: 'region', 'aria-label': 'Rollout waves', tabindex: 0 },
+        table('Rollout waves, in order', ['Wave', 'Clusters', 'Updated', 'Ready', 'Failed', 'Unreachable', 'Soak', 'Approval'], waves, (i) =>
+          r.waves[i].current ? { class: 'current', 'aria-current': 'step', 'data-wave': r.waves[i].name } : { 'data-wave': r.waves[i].name },
+        ),
       ),
     ),
   ];
