@@ -2,15 +2,9 @@
 // its phase, message, revisions, progress and one row per wave (the current
 // one marked), each cell as the page shows it. Pure.
 import type { KubeObject } from '../kube/resources.js';
-import { rolloutView, type WaveView } from '../views/rollout-view.js';
+import { rolloutView, waveNumbers, type WaveNumbers, type WaveView } from '../views/rollout-view.js';
 
-export interface WaveRow {
-  name: string;
-  clusters: number;
-  updated: number;
-  ready: number;
-  failed: number;
-  unreachable: number;
+export interface WaveRow extends WaveNumbers {
   /** `until 2030-01-01T00:10:00.000Z`, or `-`. */
   soak: string;
   /** `Approved`, `Awaiting approval` (the rollout waits for it), `Required`, or `-`. */
@@ -45,12 +39,7 @@ export function rolloutPanel(obj: KubeObject): RolloutPanel | undefined {
 
 function waveRow(w: WaveView, phase: string | undefined): WaveRow {
   return {
-    name: w.name,
-    clusters: w.clusters,
-    updated: w.updated,
-    ready: w.ready,
-    failed: w.failed,
-    unreachable: w.unreachable,
+    ...waveNumbers(w),
     soak: w.soakUntil ? `until ${w.soakUntil}` : '-',
     approval: approvalText(w, phase),
     current: w.current === true,

@@ -5,14 +5,11 @@
 import type { FleetSyncSpec, FleetSyncStatus, WaveStatus } from '../api/fleet.js';
 import type { KubeObject } from '../kube/resources.js';
 
+/** A wave's name and counts, as status says them. */
+export type WaveNumbers = Pick<WaveStatus, 'name' | 'clusters' | 'updated' | 'ready' | 'failed' | 'unreachable'>;
+
 /** One wave of the rollout. */
-export interface WaveView {
-  name: string;
-  clusters: number;
-  updated: number;
-  ready: number;
-  failed: number;
-  unreachable: number;
+export interface WaveView extends WaveNumbers {
   /** When its soak ends (or ended). */
   soakUntil?: string;
   /** `approved`: approved for this revision; `required`: it waits for `syncprims rollout approve`. */
@@ -67,12 +64,7 @@ function waveView(w: WaveStatus, skipUnreachable: boolean, needsApproval: boolea
   const done = w.ready + (skipUnreachable ? w.unreachable : 0) >= w.clusters;
   const approval = w.approved ? 'approved' : needsApproval ? 'required' : undefined;
   return {
-    name: w.name,
-    clusters: w.clusters,
-    updated: w.updated,
-    ready: w.ready,
-    failed: w.failed,
-    unreachable: w.unreachable,
+    ...waveNumbers(w),
     ...(w.soakUntil ? { soakUntil: w.soakUntil } : {}),
     ...(approval ? { approval } : {}),
     done,
@@ -107,6 +99,11 @@ export function groupByWave<T>(items: readonly T[], clusterOf: (item: T) => stri
     else groups[at]!.items.push(item);
   }
   return rest.length > 0 ? [...groups, { items: rest }] : groups;
+}
+
+/** Only a wave's name and counts. */
+export function waveNumbers(w: WaveNumbers): WaveNumbers {
+  return { name: w.name, clusters: w.clusters, updated: w.updated, ready: w.ready, failed: w.failed, unreachable: w.unreachable };
 }
 
 /** `1/1 updated, 0/1 ready, 1 failed, 0 unreachable`. */

@@ -3,6 +3,7 @@
 // rollout is at, `tree`'s children grouped under their waves, and the web
 // view's rollout panel.
 import { describe, expect, test } from '@jest/globals';
+import type { WaveStatus } from '../../src/api/fleet.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { rowCells } from '../../src/cli/get/sync-table.js';
 import { renderTree } from '../../src/cli/tree/tree-render.js';
@@ -19,17 +20,8 @@ const OLD = '0123456789abcdef';
 const NEW = 'fedcba9876543210';
 const SOAK = '2030-01-02T00:10:00.000Z';
 
-interface Wave {
-  name: string;
-  clusters: number;
-  updated: number;
-  ready: number;
-  failed?: number;
-  unreachable?: number;
-  soakUntil?: string;
-  approved?: boolean;
-  members: string[];
-}
+/** A wave's status, failed and unreachable 0 unless said. */
+type Wave = Omit<WaveStatus, 'failed' | 'unreachable'> & Partial<Pick<WaveStatus, 'failed' | 'unreachable'>>;
 
 function fleet(phase: string, waves: Wave[], extra: { message?: string; ready?: string; reason?: string; readyMessage?: string; rollout?: Record<string, unknown> } = {}): KubeObject {
   const full = waves.map((w) => ({ failed: 0, unreachable: 0, ...w }));
