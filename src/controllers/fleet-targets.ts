@@ -15,14 +15,20 @@ import type { FleetRevisions, RevisionData } from './fleet-revisions.js';
 
 export { ROLLOUT_APPROVED_ANNOTATION } from '../fleet/children.js';
 
+/** What only FleetSyncs need watched: the clusters of the namespaces, and the template revisions. */
+export interface FleetParts {
+  inventory: { list(namespace: string): InventoryCluster[] };
+  revisions: FleetRevisions;
+}
+
 export interface FleetSettings {
   /** The managing cluster, where FleetSyncs and their children live. */
   client: Requester;
   discovery: Discovery;
-  inventory: { list(namespace: string): InventoryCluster[] };
+  /** The inventory and the revisions, started (and primed) when the first FleetSync is reconciled: an operator with none watches nothing more for them. */
+  parts: () => Promise<FleetParts>;
   /** The shared informers and resources of the two child kinds. */
   children: Record<FleetChildKind, { informer: Informer<KubeObject>; resource: ResourceInfo }>;
-  revisions: FleetRevisions;
   /** Why a wave's gates (`gates.dependsOn`) are not met; undefined when they are. */
   gateUnmet: (owner: FleetOwner, wave: WaveSpec) => string | undefined;
 }
@@ -46,12 +52,12 @@ export function liveChildOf(settings: Pick<FleetSettings, 'children'>, owner: Fl
  * without a child gets the current revision.
  */
 export function targetsOf(
-settings: FleetSettings,
-owner: FleetOwner,
-selected: InventoryCluster[],
-plan: RolloutPlan | undefined,
-update: string,
-current: string | undefined,
+  settings: Pick<FleetSettings, 'children'> & Pick<FleetParts, 'revisions'>,
+  owner: FleetOwner,
+  selected: InventoryCluster[],
+  plan: RolloutPlan | undefined,
+  update: string,
+  current: string | undefined,
 ): Map<string, Target | undefined> {
   const now = new Date().toISOString();
   const targets = new Map<string, Target | undefined>();

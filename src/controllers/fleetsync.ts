@@ -165,11 +165,12 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec };
       const previous = status as FleetSyncStatus;
       const update = templateRevision(spec);
-      const selected = selectClusters(settings.inventory.list(owner.namespace), spec.clusters);
+      const { inventory, revisions } = await settings.parts();
+      const selected = selectClusters(inventory.list(owner.namespace), spec.clusters);
       const plan = planOf(settings, obj, owner, selected, update, previous);
-      const targets = targetsOf(settings, owner, selected, plan, update, previous.currentRevision);
+      const targets = targetsOf({ ...settings, revisions }, owner, selected, plan, update, previous.currentRevision);
       const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
-      await settings.revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
+      await revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
       const states = new Map<string, ClusterState>();
       await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, targets.get(cluster.name), update, log)));
       for (const [cluster, failed] of plan?.failed ?? []) states.set(cluster, failed);

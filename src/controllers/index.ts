@@ -11,6 +11,7 @@ import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
 import { FleetRevisions } from './fleet-revisions.js';
 import { fleetSyncReconciler, followChildren, gateUnmet } from './fleetsync.js';
+import type { FleetParts } from './fleet-targets.js';
 import { FLEETSYNC_LABEL } from '../fleet/children.js';
 import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
@@ -206,20 +207,25 @@ function controllerOf(m: Manager, deps: LifecycleDeps, settings: ControllerSetti
 }
 
 /**
- * The FleetSync controller, over the namespace's cluster inventory (started
- * and primed first): woken by its children's changes and by clusters that
- * join, leave or change labels.
+ * The FleetSync controller: woken by its children's changes and by clusters
+ * that join, leave or change labels. The inventory and the revisions are
+ * watched from the first FleetSync's reconcile on (primed before it goes on).
  */
 async function fleetController(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): Promise<Controller> {
   const deps = lifecycleDeps(m, 'FleetSync', shared);
-  const inventory = new ClusterInventory({ cache: m.cache, discovery: m.cache.discovery, logger: m.log, namespace: m.opts.namespace });
-  await inventory.start();
-  m.onShutdown(() => inventory.stop());
-  inventory.onChange((namespace) => {
-    for (const fleet of deps.informer.store.list()) {
-      if (fleet.metadata.namespace === namespace) enqueue('FleetSync', `${namespace}/${fleet.metadata.name}`, 'cluster inventory changed');
-    }
-  });
+  let parts: Promise<FleetParts> | undefined;
+  const start = async (): Promise<FleetParts> => {
+    const inventory = new ClusterInventory({ cache: m.cache, discovery: m.cache.discovery, logger: m.log, namespace: m.opts.namespace });
+    await inventory.start();
+    m.onShutdown(() => inventory.stop());
+    inventory.onChange((namespace) => {
+      for (const fleet of deps.informer.store.list()) {
+        if (fleet.metadata.namespace === namespace) enqueue('FleetSync', `${namespace}/${fleet.metadata.name}`, 'cluster inventory changed');
+      }
+    });
+    const revisionInformer = await m.cache.informer('apps/v1', 'ControllerRevision', { namespace: m.opts.namespace, labelSelector: FLEETSYNC_LABEL });
+    return { inventory, revisions: new FleetRevisions(m.client, revisionInformer) };
+  };
   for (const kind of ['ProxySync', 'RemoteSync'] as const) {
     followChildren(shared.informers[kind], (key, statusOnly) => {
       const cause = `${kind} child changed`;
@@ -227,13 +233,16 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
       enqueue('FleetSync', key, cause, statusOnly ? CHILD_STATUS_BATCH_MS : undefined);
     });
   }
-  const revisionInformer = await m.cache.informer('apps/v1', 'ControllerRevision', { namespace: m.opts.namespace, labelSelector: FLEETSYNC_LABEL });
   const reconciler = fleetSyncReconciler(deps, {
-    revisions: new FleetRevisions(m.client, revisionInformer),
+    // Started once; a start that failed (a watch refused) is tried again by the next reconcile.
+    parts: () =>
+      (parts ??= start().catch((err: unknown) => {
+        parts = undefined;
+        throw err;
+      })),
     gateUnmet: (owner, wave) => gateUnmet(shared.graph, owner, wave, settings.allowCrossNamespaceRefs ?? false),
     client: m.client,
     discovery: m.cache.discovery,
-    inventory,
     children: {
       ProxySync: { informer: shared.informers.ProxySync, resource: shared.resources.ProxySync },
       RemoteSync: { informer: shared.informers.RemoteSync, resource: shared.resources.RemoteSync },

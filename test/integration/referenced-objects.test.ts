@@ -151,7 +151,8 @@ describe('600 Syncs, each with a source object of its own', () => {
     const reported = await op.metric('syncprims_connections', { protocol: 'h2' });
     expect(reported).toBeGreaterThan(0);
     expect(reported).toBeLessThanOrEqual(32);
-    // In play: the three sync kinds; ConfigMaps and Secrets as references (metadata only), and
+    // In play: the four kinds (no FleetSync here: the cluster inventory and the template revisions
+    // are not watched); ConfigMaps and Secrets as references (metadata only), and
     // ExternalArtifacts (Flux source objects, cached whole: their status.artifact is read from the
     // cache); ConfigMaps as owned objects. One watch each, whatever the number of syncs.
     const watches = await watchesByResource();
@@ -159,6 +160,7 @@ describe('600 Syncs, each with a source object of its own', () => {
       'syncs.syncprims.dev': 1,
       'remotesyncs.syncprims.dev': 1,
       'proxysyncs.syncprims.dev': 1,
+      'fleetsyncs.syncprims.dev': 1,
       'configmaps/metadata': 1,
       'secrets/metadata': 1,
       'externalartifacts.source.toolkit.fluxcd.io': 1,
