@@ -41,6 +41,7 @@ import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { watchEvents } from '../src/kube/watch-stream.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { tcpConnectionsTo } from '../test/support/proc.js';
+import { memoryKiB } from './tracker.js';
 import {
   buildOperator,
   controlplane,
@@ -420,16 +421,6 @@ interface Probe {
   hwmKiB: number;
 }
 
-/** VmRSS and VmHWM (kB) from /proc/<pid>/status. */
-function memoryKiB(pid: number): { rss: number; hwm: number } {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: field('VmRSS'), hwm: field('VmHWM') };
-  } catch {
-    return { rss: NaN, hwm: NaN };
-  }
-}
 
 function watchesOf(metrics: string): Record<string, number> {
   const out: Record<string, number> = {};
