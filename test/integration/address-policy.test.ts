@@ -215,11 +215,11 @@ describe('the flag on the command line', () => {
     ['diff', ['sync/app', '--kubeconfig', kubeconfigPath(HOME)]],
     ['run', ['--kubeconfig', kubeconfigPath(HOME)]],
   ])('syncprims %s: a malformed CIDR is bad usage (exit 2), naming it', async (command, args) => {
-    // Only parsed, never connected to: the command refuses the flag before it starts (the 169.254.0.0/16 of
-    // the expected message is the example the error text gives).
+    // Only parsed, never connected to: the command refuses the flag before it starts.
     const res = await runCli([command, ...args, '--source-deny-cidrs', '127.0.0.0/8,127.0.0.0/33'], { timeoutMs: 60_000 });
     expect(res).toMatchObject({
       code: 2,
+      // Only text: the example CIDRs the error message gives; nothing connects to them.
       stderr: expect.stringContaining('--source-deny-cidrs: "127.0.0.0/33" is not a CIDR: want address/prefix, as 169.254.0.0/16 or fe80::/10'),
     });
   });
