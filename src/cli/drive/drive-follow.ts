@@ -2,11 +2,10 @@ import type { Kind } from '../../api/kinds.js';
 import type { KubeClient } from '../../kube/client.js';
 import { ApiError, TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { watchEvents } from '../../kube/watch-stream.js';
 import type { Verdict } from './drive-state.js';
 import { CliError, errorLine, findCause } from '../errors.js';
-import { getSync, syncCollectionPath, withKind } from '../../views/sync-api.js';
-import { sleep, watchError } from '../watch-events.js';
+import { getSync, withKind } from '../../views/sync-api.js';
+import { MAX_BACKOFF_MS, sleep, syncWatch } from '../watch-events.js';
 
 /**
  * Follows one sync by a watch (no polling) from the resourceVersion the
@@ -38,10 +37,6 @@ export type FollowResult =
   | { settled: Settled; obj: KubeObject }
   /** Not settled in time (or interrupted): what it was doing last. */
   | { stopped: 'timeout' | 'interrupted'; doing: string };
-
-const WATCH_TIMEOUT_SECONDS = 300;
-const IDLE_TIMEOUT_MS = 120_000;
-const MAX_BACKOFF_MS = 10_000;
 
 export async function followSync(target: FollowTarget, from: KubeObject, opts: FollowOptions): Promise<FollowResult> {
   let verdict = opts.judge(from);
@@ -79,25 +74,12 @@ async function* versionsOf(target: FollowTarget, from: string, signal: AbortSign
   let failures = 0;
   while (!signal.aborted) {
     try {
-      const res = await client.stream({
-        path: syncCollectionPath(kind, namespace),
-        query: { watch: 1, allowWatchBookmarks: true, resourceVersion, fieldSelector: `metadata.name=${name}`, timeoutSeconds: WATCH_TIMEOUT_SECONDS },
-        idleTimeoutMs: IDLE_TIMEOUT_MS,
-        signal,
-      });
-      const destroy = (): void => void res.destroy();
-      signal.addEventListener('abort', destroy, { once: true });
-      try {
-        for await (const event of watchEvents(res)) {
-          failures = 0;
-          if (event.type === 'ERROR') throw watchError(event.object);
-          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-          if (event.type === 'BOOKMARK') continue;
-          if (event.type === 'DELETED') throw new CliError(`${kind} ${namespace}/${name} was deleted while it was followed`);
-          yield withKind(event.object, kind);
-        }
-      } finally {
-        signal.removeEventListener('abort', destroy);
+      for await (const event of syncWatch(client, { kind, namespace, name }, resourceVersion, signal)) {
+        failures = 0;
+        resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+        if (event.type === 'BOOKMARK') continue;
+        if (event.type === 'DELETED') throw new CliError(`${kind} ${namespace}/${name} was deleted while it was followed`);
+        yield withKind(event.object, kind);
       }
     } catch (err) {
       if (signal.aborted) return;

@@ -2,16 +2,16 @@ import { KIND_NAMES, type Kind } from '../../api/kinds.js';
 import type { KubeClient } from '../../kube/client.js';
 import { ApiError, TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { watchEvents, type WatchEventType } from '../../kube/watch-stream.js';
+import type { WatchEventType } from '../../kube/watch-stream.js';
 import { errorLine, findCause } from '../errors.js';
 import type { OutputFormat } from '../options.js';
 import { toJson, toYaml } from '../output.js';
-import { syncCollectionPath, listSyncs, withKind } from '../../views/sync-api.js';
+import { listSyncs, withKind } from '../../views/sync-api.js';
 import { syncRow } from '../../views/sync-rows.js';
 import { rowCells, tableHeader, type RowFilter, type TableShape } from './sync-table.js';
 import { columnWidths, formatRow } from '../table.js';
 import { styleFor, type Style } from '../terminal.js';
-import { sleep, watchError } from '../watch-events.js';
+import { MAX_BACKOFF_MS, sleep, syncWatch } from '../watch-events.js';
 
 /**
  * `get --watch`: after the list, one line per change until SIGINT or
@@ -36,9 +36,6 @@ export interface FollowOptions {
   widths?: number[];
 }
 
-const WATCH_TIMEOUT_SECONDS = 300;
-const IDLE_TIMEOUT_MS = 120_000;
-const MAX_BACKOFF_MS = 10_000;
 
 export async function followSyncs(client: KubeClient, opts: FollowOptions): Promise<void> {
   const abort = new AbortController();
@@ -84,28 +81,9 @@ async function followKind(client: KubeClient, kind: Kind, opts: FollowOptions, p
 /** One watch stream, until the server ends it; returns the last resourceVersion seen. */
 async function watchOnce(client: KubeClient, kind: Kind, from: string, opts: FollowOptions, printer: ChangePrinter, signal: AbortSignal): Promise<string> {
   let resourceVersion = from;
-  const res = await client.stream({
-    path: syncCollectionPath(kind, opts.namespace),
-    query: {
-      watch: 1,
-      allowWatchBookmarks: true,
-      resourceVersion: resourceVersion || undefined,
-      timeoutSeconds: WATCH_TIMEOUT_SECONDS,
-      fieldSelector: opts.name === undefined ? undefined : `metadata.name=${opts.name}`,
-    },
-    idleTimeoutMs: IDLE_TIMEOUT_MS,
-    signal,
-  });
-  const destroy = (): void => void res.destroy();
-  signal.addEventListener('abort', destroy, { once: true });
-  try {
-    for await (const event of watchEvents(res)) {
-      if (event.type === 'ERROR') throw watchError(event.object);
-      resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-      if (event.type !== 'BOOKMARK') printer.change(event.type, withKind(event.object, kind));
-    }
-  } finally {
-    signal.removeEventListener('abort', destroy);
+  for await (const event of syncWatch(client, { kind, namespace: opts.namespace, name: opts.name }, resourceVersion, signal)) {
+    resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+    if (event.type !== 'BOOKMARK') printer.change(event.type, withKind(event.object, kind));
   }
   return resourceVersion;
 }
@@ -117,7 +95,6 @@ async function relist(client: KubeClient, kind: Kind, opts: FollowOptions, print
   printer.replace(kind, items);
   return list.resourceVersion;
 }
-
 
 /** Prints a change unless it shows nothing new (a status write that changed no column). */
 class ChangePrinter {
