@@ -109,11 +109,11 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
   const kindOf = (namespace: string, name: string): FleetChildKind => childKindOf(deps.informer, namespace, name);
   const deleteChild = (kind: FleetChildKind, child: KubeObject): Promise<void> => deleteChildOf(settings, kind, child);
 
-  /** Per child (`uid/cluster`), the inputs and resourceVersion it was last seen matching with. */
-  const matched = new Map<string, string>();
+  /** Per FleetSync (uid) and cluster, the inputs and resourceVersion its child was last seen matching with. */
+  const matched = new Map<string, Map<string, string>>();
   const finalize = async (obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> => {
     const children = childrenOf(obj);
-    for (const key of matched.keys()) if (key.startsWith(`${obj.metadata.uid}/`)) matched.delete(key);
+    matched.delete(obj.metadata.uid ?? '');
     if (children.length === 0) return;
     try {
       await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChild(kind, child)));
@@ -138,13 +138,14 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
     if (!target) return clusterState(live, update);
     const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n));
     // A child seen matching at this resourceVersion, for the same inputs, still does: not built and compared again.
-    const memo = `${owner.uid}/${cluster.name}`;
+    let memo = matched.get(owner.uid);
+    if (!memo) matched.set(owner.uid, (memo = new Map()));
     const stamp = JSON.stringify([live?.metadata.resourceVersion, target.revision, target.admittedAt, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref, dependsOn]);
-    if (live && matched.get(memo) === stamp) return clusterState(live, update);
+    if (live && memo.get(cluster.name) === stamp) return clusterState(live, update);
     const at = { ...owner, spec: { ...owner.spec, kind, template: target.data.template } };
     const desired = desiredChild(at, cluster, target.revision, dependsOn, target.admittedAt);
     if (live && childMatches(live, desired)) {
-      matched.set(memo, stamp);
+      memo.set(cluster.name, stamp);
       return clusterState(live, update);
     }
     try {
@@ -174,6 +175,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       const states = new Map<string, ClusterState>();
       await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, targets.get(cluster.name), update, log)));
       for (const [cluster, failed] of plan?.failed ?? []) states.set(cluster, failed);
+      forgetOthers(matched.get(owner.uid), states);
       const wanted = new Set(selected.map((c) => `${targets.get(c.name)?.data.kind ?? spec.kind}/${childName(owner.name, c.name)}`));
       const leaving = childrenOf(obj).filter(({ kind, child }) => !wanted.has(`${kind}/${child.metadata.name}`) && !child.metadata.deletionTimestamp);
       await Promise.all(leaving.map(({ kind, child }) => deleteChild(kind, child)));
@@ -184,6 +186,11 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
     },
   };
+}
+
+/** Drops what is remembered of clusters no longer selected. */
+function forgetOthers(memo: Map<string, string> | undefined, selected: Map<string, unknown>): void {
+  for (const cluster of memo?.keys() ?? []) if (!selected.has(cluster)) memo!.delete(cluster);
 }
 
 /** The rollout's phase, waves and message on the status; a halted, paused or held rollout says so in Ready. */

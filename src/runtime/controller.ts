@@ -178,6 +178,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.handleError(key, err, log);
     } finally {
       end?.();
+      // An object gone is not batched any more.
+      if (!this.opts.informer.store.get(key)) this.lastStarted.delete(key);
     }
   }
 
