@@ -4,7 +4,7 @@
 // has, kept in a ControllerRevision).
 import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
-import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, ROLLOUT_APPROVED_ANNOTATION, type FleetOwner } from '../fleet/children.js';
+import { approvalsOf, childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, ROLLOUT_APPROVED_ANNOTATION, type FleetOwner } from '../fleet/children.js';
 import { clusterState } from '../fleet/fleet-status.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
 import type { Requester } from '../kube/client.js';
@@ -13,7 +13,6 @@ import type { KubeObject, ResourceInfo } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
 import type { FleetRevisions, RevisionData } from './fleet-revisions.js';
 
-export { ROLLOUT_APPROVED_ANNOTATION } from '../fleet/children.js';
 
 /** What only FleetSyncs need watched: the clusters of the namespaces, and the template revisions. */
 export interface FleetParts {
@@ -80,7 +79,7 @@ export function targetsOf(
 export function planOf(settings: FleetSettings, obj: KubeObject, owner: FleetOwner, selected: InventoryCluster[], update: string, previous: FleetSyncStatus): RolloutPlan | undefined {
   const rollout = owner.spec.rollout;
   if (!rollout) return undefined;
-  const approvals = new Set((obj.metadata.annotations?.[ROLLOUT_APPROVED_ANNOTATION] ?? '').split(',').map((a) => a.trim()));
+  const approvals = new Set(approvalsOf(obj.metadata.annotations?.[ROLLOUT_APPROVED_ANNOTATION]));
   const members: RolloutMember[] = selected.map((cluster) => {
     const live = liveChildOf(settings, owner, owner.spec.kind, cluster.name);
     const admittedAt = Date.parse(live?.metadata.annotations?.[FLEET_ADMITTED_ANNOTATION] ?? '');

@@ -35,7 +35,7 @@ import type { RolloutPlan } from '../fleet/rollout.js';
 import { setCondition, type Condition } from '../runtime/conditions.js';
 import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
 
-export { ROLLOUT_APPROVED_ANNOTATION, type FleetSettings } from './fleet-targets.js';
+export type { FleetSettings } from './fleet-targets.js';
 import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
 import { suspended, type SyncStatusDraft } from './sync-status.js';
 

@@ -5,19 +5,29 @@ import { createHash } from 'node:crypto';
 import type { ClusterRef, KubeConfigRef } from '../api/cluster.js';
 import type { FleetChildKind, FleetSyncSpec } from '../api/fleet.js';
 import { API_VERSION, MAX_NAME_LENGTH } from '../api/kinds.js';
+import { CLUSTER_LABEL } from '../api/marks.js';
 import type { DependencyRef } from '../api/sync-spec.js';
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeObject } from '../kube/resources.js';
 
 /** On each child: the FleetSync that made it, and the cluster it is for. */
 export const FLEETSYNC_LABEL = 'syncprims.dev/fleetsync';
-export const FLEET_CLUSTER_LABEL = 'syncprims.dev/cluster';
+/** The inventory's label, on a child too: the cluster it is for. */
+export const FLEET_CLUSTER_LABEL = CLUSTER_LABEL;
 /** On each child: the template revision it was given. */
 export const FLEET_REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
 /** On each child: when it was given that revision (for a rollout's progress deadline). */
 export const FLEET_ADMITTED_ANNOTATION = 'syncprims.dev/fleet-admitted-at';
 /** On a FleetSync: the waves approved, as `<revision>/<wave>` separated by commas (`syncprims rollout approve`). */
 export const ROLLOUT_APPROVED_ANNOTATION = 'syncprims.dev/rollout-approved';
+
+/** The approvals the annotation's value holds (`<revision>/<wave>` each). */
+export function approvalsOf(annotation: string | undefined): string[] {
+  return (annotation ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+}
 /** The field manager of the children's server-side applies. */
 export const FLEET_FIELD_MANAGER = 'syncprims-fleet';
 

@@ -70,7 +70,7 @@ export function tally(states: Map<string, ClusterState>): { counts: FleetCounts;
 }
 
 /** `edge-1, edge-2 and 3 more`. */
-function someNames(names: string[], max = 3): string {
+export function someNames(names: readonly string[], max = 3): string {
   if (names.length <= max) return names.join(', ');
   return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
 }

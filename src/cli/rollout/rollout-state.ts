@@ -1,6 +1,8 @@
 import { ConditionType, Reason } from '../../api/conditions.js';
 import type { FleetSyncSpec, FleetSyncStatus } from '../../api/fleet.js';
 import type { KubeObject } from '../../kube/resources.js';
+import { approvalsOf } from '../../fleet/children.js';
+import { someNames } from '../../fleet/fleet-status.js';
 import { findCondition } from '../../runtime/conditions.js';
 import { formatTable } from '../table.js';
 import { PLAIN, type Style } from '../terminal.js';
@@ -68,12 +70,6 @@ function doingOf(status: FleetSyncStatus): string {
   return [`${status.phase}:`, [message, counts].filter((t) => t !== '').join('; ')].join(' ').trim();
 }
 
-/** The names, at most `max` of them, then how many more. */
-function someNames(names: readonly string[], max = 3): string {
-  if (names.length === 0) return '-';
-  if (names.length <= max) return names.join(', ');
-  return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
-}
 
 /**
  * The status as `rollout status` prints it: phase, revisions, message,
@@ -111,7 +107,7 @@ function wavesTable(obj: FleetObject): string[] {
     String(w.unreachable),
     w.soakUntil ?? '-',
     w.approved ? 'yes' : gated.has(w.name) ? 'no' : '-',
-    someNames(w.members ?? []),
+    w.members?.length ? someNames(w.members) : '-',
   ]);
   const header = ['WAVE', 'CLUSTERS', 'UPDATED', 'READY', 'FAILED', 'UNREACHABLE', 'SOAK UNTIL', 'APPROVED', 'MEMBERS'];
   return ['', ...formatTable(header, rows).lines];
@@ -130,12 +126,6 @@ export function awaitingWave(obj: FleetObject, approvedAnnotation: string | unde
   return wave?.name ?? /^wave (\S+) waits for approval/.exec(status.message ?? '')?.[1];
 }
 
-function approvalsOf(annotation: string | undefined): string[] {
-  return (annotation ?? '')
-    .split(',')
-    .map((a) => a.trim())
-    .filter((a) => a !== '');
-}
 
 /**
  * The annotation's value with `<revision>/<wave>` added; the approvals of
