@@ -78,7 +78,8 @@ beforeAll(async () => {
   mgmt = await clusterClient(HOME);
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
-  await installCrds(HOME);
+  // edge-1 serves Syncs: the ProxySync children keep one there.
+  await Promise.all([installCrds(HOME), installCrds('edge-1')]);
   await installClusterApiCrd(mgmt);
   await registerCluster('east', 'edge-1', { env: 'prod', region: 'east' });
   await registerCluster('west', 'edge-2', { env: 'staging', region: 'west' });
