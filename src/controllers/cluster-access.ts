@@ -4,6 +4,7 @@
 import { Reason } from '../api/conditions.js';
 import { clusterUser, secretRefOf, type ClusterSpec } from '../clusters/cluster-spec.js';
 import type { ClusterRegistry } from '../clusters/registry.js';
+import type { Reachability } from '../clusters/reachability.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import type { KubeObject } from '../kube/resources.js';
 import { jitter } from '../runtime/backoff.js';
@@ -49,7 +50,7 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
   if (!lookup.ok && !last) throw new ClusterNotUsable(lookup.reason, lookup.message);
   const cluster = lookup.ok ? lookup.cluster : last!;
   const admission = cluster.reachability.admit();
-  if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, `cluster ${cluster.name} is unreachable: ${admission.message}`, admission.retryInMs);
+  if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, unreachableMessage(cluster.name, admission.message, cluster.reachability), admission.retryInMs);
   const leave = cluster.tryEnter();
   if (!leave) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy`, BUSY_RETRY_MS, true);
   if (admission.probe) {
@@ -57,7 +58,7 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
       await cluster.probe();
     } catch {
       leave();
-      throw new ClusterNotUsable(Reason.ClusterUnreachable, `cluster ${cluster.name} is unreachable: ${cluster.reachability.describe()}`, jitter(5_000));
+      throw new ClusterNotUsable(Reason.ClusterUnreachable, unreachableMessage(cluster.name, 'no response', cluster.reachability), jitter(5_000));
     }
   }
   return { cluster, leave };
@@ -84,4 +85,17 @@ export async function reportUnusable(
   }
   // A change of the Secret wakes it at once; this is the backstop (and the probe's backoff).
   return { requeueAfterMs: err.retryInMs ?? 60_000 };
+}
+
+/** What a remote cluster knows of its outage (clusters/reachability.ts); a local target has none. */
+export type Outage = Pick<Reachability, 'reachable' | 'describe'>;
+
+/**
+ * One wording for one outage, whoever meets it: a request that got no answer
+ * mid-apply, a reconcile turned away, a failed probe (cluster-access.ts). The
+ * outage's description when the cluster's reachability knows it (its first
+ * error, when last reached), so that the status is written once per outage.
+ */
+export function unreachableMessage(cluster: string, error: string, outage?: Outage): string {
+  return `cluster ${cluster} is unreachable: ${outage && !outage.reachable ? outage.describe() : `no answer (${error})`}`;
 }

@@ -17,7 +17,7 @@ import type { ApplyTarget, SyncPipeline } from './sync-pipeline.js';
  */
 export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' }, pipeline: SyncPipeline, settings: RemoteSettings): Reconciler {
   const { registry, origin } = settings;
-  const targetOf = (cluster: RemoteCluster): ApplyTarget => ({ id: cluster.name, client: cluster.client, discovery: cluster.discovery, owned: cluster.owned, origin });
+  const targetOf = (cluster: RemoteCluster): ApplyTarget => ({ id: cluster.name, client: cluster.client, discovery: cluster.discovery, owned: cluster.owned, origin, outage: cluster.reachability });
   const finalize = remoteSyncFinalizer(deps, pipeline, settings, targetOf);
 
   return {

@@ -27,6 +27,7 @@ import { announceDrift, backedOffNote, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
 import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
 import { Holds } from './holds.js';
+import type { Outage } from './cluster-access.js';
 import { afterApplyProblem, afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
 import { CleanUpFailed } from './lifecycle.js';
 
@@ -40,6 +41,8 @@ export interface ApplyTarget {
   owned: OwnedObjects;
   /** `syncprims.dev/origin` on objects in remote clusters. */
   origin?: string;
+  /** A remote cluster's reachability: what its ClusterUnreachable condition says. */
+  outage?: Outage;
 }
 
 /** What the pipeline works with, whatever the target. */
@@ -210,7 +213,7 @@ export class SyncPipeline {
   /** Phase 6 and 7: what went wrong in the apply and prune, reported (sync-problems.ts); else health, and the report. */
   private async afterApply(run: Run, status: SyncStatusDraft, done: { state: AppliedState; applied: Applied; pruned: ObjectResult[] }, log: Logger): Promise<ReconcileResult> {
     const { obj, spec, target } = run;
-    const problem = problemOf(done.applied.results, done.pruned, target.client.name);
+    const problem = problemOf(done.applied.results, done.pruned, target.client.name, target.outage);
     if (!problem) return this.report(run, status, done.state, log);
     this.state.delete(run.key); // the next attempt runs in full
     await this.fail(obj, status, problem, log);
@@ -305,7 +308,7 @@ export class SyncPipeline {
       return renderErrors(rendered) ?? { objects: rendered.objects, entries: inventoryOf(rendered.objects), revision: fetched.revision ?? revisionOf(rendered.objects) };
     } catch (err) {
       // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
-      return renderFailure(err, target.client.name);
+      return renderFailure(err, target.client.name, target.outage);
     }
   }
 

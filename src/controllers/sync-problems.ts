@@ -11,7 +11,7 @@ import { UnknownKindError } from '../kube/discovery.js';
 import { ApiError, NotKubernetesError, TransportError } from '../kube/errors.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { listProblems } from '../runtime/messages.js';
-import { notKubernetesMessage } from './cluster-access.js';
+import { notKubernetesMessage, unreachableMessage, type Outage } from './cluster-access.js';
 
 /** The longest wait before a failed sync is tried again, unless a watch wakes it first (min(interval, this)). */
 export const RETRY_SOURCE_MS = 30_000;
@@ -38,15 +38,11 @@ export interface RenderProblem {
   sourceKinds?: KindKey[];
 }
 
-/** As the remote clusters' turn-aways say it (cluster-access.ts), for the same condition. */
-export function unreachableMessage(cluster: string, error: string): string {
-  return `cluster ${cluster} is unreachable: no answer (${error})`;
-}
 
 /** What a render that threw says: the cluster, when discovery got no answer (or not a Kubernetes one); else the source. */
-export function renderFailure(err: unknown, cluster: string): RenderProblem {
+export function renderFailure(err: unknown, cluster: string, outage?: Outage): RenderProblem {
   if (err instanceof NotKubernetesError) return { reason: Reason.ClusterUnreachable, message: notKubernetesMessage(cluster, err.message) };
-  if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, err.message) };
+  if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, err.message, outage) };
   const unserved = err instanceof Error && err.cause instanceof UnknownKindError ? [{ apiVersion: err.cause.apiVersion, kind: err.cause.kind }] : undefined;
   return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err), sourceKinds: unserved };
 }
@@ -69,7 +65,7 @@ export function watchRefusal(err: unknown, cluster: string): string {
 }
 
 /** The condition reason and message of what went wrong in an apply and prune, if anything. */
-export function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: string): Problem | undefined {
+export function problemOf(applied: ObjectResult[], pruned: ObjectResult[], cluster: string, outage?: Outage): Problem | undefined {
   const failures = applied.filter((r) => r.action === 'failed');
   const conflicts = applied.filter((r) => r.action === 'conflict');
   const pruneFailures = pruned.filter((p) => p.action === 'failed');
@@ -79,7 +75,7 @@ export function problemOf(applied: ObjectResult[], pruned: ObjectResult[], clust
   const unanswered = [...failures, ...pruneFailures].filter((f) => f.reason === UNREACHABLE);
   if (unanswered.length > 0) {
     // The cluster stopped answering mid-way: that is the news, not each object's error.
-    return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, unanswered[0]!.message ?? '') };
+    return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, unanswered[0]!.message ?? '', outage) };
   }
   if (failures.length > 0) {
     reason = failures.every((f) => f.reason === 'CRDNotInstalled') ? Reason.CRDNotInstalled : Reason.ApplyFailed;

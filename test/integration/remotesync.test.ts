@@ -9,13 +9,13 @@ import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
 import { bindRole } from '../support/rbac.js';
 import { clusterApiClusterPath, createHeldCluster, installClusterApiCrd, releaseCluster } from '../support/cluster-api.js';
-import { clusterClient, controlplane } from '../support/controlplane.js';
+import { clusterClient } from '../support/controlplane.js';
 import { schemalessCrd } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
-import { applyProxySync, applyRemoteSync, getRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig, waitForRemoteReady } from '../support/remote.js';
+import { applyProxySync, applyRemoteSync, getRemoteSync, kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS, serviceAccountKubeconfig, useClusterProxy, waitForRemoteReady } from '../support/remote.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { writesSince } from '../support/audit.js';
 import { eventsFor, find, readyOf, syncPath, waitForReady } from '../support/syncs.js';
@@ -386,13 +386,19 @@ describe('a kubeconfig whose server is not a Kubernetes API server', () => {
 });
 
 describe('isolation', () => {
+  // edge-2 "down" is its port closed: every connection dropped, new ones refused, as a stopped API
+  // server's; the shared edge-2 itself keeps running for the other test files.
+  const edge2Port = useClusterProxy('edge-2');
+  const downEdge2 = (): Promise<void> => edge2Port.proxy().down();
+  const upEdge2 = (): Promise<void> => edge2Port.proxy().up();
+
   test('with edge-2 down its RemoteSyncs are ClusterUnreachable, edge-1 keeps converging, and edge-2 recovers by itself', async () => {
-    await putKubeconfigSecret(mgmt, ns(), 'edge-2-kubeconfig', await kubeconfigOf('edge-2'));
+    await putKubeconfigSecret(mgmt, ns(), 'edge-2-kubeconfig', await edge2Port.kubeconfig());
     const down = ['d-0', 'd-1', 'd-2', 'd-3', 'd-4', 'd-5'];
     for (const name of down) await applyRemoteSync(mgmt, ns(), name, { clusterRef: { name: 'edge-2' }, source: { inline: [configMap(edge2Ns(), name)] } });
     for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
 
-    await controlplane(['stop', 'edge-2']);
+    await downEdge2();
     try {
       // Ask all of them to reconcile against the stopped cluster, and edge-1's to keep working meanwhile.
       for (const name of down) {
@@ -420,7 +426,7 @@ describe('isolation', () => {
       for (let i = 0; i < 5; i++) await waitForRemoteReady(mgmt, ns(), `e-${i}`, 'True', 'Succeeded');
       expect(await op.metric('syncprims_cluster_reachable', { cluster: `${ns()}/edge-2-kubeconfig` })).toBe(0);
     } finally {
-      await controlplane(['up', 'edge-2']);
+      await upEdge2();
     }
     for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded', 180_000);
     expect(await find<CM>(edge2, cmPath(edge2Ns(), 'd-5'))).toMatchObject({ data: { value: 'v2' } });
@@ -460,10 +466,10 @@ describe('isolation', () => {
 
   test('deleting a RemoteSync whose cluster is down waits and says why; Orphan goes at once; with its Secret gone too, it goes after the grace period', async () => {
     // Another Secret of the same cluster and identity: the RemoteSync shares the cluster with d-0.
-    await putKubeconfigSecret(mgmt, ns(), 'edge-2-lost', await kubeconfigOf('edge-2'));
+    await putKubeconfigSecret(mgmt, ns(), 'edge-2-lost', await edge2Port.kubeconfig());
     await applyRemoteSync(mgmt, ns(), 'lost', { kubeConfig: { secretRef: { name: 'edge-2-lost' } }, source: { inline: [configMap(edge2Ns(), 'lost')] } });
     await waitForRemoteReady(mgmt, ns(), 'lost', 'True', 'Succeeded');
-    await controlplane(['stop', 'edge-2']);
+    await downEdge2();
     try {
       await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}/secrets/edge-2-lost` });
       await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'lost', REMOTESYNCS) });
@@ -485,7 +491,7 @@ describe('isolation', () => {
       );
       expect((await getRemoteSync(mgmt, ns(), 'd-0')).metadata.deletionTimestamp).toBeDefined();
     } finally {
-      await controlplane(['up', 'edge-2']);
+      await upEdge2();
     }
     await eventually('d-0 pruned in edge-2 and gone', async () => ((await find(mgmt, syncPath(ns(), 'd-0', REMOTESYNCS))) === undefined ? true : undefined), 180_000);
     expect(await find(edge2, cmPath(edge2Ns(), 'd-0'))).toBeUndefined();

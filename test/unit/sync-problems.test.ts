@@ -5,6 +5,8 @@ import { Reason } from '../../src/api/conditions.js';
 import { ARRIVED_RETRY_MS } from '../../src/apply/arrivals.js';
 import { CRD_DELETION_RECHECK_MS } from '../../src/apply/crd-deletion.js';
 import { UNREACHABLE, type ObjectResult } from '../../src/apply/engine.js';
+import { Reachability } from '../../src/clusters/reachability.js';
+import { unreachableMessage } from '../../src/controllers/cluster-access.js';
 import { UnknownKindError } from '../../src/kube/discovery.js';
 import { ApiError, NotKubernetesError, TransportError } from '../../src/kube/errors.js';
 import {
@@ -51,6 +53,23 @@ describe('problemOf: apply and prune results to a condition', () => {
     const p = problemOf([conflict('a'), failedWith('b', 'Invalid'), { id: 'c', action: 'failed', reason: UNREACHABLE, message: 'connect ECONNREFUSED' }], [], 'edge-1');
     expect(p).toEqual({ reason: Reason.ClusterUnreachable, message: 'cluster edge-1 is unreachable: no answer (connect ECONNREFUSED)' });
     expect(problemOf([], [{ id: 'd', action: 'failed', reason: UNREACHABLE, message: 'timeout' }], 'edge-1')?.reason).toBe(Reason.ClusterUnreachable);
+  });
+
+  test('a remote cluster in an outage: one message for it, whether met mid-apply, in discovery, or turned away at the door', () => {
+    const outage = new Reachability({ now: () => Date.parse('2026-11-28T10:00:00Z') });
+    outage.answered();
+    outage.failed('no answer from https://127.0.0.1:6443: ECONNREFUSED');
+    outage.failed('no answer from https://127.0.0.1:6443: ECONNRESET');
+    const said = 'cluster edge-2 is unreachable: no answer from https://127.0.0.1:6443: ECONNREFUSED (last reached 2026-11-28T10:00:00.000Z)';
+    const midApply = problemOf([{ id: 'c', action: 'failed', reason: UNREACHABLE, message: 'read ECONNRESET' }], [], 'edge-2', outage);
+    expect(midApply).toEqual({ reason: Reason.ClusterUnreachable, message: said });
+    expect(renderFailure(new TransportError('socket hang up'), 'edge-2', outage).message).toBe(said);
+    const turnedAway = outage.admit();
+    expect(turnedAway.go).toBe(false);
+    expect(unreachableMessage('edge-2', turnedAway.go ? '' : turnedAway.message, outage)).toBe(said);
+    // Reachable again (the failure was the request's own, not the cluster's): the request's error is told.
+    outage.answered();
+    expect(problemOf([{ id: 'c', action: 'failed', reason: UNREACHABLE, message: 'read ECONNRESET' }], [], 'edge-2', outage)?.message).toBe('cluster edge-2 is unreachable: no answer (read ECONNRESET)');
   });
 
   test('every problem transient: a retry after the longest Retry-After, at least a second', () => {
