@@ -84,14 +84,17 @@ export class OwnedObjects implements LiveObjects {
    * `labelSelector`: more than the owner labels (in a remote cluster:
    * `syncprims.dev/origin=<id>`). `namespacedFallback`: where listing a kind
    * cluster-wide is forbidden (an identity with namespaced RBAC), watch it
-   * in each namespace the syncs use instead. `ownerNamespace`: the one
+   * in each namespace the syncs use instead. `ownNamespace`: the namespace
+   * the identity most likely is confined to (a ServiceAccount's own): its
+   * objects there are watched in that namespace from the first, with no
+   * cluster-wide attempt (and 403) before. `ownerNamespace`: the one
    * namespace whose syncs this operator reconciles (`--namespace`); objects
    * of syncs elsewhere stay cached (an apply must see that another sync owns
    * an object) but wake nobody and record no drift here.
    */
   constructor(
     private readonly cache: ClusterCache,
-    private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownerNamespace?: string } = {},
+    private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownNamespace?: string; ownerNamespace?: string } = {},
   ) {
     this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${ANY_OWNER_SELECTOR},${opts.labelSelector}` } : OWNED_OBJECTS;
     this.crds = new Arrivals(cache, CRDS, (owner, cause) => this.wake(owner, cause));
@@ -208,7 +211,7 @@ export class OwnedObjects implements LiveObjects {
   lookup(obj: KubeObject): LiveLookup {
     const { namespace, name = '' } = obj.metadata;
     const kind = kindKey(obj);
-    const informer = this.primed.get(this.namespacedKinds.has(kind) ? `${kind}|${namespace ?? ''}` : kind);
+    const informer = this.primed.get(this.perNamespace(kind, namespace ?? '') ? `${kind}|${namespace ?? ''}` : kind);
     if (!informer) return { known: false };
     return { known: true, object: informer.store.get(namespace ? `${namespace}/${name}` : name) };
   }
@@ -244,13 +247,18 @@ export class OwnedObjects implements LiveObjects {
 
   /** The informer of a kind: cluster-wide, or (where that is forbidden) of the object's namespace. */
   private informerFor(kind: string, namespace: string): Promise<Informer<KubeObject>> {
-    if (this.namespacedKinds.has(kind) && namespace) return this.start(kind, namespace);
+    if (namespace && this.perNamespace(kind, namespace)) return this.start(kind, namespace);
     return this.start(kind).catch((err: unknown) => {
       const forbidden = err instanceof ApiError && err.status === 403;
       if (!forbidden || !this.opts.namespacedFallback || !namespace) throw err;
       this.namespacedKinds.add(kind);
       return this.informerFor(kind, namespace);
     });
+  }
+
+  /** Whether objects of `kind` in `namespace` are watched in that namespace (rather than cluster-wide). */
+  private perNamespace(kind: string, namespace: string): boolean {
+    return this.namespacedKinds.has(kind) || (namespace !== '' && namespace === this.opts.ownNamespace);
   }
 
   /** Starts (once) the informer of a kind, cluster-wide or in one namespace; its id is `apiVersion|kind[|namespace]`. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Reason } from '../api/conditions.js';
 import type { KubeClient } from '../kube/client.js';
+import { DiscoveryCache } from '../kube/discovery.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import { SharedTransports } from '../kube/shared-transports.js';
 import type { CacheTuning } from '../runtime/cache.js';
@@ -49,6 +50,13 @@ interface Parsed {
   identity: string;
 }
 
+/** What the identities on one server share, and how many clusters (identities) are open there. */
+interface Server {
+  reachability: Reachability;
+  discovery: DiscoveryCache;
+  clusters: number;
+}
+
 interface Use {
   secret: string;
   resourceVersion: string;
@@ -70,8 +78,8 @@ export class ClusterRegistry {
   private readonly identities = new Map<RemoteCluster, string>();
   /** Identities on the same server, with the same TLS settings (tokens), share connections. */
   private readonly transports = new SharedTransports();
-  /** ...and identities on the same server (location) share what is known of its reachability. */
-  private readonly reachabilities = new Map<string, { reachability: Reachability; clusters: number }>();
+  /** ...and identities on the same server (location: URL, CA, TLS name) share what is known of it: its reachability and discovery. */
+  private readonly servers = new Map<string, Server>();
   private readonly untrackTransports: () => void;
   private readonly reachabilityListeners = new Set<() => void>();
   private readonly log: Logger;
@@ -180,11 +188,12 @@ export class ClusterRegistry {
   }
 
   private open(parsed: Parsed, ref: ClusterSecretRef): Promise<RemoteCluster> {
-    const shared = this.reachabilities.get(parsed.location) ?? this.newReachability();
+    const shared = this.servers.get(parsed.location) ?? this.newServer();
     shared.clusters++;
-    this.reachabilities.set(parsed.location, shared);
+    this.servers.set(parsed.location, shared);
     const opening = RemoteCluster.create({
       reachability: shared.reachability,
+      discovery: shared.discovery,
       name: `${ref.namespace}/${ref.name}`,
       kubeConfig: parsed.kubeConfig,
       userAgent: this.opts.userAgent,
@@ -208,22 +217,22 @@ export class ClusterRegistry {
     this.byIdentity.set(parsed.identity, opening);
     opening.catch(() => {
       this.byIdentity.delete(parsed.identity);
-      this.releaseReachability(parsed.location);
+      this.releaseServer(parsed.location);
     });
     return opening;
   }
 
-  private newReachability(): { reachability: Reachability; clusters: number } {
+  private newServer(): Server {
     const reachability = new Reachability();
     reachability.onChange(() => {
       for (const fn of this.reachabilityListeners) fn();
     });
-    return { reachability, clusters: 0 };
+    return { reachability, discovery: new DiscoveryCache(), clusters: 0 };
   }
 
-  private releaseReachability(location: string): void {
-    const shared = this.reachabilities.get(location);
-    if (shared && --shared.clusters <= 0) this.reachabilities.delete(location);
+  private releaseServer(location: string): void {
+    const shared = this.servers.get(location);
+    if (shared && --shared.clusters <= 0) this.servers.delete(location);
   }
 
   /** Whether every user of `cluster` reaches it through the Secret `secret`. */
@@ -237,7 +246,7 @@ export class ClusterRegistry {
     const identity = this.identities.get(cluster);
     if (identity !== undefined) this.byIdentity.delete(identity);
     this.identities.delete(cluster);
-    this.releaseReachability(keysOf(cluster.client.kubeConfig).location);
+    this.releaseServer(keysOf(cluster.client.kubeConfig).location);
     await cluster.close();
     this.log.info({ cluster: cluster.name }, 'no RemoteSync uses this cluster any more: closed');
   }

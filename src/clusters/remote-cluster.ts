@@ -4,11 +4,12 @@ import type { AddressPolicy } from '../kube/address-policy.js';
 import { KubeClient } from '../kube/client.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { SharedTransports } from '../kube/shared-transports.js';
-import { Discovery } from '../kube/discovery.js';
+import { Discovery, type DiscoveryCache } from '../kube/discovery.js';
 import { NotKubernetesError } from '../kube/errors.js';
 import { ClusterCache, type CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
+import { serviceAccountNamespaceOf } from './identity-namespace.js';
 import { Reachability } from './reachability.js';
 
 /** The deadline of a request to a remote cluster: a cluster slower than this is as good as unreachable. */
@@ -35,6 +36,8 @@ export interface RemoteClusterOptions {
   rateLimit?: { qps: number; burst: number };
   /** What is known of the server's reachability, shared with the other identities on it. */
   reachability?: Reachability;
+  /** What the server serves (discovery), shared with the other identities on it. */
+  discovery?: DiscoveryCache;
   /** Connections shared with the other clusters' clients of the same server and TLS settings. */
   transports?: SharedTransports;
   /** Addresses its connections may never go to (`--source-deny-cidrs`). */
@@ -67,10 +70,16 @@ export class RemoteCluster {
     private readonly opts: RemoteClusterOptions,
   ) {
     this.reachability = opts.reachability ?? new Reachability();
-    this.discovery = new Discovery(client);
+    this.discovery = new Discovery(client, undefined, opts.discovery);
     this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
     // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
-    this.owned = new OwnedObjects(this.cache, { labelSelector: `${ORIGIN_LABEL}=${opts.origin}`, namespacedFallback: true, ownerNamespace: opts.ownerNamespace });
+    // A ServiceAccount's objects in its own namespace are watched there from the first (identity-namespace.ts).
+    this.owned = new OwnedObjects(this.cache, {
+      labelSelector: `${ORIGIN_LABEL}=${opts.origin}`,
+      namespacedFallback: true,
+      ownNamespace: serviceAccountNamespaceOf(opts.kubeConfig),
+      ownerNamespace: opts.ownerNamespace,
+    });
     this.untrack = opts.metrics?.trackClient(client, opts.logger) ?? (() => undefined);
     client.observe((r) => {
       opts.metrics?.clusterRequests.inc({ cluster: client.name, method: r.method, code: String(r.status ?? 'none') });

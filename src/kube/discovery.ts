@@ -17,18 +17,42 @@ export class UnknownKindError extends Error {
   }
 }
 
+/** One group-version's answer, and the client that asked for it. */
+interface Entry {
+  at: number;
+  list: Promise<APIResourceList | undefined>;
+  by: Requester;
+}
+
+/**
+ * What one API server serves, by group-version: shared by the Discovery of
+ * every identity on that server (the registry keys it by server URL and CA).
+ * Discovery is not filtered by RBAC (every authenticated user may read it),
+ * so one identity's answer is every identity's; what an identity may do with
+ * a kind is its RBAC's business, met when it lists or writes. A failure is
+ * never shared: it says something of the client that met it (a revoked
+ * token), so another client asks again itself.
+ */
+export class DiscoveryCache {
+  readonly entries = new Map<string, Entry>();
+}
+
 /**
  * Maps apiVersion + kind to a resource, one group-version at a time. Answers
  * are cached with a TTL; concurrent lookups of one group-version share one
- * request; a miss re-reads the group-version once (a CRD may have just arrived).
+ * request; a miss re-reads the group-version once (a CRD may have just
+ * arrived). Several Discovery objects may share one cache (DiscoveryCache).
  */
 export class Discovery {
-  private readonly cache = new Map<string, { at: number; list: Promise<APIResourceList | undefined> }>();
+  private readonly cache: Map<string, Entry>;
 
   constructor(
     private readonly client: Requester,
     private readonly ttlMs = 5 * 60_000,
-  ) {}
+    shared = new DiscoveryCache(),
+  ) {
+    this.cache = shared.entries;
+  }
 
   async resolve(apiVersion: string, kind: string): Promise<ResourceInfo> {
     const found = await this.lookup(apiVersion, kind, false);
@@ -52,12 +76,19 @@ export class Discovery {
     return { group, version, kind, resource: entry.name, namespaced: entry.namespaced };
   }
 
-  private groupVersion(apiVersion: string, fresh: boolean): Promise<APIResourceList | undefined> {
+  private async groupVersion(apiVersion: string, fresh: boolean): Promise<APIResourceList | undefined> {
     const cached = this.cache.get(apiVersion);
-    if (cached && !fresh && Date.now() - cached.at < this.ttlMs) return cached.list;
+    if (!cached || fresh || Date.now() - cached.at >= this.ttlMs) return this.read(apiVersion);
+    if (cached.by === this.client) return cached.list;
+    // Another client's request: its answer is ours, its failure is not (that client's own, maybe).
+    return cached.list.catch(() => this.read(apiVersion));
+  }
+
+  private read(apiVersion: string): Promise<APIResourceList | undefined> {
     const { group, version } = splitApiVersion(apiVersion);
     const path = groupVersionPath(group, version);
-    const list = this.client
+    const entry: Entry = { at: Date.now(), by: this.client, list: Promise.resolve(undefined) };
+    entry.list = this.client
       .request<APIResourceList>({ path, timeoutMs: 15_000 })
       .then((answer) => {
         if (!Array.isArray((answer as Partial<APIResourceList> | undefined)?.resources)) {
@@ -67,10 +98,10 @@ export class Discovery {
       })
       .catch((err: unknown) => {
         if ((err as { status?: number }).status === 404) return undefined;
-        this.cache.delete(apiVersion);
+        if (this.cache.get(apiVersion) === entry) this.cache.delete(apiVersion);
         throw err;
       });
-    this.cache.set(apiVersion, { at: Date.now(), list });
-    return list;
+    this.cache.set(apiVersion, entry);
+    return entry.list;
   }
 }

@@ -150,7 +150,11 @@ export class PooledSession {
         this.doubt();
         cancel(stream, signal.reason as Error);
       };
-      const settle = (): void => signal.removeEventListener('abort', onAbort);
+      let settled = false;
+      const settle = (): void => {
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+      };
       stream.once('response', (headers) => {
         settle();
         resolve(this.replyOf(stream, headers));
@@ -161,6 +165,8 @@ export class PooledSession {
         reject(refused() ? new UnprocessedStreamError(`${this.origin}: stream refused`, { cause: err }) : err);
       });
       stream.once('close', () => {
+        // Every stream closes, most after their response: an Error (and its stack) only for those that had none.
+        if (settled) return;
         settle();
         const why = `the stream closed before a response (HTTP/2 error code ${stream.rstCode})`;
         reject(refused() ? new UnprocessedStreamError(`${this.origin}: ${why}`) : new Error(why));
