@@ -14,7 +14,10 @@ export default {
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
   // Generous: only meant to catch hangs. Integration tests wait on real servers.
   testTimeout: 180_000,
-  // Two cores: one worker keeps the API servers responsive.
-  maxWorkers: 1,
+  // Two lanes, one worker each (test/support/lanes-runner.js): the files on the
+  // shared clusters one at a time, beside them the unit tests and the files
+  // with clusters of their own. A run of one file runs in band.
+  runner: '<rootDir>/test/support/lanes-runner.js',
+  maxWorkers: 2,
   verbose: true,
 };

@@ -4,8 +4,9 @@
 #   2. registration: `syncprims cluster add` registers edge-1 and edge-2 (label role=edge); the
 #      FleetSync install (one RemoteSync per edge) installs the operator there, the FleetSync
 #      baseline (one ProxySync per edge, after that edge's install) keeps a baseline Sync there;
-#   3. rollout: an app released to edge-1, then edge-2, by ProxySyncs ordered with dependsOn;
-#   4. a newcomer: edge-3 registered with one command gets the operator and the baseline.
+#   3. rollout: the FleetSync shop rolls an app out in two waves (a canary, edge-1, then the rest):
+#      a good release, a broken one that halts at the canary, and `syncprims rollout undo`;
+#   4. a newcomer: edge-3 registered with one command gets the operator, the baseline and shop.
 # It leaves the clusters and one operator per cluster running; `make down` stops all of it.
 #
 # The local clusters run no pods: each operator runs as a local process (pid and log under
@@ -125,19 +126,44 @@ wait_version() {
   k "$1" wait --for=jsonpath='{.data.version}'="$2" configmap/shop-release -n apps --timeout=120s >/dev/null
 }
 
-# Applies examples/rollout/app.yaml at version $1 (more sed expressions may follow), showing how.
+# Applies the FleetSync shop (examples/rollout/app.yaml) at version $1 (more sed expressions may
+# follow), showing how. --force-conflicts: after `syncprims rollout undo`, the template fields it
+# wrote back are the field manager syncprims-cli's, and the next release takes them back.
 release() {
   local version=$1 expressions=() shown
   shift
   if [ "$version" = 1.0.0 ] && [ $# -eq 0 ]; then
-    run k "$MGMT" apply --server-side -n fleet -f examples/rollout/app.yaml
+    run k "$MGMT" apply --server-side --force-conflicts -n fleet -f examples/rollout/app.yaml
     return
   fi
   expressions=(-e "s/1\.0\.0/$version/g" "$@")
   shown="sed"
   for e in "${expressions[@]}"; do [ "$e" = -e ] && shown+=" -e" || shown+=" '$e'"; done
-  printf '%s$ %s examples/rollout/app.yaml | kubectl --kubeconfig .local/%s.kubeconfig apply --server-side -n fleet -f -%s\n' "$D" "$shown" "$MGMT" "$R"
-  sed "${expressions[@]}" examples/rollout/app.yaml | k "$MGMT" apply --server-side -n fleet -f -
+  printf '%s$ %s examples/rollout/app.yaml | kubectl --kubeconfig .local/%s.kubeconfig apply --server-side --force-conflicts -n fleet -f -%s\n' "$D" "$shown" "$MGMT" "$R"
+  sed "${expressions[@]}" examples/rollout/app.yaml | k "$MGMT" apply --server-side --force-conflicts -n fleet -f -
+}
+
+# `syncprims rollout status` of the FleetSync shop: it follows the rollout until it is Complete
+# (exit 0) or Halted (exit 1); $1 is the exit code expected.
+rollout_status() {
+  local want=$1 code=0
+  run syncprims rollout status fleetsync/shop -n fleet --timeout 180s --kubeconfig "$(kc "$MGMT")" || code=$?
+  if [ "$code" != "$want" ]; then
+    echo "syncprims rollout status exited $code, not $want" >&2
+    exit 1
+  fi
+}
+
+# An earlier demo rolled shop out with two hand-written ProxySyncs (shop-wave-1, shop-wave-2)
+# that keep the same Sync apps/shop in the edges: they are deleted (their Syncs prune the app),
+# and the FleetSync shop's children make it again.
+let_go_of_wave_proxysyncs() {
+  local obj
+  for obj in proxysync/shop-wave-2 proxysync/shop-wave-1; do
+    [ -n "$(k "$MGMT" get "$obj" -n fleet --ignore-not-found -o name)" ] || continue
+    k "$MGMT" delete "$obj" -n fleet --timeout=120s >/dev/null
+    say "$obj, an earlier demo's hand-written wave, deleted: the FleetSync shop takes over"
+  done
 }
 
 # Registers edge number $1 (0-based) in the namespace fleet of mgmt: one command.
@@ -209,57 +235,51 @@ for i in 0 1; do
   stand_in_for_kubelet "${EDGES[$i]}"
   start_operator "${EDGES[$i]}" $((i + 1))
 done
+# Run again, edge-3 is registered from the last run (so the rollout below includes it): its
+# operator starts now, with the others.
+if [ ${#EDGES[@]} -ge 3 ] && [ -n "$(k "$MGMT" get secret edge-3-kubeconfig -n fleet --ignore-not-found -o name)" ]; then
+  stand_in_for_kubelet "${EDGES[2]}"
+  start_operator "${EDGES[2]}" 3
+fi
 wait_registered edge-1 edge-2
 run syncprims get -A --kubeconfig "$(kc "$MGMT")"
 run syncprims tree proxysync/baseline-edge-1 -n fleet --kubeconfig "$(kc "$MGMT")"
 
-step "3. Rollout: the app shop, to edge-1 (wave 1) and then edge-2 (wave 2)"
+step "3. Rollout: the FleetSync shop, in two waves: a canary (${ROLES[1]}), then the rest"
+let_go_of_wave_proxysyncs
 release 1.0.0
-wait_version "${EDGES[1]}" 1.0.0
-run k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s
-say "shop 1.0.0 runs in both edges"
+rollout_status 0
+say "shop 1.0.0 runs in every edge: edge-1 $(k "${EDGES[0]}" get configmap shop-release -n apps -o jsonpath='{.data.version}'), edge-2 $(k "${EDGES[1]}" get configmap shop-release -n apps -o jsonpath='{.data.version}')"
 
-# Each change below is followed by a watch of the two waves: one line per change of either.
-watch_waves() {
-  node "$ROOT/dist/cli/main.js" get proxysync -n fleet --kubeconfig "$(kc "$MGMT")" --watch &
-  WATCH=$!
-  # Its table first, then the change.
-  sleep 2
-}
-unwatch() { sleep 1; kill "$WATCH" 2>/dev/null || true; wait "$WATCH" 2>/dev/null || true; }
-
-step "3a. Release 1.1.0: wave 2 starts once wave 1 is Ready"
-watch_waves
+step "3a. Release 1.1.0: the canary takes it, soaks 5s Ready, then the rest take it"
 release 1.1.0
+rollout_status 0
 wait_version "${EDGES[1]}" 1.1.0
-k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
-unwatch
 
-step "3b. Release 1.2.0 with a mistake (a Service port the API server refuses): wave 1 fails, wave 2 waits"
-watch_waves
+step "3b. Release 1.2.0 with a mistake (a Service port the API server refuses): it halts at the canary"
 release 1.2.0 -e 's/port: 80$/port: 80000/'
-k "$MGMT" wait --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=ApplyFailed proxysync/shop-wave-1 -n fleet --timeout=120s >/dev/null
-k "$MGMT" wait --for=jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'=DependencyNotReady proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
-unwatch
-say "edge-2 still runs $(k "${EDGES[1]}" get configmap shop-release -n apps -o jsonpath='{.data.version}'): the broken release never reached it"
+rollout_status 1
+say "edge-2 still runs $(k "${EDGES[1]}" get configmap shop-release -n apps -o jsonpath='{.data.version}') (its child at revision $(k "$MGMT" get proxysync shop-edge-2 -n fleet -o jsonpath='{.metadata.annotations.syncprims\.dev/fleet-revision}')): the broken release never reached it"
 run syncprims get -n fleet --status-selector ready=false --kubeconfig "$(kc "$MGMT")"
+run syncprims rollout history fleetsync/shop -n fleet --kubeconfig "$(kc "$MGMT")"
 
-step "3c. The fix: release 1.2.0 again, corrected; it rolls on, wave by wave"
-watch_waves
-release 1.2.0
-wait_version "${EDGES[1]}" 1.2.0
-k "$MGMT" wait --for=condition=Ready proxysync/shop-wave-1 proxysync/shop-wave-2 -n fleet --timeout=120s >/dev/null
-unwatch
-run syncprims tree proxysync/shop-wave-2 -n fleet --kubeconfig "$(kc "$MGMT")"
+step "3c. Undo: syncprims rollout undo writes the last good template (1.1.0) back; it rolls like any change"
+run syncprims rollout undo fleetsync/shop -n fleet --kubeconfig "$(kc "$MGMT")"
+rollout_status 0
+wait_version "${EDGES[0]}" 1.1.0
+say "edge-1 runs $(k "${EDGES[0]}" get configmap shop-release -n apps -o jsonpath='{.data.version}') again, edge-2 $(k "${EDGES[1]}" get configmap shop-release -n apps -o jsonpath='{.data.version}')"
+run syncprims tree fleetsync/shop -n fleet --kubeconfig "$(kc "$MGMT")"
 
 if [ ${#EDGES[@]} -ge 3 ]; then
   step "4. A newcomer: registering ${ROLES[3]} is one command; the FleetSyncs do the rest"
   register 2
-  say "the FleetSync install now has a RemoteSync install-edge-3, and baseline a ProxySync baseline-edge-3 waiting for it"
-  stand_in_for_kubelet "${EDGES[2]}"
-  start_operator "${EDGES[2]}" 3
+  say "the FleetSync install now has a RemoteSync install-edge-3, baseline a ProxySync baseline-edge-3 waiting for it, and shop a ProxySync shop-edge-3 waiting for that"
+  if ! kill -0 "$(cat "$OPS/${EDGES[2]}.pid" 2>/dev/null)" 2>/dev/null; then
+    stand_in_for_kubelet "${EDGES[2]}"
+    start_operator "${EDGES[2]}" 3
+  fi
   wait_registered edge-3
-  run k "$MGMT" wait --for=jsonpath='{.status.readyClusters}'=3/3 fleetsync/install fleetsync/baseline -n fleet --timeout=120s
+  run k "$MGMT" wait --for=jsonpath='{.status.readyClusters}'=3/3 fleetsync/install fleetsync/baseline fleetsync/shop -n fleet --timeout=180s
   run syncprims get clusters -n fleet --kubeconfig "$(kc "$MGMT")"
 fi
 
@@ -273,7 +293,7 @@ for i in "${!EDGES[@]}"; do
 done
 [ ${#EDGES[@]} -ge 3 ] && NEWCOMER="
   4. syncprims cluster add registered ${ROLES[3]} (${EDGES[2]}), and nothing else was needed: the
-     FleetSyncs gave it the operator, then the baseline." || NEWCOMER=
+     FleetSyncs gave it the operator, then the baseline, then shop at its current revision." || NEWCOMER=
 
 cat <<NEXT
 
@@ -284,13 +304,15 @@ ${B}What happened${R}
      made one RemoteSync per edge, which installed the operator there; the FleetSync baseline made
      one ProxySync per edge, each waiting for its own edge's install, which keeps a Sync "baseline"
      there, applied by that edge's own operator, its status reflected in $MGMT.
-  3. ProxySyncs released the app shop wave by wave: 1.0.0, then 1.1.0; the broken 1.2.0 stopped
-     at wave 1, and the fixed 1.2.0 went on to wave 2.${NEWCOMER}
+  3. The FleetSync shop rolled the app out in two waves, a canary (${EDGES[0]}) then the rest:
+     1.0.0, then 1.1.0; the broken 1.2.0 halted at the canary and never reached the rest, and
+     syncprims rollout undo brought 1.1.0 back.${NEWCOMER}
 
 ${B}Explore${R} (the clusters and the operators keep running)
   export KUBECONFIG=$(kc "$MGMT")
   node dist/cli/main.js get -A                          # every sync, Ready or not
-  node dist/cli/main.js tree proxysync/shop-wave-2 -n fleet
+  node dist/cli/main.js rollout status fleetsync/shop -n fleet  # where the rollout stands
+  node dist/cli/main.js tree fleetsync/shop -n fleet    # its waves, each child in its edge
   node dist/cli/main.js get clusters -n fleet           # the registered clusters, and what selects each
   node dist/cli/main.js graph -n fleet                  # the dependency graph (Mermaid)
   node dist/cli/main.js doctor -A                       # anything stuck?

@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // API server faults that a watch-driven operator must live through without a
 // restart of its own (issue 15, item 2): the API server restarted mid-watch
 // and mid-apply (a cluster of this file's own: the shared ones serve other

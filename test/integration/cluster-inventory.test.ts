@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The cluster inventory (clusters/inventory.ts) on a real API server, a
 // cluster of this file's own (`inventory`): the Cluster API and ClusterProfile
 // CRDs it installs are seen by no other test.

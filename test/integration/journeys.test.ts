@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The journeys as `make demo` runs them (examples/demo.sh), on clusters of
 // this test's own that play mgmt, edge-1, edge-2 and edge-3; then what a user
 // finds: every sync Ready, the edges registered by `syncprims cluster add` and

@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The control plane's own life cycle, on a second, independent instance (its
 // own directory and ports) so the shared clusters of other tests are untouched:
 // start on demand, restart with data kept, per-cluster feature gates, stop, and

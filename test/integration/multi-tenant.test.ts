@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The multi-tenant install (`syncprims bootstrap --multi-tenant`), on a
 // cluster of this file's own: the operator runs as a local process with the
 // token of the ServiceAccount the install made and the arguments its

@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The safety of deciding a no-op apply from the cache (src/apply/noop.ts): over
 // every object of the corpus sets (kube-prometheus, Argo CD) and of examples/,
 // as applied and after hand edits of many kinds, the decision is checked against

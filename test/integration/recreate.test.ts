@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Issue 37: "once in nine tries, kube-prometheus and Argo CD took 252 s to
 // apply instead of 8". The real corpus applied by two Syncs, pruned by
 // deleting them, and applied again at once by a fresh operator while what
