@@ -3,7 +3,9 @@
 // this test's own that play mgmt, edge-1, edge-2 and edge-3; then what a user
 // finds: every sync Ready, the edges registered by `syncprims cluster add` and
 // served by the FleetSyncs install and baseline (edge-3 by that one command),
-// the app at its last version in both rollout edges, the operators running
+// the FleetSync shop's rollout (a broken release halted at the canary, never
+// reaching the rest, then undone) leaving the app at its last good version in
+// every edge, the operators running
 // with only the installed ServiceAccount's token, and the install and
 // bootstrap commands safe to repeat and to undo.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -74,43 +76,54 @@ afterAll(async () => {
 });
 
 describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
-  test('it completes, showing the rollout wave by wave and the broken wave halting the next', () => {
+  test('it completes, showing the rollout wave by wave, the broken release halting at the canary, and the undo', () => {
     if (demo.code !== 0) throw new Error(`examples/demo.sh exited ${demo.code}; its output is in ${DEMO_LOG}:\n${demo.stderr.slice(-2000)}`);
-    const lines = demo.stdout.split('\n');
-    // The watch of the waves printed wave 1 failing and wave 2 waiting for it, and the fix rolling on.
-    expect(lines.some((l) => /^ProxySync\s+shop-wave-1\s+False\s+ApplyFailed/.test(l))).toBe(true);
-    expect(lines.some((l) => /^ProxySync\s+shop-wave-2\s+False\s+DependencyNotReady\s.*ProxySync\/shop-wave-1/.test(l))).toBe(true);
-    expect(demo.stdout).toContain('edge-2 still runs 1.1.0: the broken release never reached it');
+    // syncprims rollout status followed the broken release to its halt at the canary (exit 1), the rest never updated.
+    expect(demo.stderr).toContain('the rollout of FleetSync fleet/shop is Halted: wave canary: 1 failing (at most 0): edge-1');
+    const halted = demo.stdout.slice(demo.stdout.indexOf('3b. Release 1.2.0'), demo.stdout.indexOf('3c. Undo'));
+    // The waves as printed at the halt (WAVE CLUSTERS UPDATED READY FAILED): the canary failed; the
+    // rest (edge-2, and edge-3 when an earlier run registered it) not one updated.
+    const [canary, rest] = halted.split('\n').filter((l) => /^(canary|rest)\s/.test(l)).slice(-2).map((l) => l.split(/\s+/));
+    expect(canary!.slice(0, 5)).toEqual(['canary', '1', '1', '0', '1']);
+    expect([rest![0], rest![2], rest![3], rest![4]]).toEqual(['rest', '0', '0', '0']);
+    expect(demo.stdout).toMatch(/edge-2 still runs 1\.1\.0 \(its child at revision [0-9a-f]{16}\): the broken release never reached it/);
+    // The undo rolled the last good template back, to Complete.
+    expect(demo.stdout).toMatch(/FleetSync fleet\/shop rolls back to revision \d+ \([0-9a-f]{16}\), from [0-9a-f]{16}/);
+    expect(demo.stdout.slice(demo.stdout.indexOf('3c. Undo'))).toContain('the rollout of FleetSync fleet/shop is Complete');
     // tree crossed into the edge and showed the remote Sync's objects.
     expect(demo.stdout).toMatch(/Sync\/syncprims-system\/baseline\s+Ready=True/);
   });
 
-  test('every sync of the four kinds is Ready in mgmt, the Syncs in the edges, and shop is at 1.2.0 in both rollout edges', async () => {
+  test('every sync of the four kinds is Ready in mgmt, the Syncs in the edges, and shop is at 1.1.0 (undone to it) in every edge', async () => {
     const all = [...(await list(mgmt, 'syncs')), ...(await list(mgmt, 'remotesyncs')), ...(await list(mgmt, 'proxysyncs')), ...(await list(mgmt, 'fleetsyncs'))];
     expect(all.map((o) => `${o.kind}/${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(
       [
         'Sync/syncprims',
         'FleetSync/install',
         'FleetSync/baseline',
+        'FleetSync/shop',
         'RemoteSync/install-edge-1',
         'RemoteSync/install-edge-2',
         'RemoteSync/install-edge-3',
         'ProxySync/baseline-edge-1',
         'ProxySync/baseline-edge-2',
         'ProxySync/baseline-edge-3',
-        'ProxySync/shop-wave-1',
-        'ProxySync/shop-wave-2',
+        'ProxySync/shop-edge-1',
+        'ProxySync/shop-edge-2',
+        'ProxySync/shop-edge-3',
       ]
         .map((s) => `${s}=True`)
         .sort(),
     );
-    for (const edge of [EDGE1, EDGE2]) {
+    // edge-3 joined after the rollout: it was given the current revision at once.
+    for (const edge of [EDGE1, EDGE2, EDGE3]) {
       const client = await clusterClient(edge);
       expect((await list(client, 'syncs')).map((o) => `${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(['baseline=True', 'shop=True']);
       const release = await client.request<{ data: { version: string } }>({ path: '/api/v1/namespaces/apps/configmaps/shop-release' });
-      expect(release.data.version).toBe('1.2.0');
+      expect(release.data.version).toBe('1.1.0');
     }
-    expect((await list(await clusterClient(EDGE3), 'syncs')).map((o) => `${o.metadata.name}=${ready(o)?.status}`)).toEqual(['baseline=True']);
+    const shop = (await list(mgmt, 'fleetsyncs')).find((f) => f.metadata.name === 'shop') as Synced & { status: { phase?: string; currentRevision?: string; updateRevision?: string } };
+    expect(shop.status).toMatchObject({ phase: 'Complete', readyClusters: '3/3', currentRevision: shop.status.updateRevision });
   });
 
   test('the edges are registered by syncprims cluster add; the FleetSyncs made one child per edge, the baseline after the same edge\'s install', async () => {
@@ -120,7 +133,7 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
     const secrets = await mgmt.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces/fleet/secrets', query: { labelSelector: 'syncprims.dev/cluster,role=edge' } });
     expect(secrets.items.map((s) => s.metadata.name).sort()).toEqual(['edge-1-kubeconfig', 'edge-2-kubeconfig', 'edge-3-kubeconfig']);
     const fleets = await list(mgmt, 'fleetsyncs');
-    expect(fleets.map((f) => `${f.metadata.name}=${f.status?.readyClusters}`).sort()).toEqual(['baseline=3/3', 'install=3/3']);
+    expect(fleets.map((f) => `${f.metadata.name}=${f.status?.readyClusters}`).sort()).toEqual(['baseline=3/3', 'install=3/3', 'shop=3/3']);
     for (const edge of ['edge-1', 'edge-2', 'edge-3']) {
       const baseline = await mgmt.request<Synced & { spec: { dependsOn?: unknown } }>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/fleet/proxysyncs/baseline-${edge}` });
       expect(baseline.metadata.labels).toMatchObject({ 'syncprims.dev/fleetsync': 'baseline', 'syncprims.dev/cluster': edge });
@@ -176,9 +189,9 @@ describe('install and bootstrap', () => {
     for (const crd of crds) expect((await mgmt.request<KubeObject>({ path: crd })).metadata.deletionTimestamp).toBeUndefined();
     expect((await mgmt.request<KubeObject>({ path: `/api/v1/namespaces/${SYSTEM}` })).metadata.deletionTimestamp).toBeUndefined();
     await mgmt.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
-    expect((await list(mgmt, 'proxysyncs')).length).toBe(5);
+    expect((await list(mgmt, 'proxysyncs')).length).toBe(6);
     expect((await list(mgmt, 'remotesyncs')).length).toBe(3);
-    expect((await list(mgmt, 'fleetsyncs')).length).toBe(2);
+    expect((await list(mgmt, 'fleetsyncs')).length).toBe(3);
     // Bootstrap brings it back, adopting what is there.
     expect((await runCli(['bootstrap', '--kubeconfig', kubeconfigPath(MGMT)])).code).toBe(0);
   });
@@ -212,28 +225,29 @@ describe('install and bootstrap', () => {
 });
 
 describe('kubectl shows the kinds', () => {
-  test('get syncprims lists the ProxySyncs with their cluster and the FleetSyncs with their clusters ready; describe shows conditions and Events', async () => {
+  test('get syncprims lists the ProxySyncs with their kubeconfig Secret and the FleetSyncs with their clusters ready; describe shows conditions and Events', async () => {
     const kubectl = `${path.join(LOCAL, 'bin', 'kubectl')} --kubeconfig ${kubeconfigPath(MGMT)}`;
     const got = await sh(`${kubectl} get syncprims -n fleet`);
     expect(got.code).toBe(0);
     const lines = got.stdout.split('\n');
     // One table per kind, each with its header: the ProxySyncs' is the last header above their rows.
-    const wave2At = lines.findIndex((l) => l.startsWith('proxysync.syncprims.dev/shop-wave-2 '));
+    const wave2At = lines.findIndex((l) => l.startsWith('proxysync.syncprims.dev/shop-edge-2 '));
     const header = lines.slice(0, wave2At).reverse().find((l) => l.startsWith('NAME'))!;
     expect(header.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'CLUSTER', 'KUBECONFIG', 'AGE']);
     // Columns by their offsets in their table's header (a message may hold spaces).
     const cell = (line: string, column: string, head = header) => line.slice(head.indexOf(column)).split(/\s{2,}/)[0];
     const wave2 = lines[wave2At]!;
-    expect([cell(wave2, 'READY'), cell(wave2, 'CLUSTER'), cell(wave2, 'KUBECONFIG')]).toEqual(['True', 'edge-2', '']);
+    // The FleetSync's child names its cluster by the inventory's kubeconfig Secret.
+    expect([cell(wave2, 'READY'), cell(wave2, 'CLUSTER'), cell(wave2, 'KUBECONFIG')]).toEqual(['True', '', 'edge-2-kubeconfig']);
     const fleetHeader = lines.find((l) => l.startsWith('NAME') && l.includes('CLUSTERS'))!;
     expect(fleetHeader.split(/\s+/)).toEqual(['NAME', 'READY', 'PHASE', 'CLUSTERS', 'AGE']);
     const install = lines.find((l) => l.startsWith('fleetsync.syncprims.dev/install '))!;
     expect([cell(install, 'READY', fleetHeader), cell(install, 'CLUSTERS', fleetHeader)]).toEqual(['True', '3/3']);
-    const described = await sh(`${kubectl} describe proxysync shop-wave-1 -n fleet`);
+    const described = await sh(`${kubectl} describe proxysync shop-edge-1 -n fleet`);
     expect(described.stdout).toMatch(/Type:\s+Ready/);
     expect(described.stdout).toContain('Events:');
     expect(described.stdout).toMatch(/Warning\s+ApplyFailed/);
-    const waited = await sh(`${kubectl} wait --for=condition=Ready proxysync/shop-wave-2 -n fleet --timeout=10s`);
+    const waited = await sh(`${kubectl} wait --for=condition=Ready proxysync/shop-edge-2 -n fleet --timeout=10s`);
     expect(waited.stdout).toContain('condition met');
   });
 });
