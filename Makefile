@@ -41,8 +41,13 @@ $(CONTROLPLANE): controlplane/go.mod controlplane/go.sum $(wildcard controlplane
 .PHONY: controlplane
 controlplane: $(CONTROLPLANE) ## build the local control plane (a no-op when up to date)
 
+# The kustomize helper (kustomize/, docs/adr/0006): the kustomize v5.8.1 that kubectl v1.36 embeds, sandboxed.
+KUSTOMIZE_HELPER := dist/kustomize/syncprims-kustomize
+$(KUSTOMIZE_HELPER): kustomize/go.mod kustomize/go.sum $(wildcard kustomize/*.go)
+	cd kustomize && go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.1" -o ../$(KUSTOMIZE_HELPER) .
+
 .PHONY: build
-build: deps ## compile TypeScript to dist/ (then `npx syncprims ...` works)
+build: deps $(KUSTOMIZE_HELPER) ## compile TypeScript to dist/ (then `npx syncprims ...` works), and the kustomize helper
 	npx tsc -p tsconfig.build.json
 
 .PHONY: crds

@@ -11,7 +11,8 @@ import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from '.
 import { sourceLimits, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
 import { ParsedSets } from './parsed-sets.js';
-import { manifestFilter, selectManifests } from './select.js';
+import { kustomizeArchive } from './kustomize-archive.js';
+import { manifestFilter, selectSource } from './select.js';
 
 export interface FetchSourceOptions {
   /**
@@ -220,12 +221,15 @@ async function objectsFrom(ctx: Context, data: Buffer, url: string, label: strin
   }
   // Only the files that will be parsed are kept, and charged to the lease.
   const files = await extractTarGz(data, ctx.limits, label, { keep: manifestFilter(ctx.paths), lease, signal: ctx.signal });
+  const { manifests, kustomizations } = selectSource(files, ctx.paths, label);
   const objects: KubeObject[] = [];
-  for (const file of selectManifests(files, ctx.paths, label)) {
+  for (const file of manifests) {
     const budget = maxObjects - objects.length;
     objects.push(...parseManifests(file.data.toString('utf8'), `${label}: ${file.path}`, { maxObjects: budget }));
   }
-  return objects;
+  if (kustomizations.length === 0) return objects;
+  const kustomized = await kustomizeArchive({ data, kept: files, dirs: kustomizations, label, limits: ctx.limits, maxObjects: maxObjects - objects.length, lease, signal: ctx.signal });
+  return [...objects, ...kustomized];
 }
 
 interface FluxArtifact {

@@ -1,5 +1,7 @@
 import { SourceError } from './errors.js';
+import path from 'node:path';
 import { insideRoot, type ArchiveFiles } from './archive.js';
+import { isKustomizationFile, isUnder, kustomizationRoots } from './kustomize-files.js';
 
 /** A manifest file chosen from an archive. */
 export interface ManifestFile {
@@ -13,26 +15,52 @@ function isManifestFile(p: string): boolean {
   return MANIFEST.test(p);
 }
 
+/** What `paths` select: plain manifest files, and the folders built with kustomize (kustomize.ts). */
+export interface SelectedSource {
+  manifests: ManifestFile[];
+  /** Folders holding a kustomization, sorted: each is built, and its files are not read as manifests. */
+  kustomizations: string[];
+}
+
 /**
  * The manifest files (`*.yaml`, `*.yml`, `*.json`) that `paths` name, sorted by
  * path: each path is a file, or a folder taken recursively; `.` is the root.
  * Without `paths`, every manifest file. A path that matches nothing is an error.
  */
 export function selectManifests(files: ArchiveFiles, paths: string[] | undefined, label: string): ManifestFile[] {
+  return selectSource(files, paths, label).manifests;
+}
+
+/**
+ * As selectManifests, but a selected folder that holds a kustomization (or a
+ * folder below one that does, the topmost) is a kustomization to build: its
+ * files are left to kustomize, not read as manifests.
+ */
+export function selectSource(files: ArchiveFiles, paths: string[] | undefined, label: string): SelectedSource {
   const chosen = new Set<string>();
+  const roots = new Set<string>();
   for (const [i, given] of (paths ?? ['.']).entries()) {
     const found = matching(files, given, `paths[${i}]`, label);
-    if (found.length === 0 && paths) {
+    const built = kustomizationRoots(files.keys(), found.folder);
+    for (const r of built) roots.add(r);
+    const plain = found.files.filter((f) => !built.some((r) => isUnder(f, r)));
+    if (plain.length === 0 && built.length === 0 && paths) {
       throw new SourceError(
         `${label}: paths[${i}] ${JSON.stringify(given)} matches no .yaml, .yml or .json file in the archive${hint(files)}`,
       );
     }
-    for (const p of found) chosen.add(p);
+    for (const p of plain) chosen.add(p);
   }
-  return [...chosen].sort().map((p) => ({ path: p, data: files.get(p) as Buffer }));
+  const kustomizations = [...roots].sort();
+  const manifests = [...chosen]
+    .filter((p) => !kustomizations.some((r) => isUnder(p, r)))
+    .sort()
+    .map((p) => ({ path: p, data: files.get(p) as Buffer }));
+  return { manifests, kustomizations };
 }
 
-function matching(files: ArchiveFiles, given: string, field: string, label: string): string[] {
+/** The files a path names, and the folder it names (undefined when it names a file). */
+function matching(files: ArchiveFiles, given: string, field: string, label: string): { files: string[]; folder?: string } {
   const p = insideRoot(given.trim());
   if (p === undefined) {
     throw new SourceError(
@@ -40,13 +68,14 @@ function matching(files: ArchiveFiles, given: string, field: string, label: stri
     );
   }
   if (files.has(p)) {
+    // A kustomization file named: its folder is built.
+    if (isKustomizationFile(p)) return { files: [], folder: path.posix.dirname(p).replace(/^\.$/, '') };
     if (!isManifestFile(p)) {
       throw new SourceError(`${label}: ${field} ${JSON.stringify(given)} is not a .yaml, .yml or .json file`);
     }
-    return [p];
+    return { files: [p] };
   }
-  const prefix = p === '' ? '' : `${p}/`;
-  return [...files.keys()].filter((f) => f.startsWith(prefix) && isManifestFile(f));
+  return { files: [...files.keys()].filter((f) => isUnder(f, p) && isManifestFile(f)), folder: p };
 }
 
 /** A few of the archive's top-level names, to help fix a wrong path. */

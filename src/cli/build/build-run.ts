@@ -4,7 +4,9 @@ import path from 'node:path';
 import type { KubeClient } from '../../kube/client.js';
 import { crdScopes, kindKey } from '../../apply/render.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { parseManifests, selectManifests, SourceError, sourceLimits } from '../../source/index.js';
+import { parseManifests, selectSource, SourceError, sourceLimits } from '../../source/index.js';
+import { isKustomizationFile } from '../../source/kustomize-files.js';
+import { buildLocalKustomizations } from './build-kustomize.js';
 import { buildInputsOf, fetchInput, HOME, renderInput, type BuildCluster, type BuildInput, type Built, type Fetched } from './build-render.js';
 import type { Cluster, ClusterFlags } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
@@ -122,7 +124,7 @@ function fileError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** A file, or every manifest file under a folder (sorted by path, as in an archive; hidden entries skipped). */
+/** A file, or every manifest file under a folder (sorted by path, as in an archive; hidden entries skipped), kustomizations built. */
 async function readPath(given: string): Promise<KubeObject[]> {
   const info = await stat(given).catch((err: unknown) => {
     throw new CliError(`--path ${given}: ${fileError(err)}`, undefined, { cause: err });
@@ -130,10 +132,11 @@ async function readPath(given: string): Promise<KubeObject[]> {
   if (!info.isDirectory()) return parse(await readText(given), given);
   const files = new Map<string, Buffer>();
   await walk(given, '', files);
-  const chosen = selectManifests(files, undefined, given);
-  if (chosen.length === 0) throw new CliError(`--path ${given}: no .yaml, .yml or .json file in the folder`);
+  const { manifests, kustomizations } = selectSource(files, undefined, given);
+  if (manifests.length === 0 && kustomizations.length === 0) throw new CliError(`--path ${given}: no .yaml, .yml or .json file in the folder`);
   const objects: KubeObject[] = [];
-  for (const f of chosen) objects.push(...parse(f.data.toString('utf8'), path.join(given, f.path)));
+  for (const f of manifests) objects.push(...parse(f.data.toString('utf8'), path.join(given, f.path)));
+  if (kustomizations.length > 0) objects.push(...(await buildLocalKustomizations(given, kustomizations)));
   return objects;
 }
 
@@ -144,6 +147,7 @@ async function walk(root: string, rel: string, files: Map<string, Buffer>): Prom
     const p = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory()) await walk(root, p, files);
     else if (entry.isFile() && /\.(ya?ml|json)$/i.test(entry.name)) files.set(p, await readFile(path.join(root, p)));
+    else if (entry.isFile() && isKustomizationFile(entry.name)) files.set(p, Buffer.alloc(0));
   }
 }
 
