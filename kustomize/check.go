@@ -247,4 +247,3 @@ func listOf(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
-
