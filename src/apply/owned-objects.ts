@@ -183,8 +183,11 @@ export class OwnedObjects implements LiveObjects {
    * that cannot be watched yet (its CRD is in the same set) is skipped: the
    * engine GETs those. The kinds are held (kept watched) until the returned
    * function is called, at the end of the reconcile that applies them.
+   * `defaultNamespace`: what objects of namespaced kinds that name no
+   * namespace will get (as render gives it), so they are watched where they
+   * will be (their namespace may be watched on its own: `ownNamespace`).
    */
-  async prime(objects: KubeObject[]): Promise<() => void> {
+  async prime(objects: KubeObject[], defaultNamespace?: string): Promise<() => void> {
     const kinds = [...new Set(objects.map(kindKey))];
     const namespaces = [...new Map(objects.map((o) => [`${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}`, o])).values()];
     for (const k of kinds) this.holds.set(k, (this.holds.get(k) ?? 0) + 1);
@@ -198,8 +201,14 @@ export class OwnedObjects implements LiveObjects {
         else this.holds.delete(k);
       }
     };
-    await Promise.all(namespaces.map((o) => this.informerFor(kindKey(o), o.metadata.namespace ?? '').catch(() => undefined)));
+    await Promise.all(namespaces.map(async (o) => this.informerFor(kindKey(o), await this.namespaceOf(o, defaultNamespace)).catch(() => undefined)));
     return release;
+  }
+
+  /** The namespace `obj` is applied in: its own, else `defaultNamespace` if its kind is namespaced (discovery, which the informer needs anyway). */
+  private async namespaceOf(obj: KubeObject, defaultNamespace: string | undefined): Promise<string> {
+    if (obj.metadata.namespace || !defaultNamespace) return obj.metadata.namespace ?? '';
+    return (await this.cache.discovery.resolve(obj.apiVersion, obj.kind)).namespaced ? defaultNamespace : '';
   }
 
   /**

@@ -182,7 +182,7 @@ export class SyncPipeline {
     target.owned.track(previous).catch(() => undefined);
     // The watches of the kinds about to be applied start as soon as the source is parsed, while it is rendered.
     return this.fetchAndRender(obj, spec, target, (objects) => {
-      held.addPending(target.owned.prime(objects));
+      held.addPending(target.owned.prime(objects, spec.defaultNamespace));
     });
   }
 
