@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { API_VERSION } from '../../src/api/kinds.js';
 import type { KubeClient } from '../../src/kube/client.js';
+import { writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterApiClusterPath, installClusterApiCrd } from '../support/cluster-api.js';
 import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
@@ -16,6 +17,8 @@ import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../s
 import { eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
+/** The User-Agent of the operator's requests (src/cli/run/run.ts operatorUserAgent). */
+const OPERATOR = 'syncprims-operator';
 /** A namespace that exists in edge-1 only: what applies into it fails in edge-2. */
 const MISSING = 'fleet-only-in-east';
 const FLEETSYNCS = 'fleetsyncs';
@@ -253,6 +256,36 @@ describe('FleetSync rollouts', () => {
   const roll = (value: string, extra: Record<string, unknown> = {}, namespace?: string) =>
     applyFleetSync('roll', { kind: 'RemoteSync', clusters: { names: ['east', 'west'] }, rollout: rollout(extra), template: configMapTemplate('roll', namespace, value) });
 
+  // From the audit logs (Metadata level: who wrote what, when; no bodies). Timestamps are RFC 3339
+  // with microseconds, always six digits: they compare as strings.
+  type Timed = AuditEvent & { stageTimestamp: string };
+  const BROKEN_NS = 'fleet-nowhere';
+  /** The operator's writes to the ConfigMap `name` (in the edges' namespace or the broken one) in `edge`, in time order. */
+  const configMapWrites = async (edge: string, name: string, since: Date): Promise<Timed[]> =>
+    ((await writesSince(edge, since, OPERATOR)) as Timed[]).filter(
+      (w) => w.objectRef?.resource === 'configmaps' && w.objectRef.name === name && [edgeNs(), BROKEN_NS].includes(w.objectRef.namespace ?? ''),
+    );
+  /** The operator's writes to the child RemoteSync `child` in mgmt: its spec (the FleetSync's), or its status. */
+  const childWrites = async (child: string, since: Date, subresource?: 'status'): Promise<Timed[]> =>
+    ((await writesSince(HOME, since, OPERATOR)) as Timed[]).filter(
+      (w) => w.objectRef?.resource === REMOTESYNCS && w.objectRef.namespace === ns() && w.objectRef.name === child && w.objectRef.subresource === subresource,
+    );
+  /**
+   * That the rest's cluster (edge-2) got nothing of the revision rolled since `since` before the
+   * canary (east, edge-1) was Ready with it: edge-1's ConfigMap written, then the child roll-east's
+   * status reported, then the child roll-west given the revision, then edge-2's ConfigMap written.
+   */
+  async function expectCanaryFirst(name: string, since: Date): Promise<void> {
+    const east = await configMapWrites('edge-1', name, since);
+    const west = await configMapWrites('edge-2', name, since);
+    const admitted = await childWrites(`${name}-west`, since);
+    expect([east.length > 0, admitted.length > 0, west.length > 0]).toEqual([true, true, true]);
+    const applied = east[east.length - 1]!.stageTimestamp;
+    const reported = (await childWrites(`${name}-east`, since, 'status')).filter((w) => w.requestReceivedTimestamp > applied && w.stageTimestamp < admitted[0]!.requestReceivedTimestamp);
+    expect({ admittedAfterApplied: admitted[0]!.requestReceivedTimestamp > applied, reportedBetween: reported.length > 0 }).toEqual({ admittedAfterApplied: true, reportedBetween: true });
+    expect(west[0]!.requestReceivedTimestamp > admitted[0]!.stageTimestamp).toBe(true);
+  }
+
   test('a broken revision halts at the canary and never reaches the rest; fixing forward rolls on; revisions are kept', async () => {
     await roll('v1');
     await waitPhase('roll', 'Complete', 90_000);
@@ -260,7 +293,8 @@ describe('FleetSync rollouts', () => {
     const good = (await rolled('roll')).status?.currentRevision;
 
     // Broken: the canary cannot apply it (its namespace exists nowhere).
-    await roll('v2', {}, 'fleet-nowhere');
+    const broke = new Date();
+    await roll('v2', {}, BROKEN_NS);
     const halted = await waitPhase('roll', 'Halted');
     expect(readyOf(halted)).toMatchObject({ status: 'False', reason: 'RolloutHalted' });
     expect(halted.status?.message).toContain('wave canary: 1 failing (at most 0): east');
@@ -270,8 +304,13 @@ describe('FleetSync rollouts', () => {
     expect((await eventsFor(mgmt, ns(), 'roll')).some((e) => e.reason === 'RolloutHalted' && e.type === 'Warning')).toBe(true);
 
     // Fixing forward: a new revision starts again from the canary and reaches both.
+    const fixed = new Date();
+    // While halted, nothing at all was written to the rest: not its child, not its cluster.
+    const toRest = [...(await childWrites('roll-west', broke)), ...(await configMapWrites('edge-2', 'roll', broke))].filter((w) => w.requestReceivedTimestamp < fixed.toISOString());
+    expect(toRest.map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
     await roll('v3');
     const done = await waitPhase('roll', 'Complete', 90_000);
+    await expectCanaryFirst('roll', fixed);
     expect([await valueIn(edge1, 'roll'), await valueIn(edge2, 'roll')]).toEqual(['v3', 'v3']);
     expect(await revisionOf('roll-west')).toBe(done.status?.currentRevision);
     const revisions = await mgmt.request<{ items: { revision: number }[] }>({ path: `/apis/apps/v1/namespaces/${ns()}/controllerrevisions`, query: { labelSelector: 'syncprims.dev/fleetsync=roll' } });
@@ -322,7 +361,7 @@ describe('FleetSync rollouts', () => {
     expect(await valueIn(edge2, 'gated')).toBe('v1');
   });
 
-  test('an unreachable cluster holds its wave (onUnreachable: Wait), and not with Skip', async () => {
+  test('an unreachable cluster holds its wave (onUnreachable: Wait), not with Skip, and halts it with Fail', async () => {
     await mgmt.request({
       method: 'PATCH',
       path: `/api/v1/namespaces/${ns()}/secrets/dark-kubeconfig`,
@@ -336,11 +375,11 @@ describe('FleetSync rollouts', () => {
         data: { value: Buffer.from(await kubeconfigOf('edge-1', (kc) => setServer(kc, 'https://127.0.0.1:1'))).toString('base64') },
       },
     });
-    const spec = (onUnreachable: string) => ({
+    const spec = (onUnreachable: string, value = 'v1') => ({
       kind: 'RemoteSync',
       clusters: { names: ['dark', 'east'] },
       rollout: { onUnreachable, waves: [{ name: 'canary', selector: { matchLabels: { region: 'dark' } } }, { name: 'rest' }] },
-      template: configMapTemplate('dark', undefined, 'v1'),
+      template: configMapTemplate('dark', undefined, value),
     });
     await applyFleetSync('dark', spec('Wait'));
     const waiting = await eventually('the canary unreachable', async () => {
@@ -353,6 +392,16 @@ describe('FleetSync rollouts', () => {
     const done = await waitPhase('dark', 'Complete', 60_000);
     expect(await valueIn(edge1, 'dark')).toBe('v1');
     expect(readyOf(done)).toMatchObject({ status: 'False', reason: 'ClusterUnreachable' });
+
+    // Fail: the unreachable canary counts against its failure budget, and the rollout halts there.
+    const failed = new Date();
+    await applyFleetSync('dark', spec('Fail', 'v2'));
+    const halted = await waitPhase('dark', 'Halted');
+    expect(halted.status?.message).toContain('wave canary: 1 failing (at most 0): dark');
+    expect(halted.status?.failures).toEqual([expect.objectContaining({ cluster: 'dark', reason: 'ClusterUnreachable' })]);
+    expect(readyOf(halted)).toMatchObject({ status: 'False', reason: 'RolloutHalted' });
+    expect(await valueIn(edge1, 'dark')).toBe('v1');
+    expect((await configMapWrites('edge-1', 'dark', failed)).map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
   });
 
   test('paused admits nothing; soak holds the next wave; approval holds its wave until given', async () => {
