@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Real 429s: an API Priority and Fairness configuration gives the operator's
 // user (a service account, so not exempt like system:masters) a tiny share of
 // the server's concurrency and rejects the rest. The operator must absorb the
@@ -9,14 +10,14 @@ import path from 'node:path';
 import { API_VERSION, FINALIZER } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
-import { clusterClient, closeClients, kubeconfigPath } from '../support/controlplane.js';
+import { closeClients, clusterClient, kubeconfigPath, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { createSyncs } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 const FLOWCONTROL = '/apis/flowcontrol.apiserver.k8s.io/v1';
 const cleanups: (() => Promise<unknown>)[] = [];
 let client: KubeClient;
@@ -61,13 +62,14 @@ async function serviceAccountKubeconfig(namespace: string, name: string): Promis
   });
   const admin = await readFile(kubeconfigPath(CLUSTER), 'utf8');
   const ca = /certificate-authority-data: (\S+)/.exec(admin)?.[1];
+  const server = /server: (\S+)/.exec(admin)?.[1];
   const file = path.join(dir, `${name}.kubeconfig`);
   await writeFile(
     file,
     [
       'apiVersion: v1',
       'kind: Config',
-      `clusters: [{name: ${CLUSTER}, cluster: {server: "https://127.0.0.1:6441", certificate-authority-data: "${ca}"}}]`,
+      `clusters: [{name: ${CLUSTER}, cluster: {server: "${server}", certificate-authority-data: "${ca}"}}]`,
       `users: [{name: ${name}, user: {token: "${token.status.token}"}}]`,
       `contexts: [{name: ${CLUSTER}, context: {cluster: ${CLUSTER}, user: ${name}}}]`,
       `current-context: ${CLUSTER}`,

@@ -13,7 +13,7 @@ import { OWNER_NAME_LABEL } from '../../src/api/marks.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { writesSince } from '../support/audit.js';
-import { controlplane, LOCAL } from '../support/controlplane.js';
+import { controlplane, LOCAL, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { PrivateControlPlane } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
@@ -21,7 +21,7 @@ import { OperatorProcess, type LogLine } from '../support/operator.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { applySync, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
-const CLUSTER = 'restarts';
+const CLUSTER = OWN_LANE_CLUSTER;
 const GONE_LOG = 'resource version too old (410 Gone): reading the whole set again';
 /** `make soak` (SOAK=1): more rounds of random changes made while the operator is blind or its API server restarts. */
 const SOAK = process.env.SOAK === '1';

@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // `syncprims run` as a process on the real control plane: caches primed before
 // the first reconcile, zero writes on restart, metrics, graceful SIGTERM, and
 // leader election between two operators.
@@ -7,14 +8,14 @@ import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { requestsSince, writesSince } from '../support/audit.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
+import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { createSyncs, oneConfigMap } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 const running: OperatorProcess[] = [];
 let client: KubeClient;
 
@@ -150,8 +151,8 @@ describe('metrics and graceful shutdown', () => {
       'workqueue_queue_duration_seconds_bucket',
       'workqueue_work_duration_seconds_bucket',
       'workqueue_retries_total',
-      'syncprims_cache_objects{cluster="mgmt",resource="syncs.syncprims.dev"} 2',
-      'syncprims_cluster_requests_total{cluster="mgmt",method="PATCH",code="200"}',
+      `syncprims_cache_objects{cluster="${CLUSTER}",resource="syncs.syncprims.dev"} 2`,
+      `syncprims_cluster_requests_total{cluster="${CLUSTER}",method="PATCH",code="200"}`,
       'process_resident_memory_bytes',
       'syncprims_dependency_wait_seconds',
       'syncprims_dependency_wakes_total',

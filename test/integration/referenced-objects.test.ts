@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Referenced objects at scale, through a running operator: 600 Syncs each
 // reading a source object of its own (ConfigMaps, Secrets, Flux
 // ExternalArtifacts) all become Ready over a few connections and one watch
@@ -9,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mapLimit } from '../../src/apply/map-limit.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
+import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { createExternalArtifact, FLUX_SOURCE_API_VERSION, installFluxSourceCrd, setArtifact } from '../support/flux.js';
@@ -18,7 +19,7 @@ import { OperatorProcess, type LogLine } from '../support/operator.js';
 import { tcpConnectionsTo } from '../support/proc.js';
 import { applySync, createSyncs, find, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 const CONFIGMAPS = 300;
 const SECRETS = 150;
 const ARTIFACTS = 150;

@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The operator SIGKILLed in the middle of its work, then started again, on the
 // real mgmt API server: in the middle of applying 1,000 objects, of pruning
 // most of them, and of deleting the sync. After each restart it converges,
@@ -13,14 +14,14 @@ import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
+import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { applySync, find, getSync, syncPath, waitForReady } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 const OBJECTS = 1000;
 /** Kept by the prune of scenario (b), and the objects of (c)'s sync. */
 const KEPT = 300;

@@ -42,6 +42,14 @@ export function kubeconfigViaPort(cluster: string, port: number): KubeConfig {
   return out;
 }
 
+/**
+ * The cluster of the own lane (test/support/lanes-runner.js): files marked
+ * `// Lane: own clusters` that would otherwise load mgmt, restart its API
+ * server or count its requests in the audit log use it, one file at a time,
+ * while the shared lane's files use mgmt, edge-1 and edge-2.
+ */
+export const OWN_LANE_CLUSTER = 'own-lane';
+
 const clients = new Map<string, Promise<KubeClient>>();
 
 /** An admin client for a local cluster by name (started if needed). */
