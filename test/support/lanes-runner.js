@@ -12,12 +12,23 @@
 // so the own lane runs in the shared lane's idle time. A run of one file, or
 // `--runInBand`, runs in band as jest does by default.
 import jestRunner from 'jest-runner';
-import { openSync, readSync, closeSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 
-const TestRunner = jestRunner.default ?? jestRunner;
+/** @typedef {import('jest-runner').Test} Test */
+/** @typedef {import('jest-runner').TestWatcher} TestWatcher */
+/** @typedef {import('jest-runner').TestRunnerOptions} TestRunnerOptions */
+/** @typedef {import('jest-runner').TestRunnerContext} TestRunnerContext */
+/** @typedef {import('jest-runner').Config.GlobalConfig} GlobalConfig */
+/** @typedef {import('jest-runner').TestEvents} TestEvents */
+
+// jest-runner is CommonJS: its class is the default export's `default`.
+const TestRunner = /** @type {typeof import('jest-runner').default} */ (/** @type {{ default?: unknown }} */ (jestRunner).default ?? jestRunner);
 export const OWN_CLUSTERS_MARK = /^\/\/ Lane: own clusters\b/m;
 
-/** Whether a test file goes to the own lane: a unit test, or an integration file marked as using only clusters of its own. */
+/**
+ * Whether a test file goes to the own lane: a unit test, or an integration file marked as using only clusters of its own.
+ * @param {string} testPath
+ */
 export function ownLane(testPath) {
   if (/[/\\]test[/\\]unit[/\\]/.test(testPath)) return true;
   const fd = openSync(testPath, 'r');
@@ -33,23 +44,39 @@ export function ownLane(testPath) {
 export default class LanesRunner {
   supportsEventEmitters = true;
 
+  /**
+   * @param {GlobalConfig} globalConfig
+   * @param {TestRunnerContext} context
+   */
   constructor(globalConfig, context) {
     // One worker per lane: each lane is serial within itself.
-    this.lanes = [0, 1].map(() => new TestRunner({ ...globalConfig, maxWorkers: 1 }, context));
+    const lane = () => new TestRunner({ ...globalConfig, maxWorkers: 1 }, context);
+    this.shared = lane();
+    this.own = lane();
   }
 
+  /**
+   * @param {Test[]} tests
+   * @param {TestWatcher} watcher
+   * @param {TestRunnerOptions} options
+   */
   async runTests(tests, watcher, options) {
-    if (options.serial) return this.lanes[0].runTests(tests, watcher, options);
+    if (options.serial) return this.shared.runTests(tests, watcher, options);
     const own = tests.filter((t) => ownLane(t.path));
     const shared = tests.filter((t) => !own.includes(t));
     await Promise.all([
-      this.lanes[0].runTests(shared, watcher, { ...options, serial: false }),
-      this.lanes[1].runTests(own, watcher, { ...options, serial: false }),
+      this.shared.runTests(shared, watcher, { ...options, serial: false }),
+      this.own.runTests(own, watcher, { ...options, serial: false }),
     ]);
   }
 
+  /**
+   * @template {keyof TestEvents} Name
+   * @param {Name} eventName
+   * @param {(event: TestEvents[Name]) => void | Promise<void>} listener
+   */
   on(eventName, listener) {
-    const offs = this.lanes.map((lane) => lane.on(eventName, listener));
+    const offs = [this.shared, this.own].map((lane) => lane.on(eventName, listener));
     return () => offs.forEach((off) => off());
   }
 }
