@@ -6,7 +6,7 @@
 // clusters by their child's state. Woken by the children's watch events, by
 // the inventory, and by its dependencies. See docs/fleet.md.
 import { ConditionType, Reason } from '../api/conditions.js';
-import type { FleetChildKind, FleetPhase, FleetSyncSpec, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
+import type { FleetChildKind, FleetSyncSpec, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { FleetSync } from '../api/objects.js';
 import { mapLimit } from '../apply/map-limit.js';
 import { selectClusters, type InventoryCluster } from '../clusters/inventory.js';
@@ -31,8 +31,7 @@ import {
   type FleetOwner,
 } from '../fleet/children.js';
 import { clusterState, fleetStatus, type ClusterState } from '../fleet/fleet-status.js';
-import type { RolloutPlan } from '../fleet/rollout.js';
-import { setCondition, type Condition } from '../runtime/conditions.js';
+import { withRollout } from '../fleet/rollout-status.js';
 import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
 
 export type { FleetSettings } from './fleet-targets.js';
@@ -191,32 +190,6 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
 /** Drops what is remembered of clusters no longer selected. */
 function forgetOthers(memo: Map<string, string> | undefined, selected: Map<string, unknown>): void {
   for (const cluster of memo?.keys() ?? []) if (!selected.has(cluster)) memo!.delete(cluster);
-}
-
-/** The rollout's phase, waves and message on the status; a halted, paused or held rollout says so in Ready. */
-function withRollout(status: FleetSyncStatus, plan: RolloutPlan | undefined, generation: number | undefined): FleetSyncStatus {
-  if (!plan) {
-    const { waves: _waves, message: _message, ...rest } = status;
-    return rest;
-  }
-  const next: FleetSyncStatus = { ...status, waves: plan.waves };
-  if (plan.message !== undefined) next.message = plan.message;
-  else delete next.message;
-  if (status.phase === 'Complete') return next;
-  next.phase = plan.phase;
-  // Every wave done, unreachable clusters skipped (onUnreachable: Skip): the revision is the current one.
-  if (plan.phase === 'Complete') next.currentRevision = status.updateRevision;
-  const held: Partial<Record<FleetPhase, [Condition['status'], string]>> = {
-    Halted: ['False', Reason.RolloutHalted],
-    Paused: ['Unknown', Reason.Progressing],
-    AwaitingApproval: ['Unknown', Reason.Progressing],
-    Soaking: ['Unknown', Reason.Progressing],
-  };
-  const how = held[plan.phase];
-  if (how && plan.message) {
-    next.conditions = setCondition(next.conditions, { type: ConditionType.Ready, status: how[0], reason: how[1], message: plan.message, observedGeneration: generation });
-  }
-  return next;
 }
 
 /**

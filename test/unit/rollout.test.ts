@@ -2,6 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { FleetSyncStatus, RolloutSpec } from '../../src/api/fleet.js';
 import type { ClusterState } from '../../src/fleet/fleet-status.js';
 import { planRollout, type RolloutInput, type RolloutMember } from '../../src/fleet/rollout.js';
+import { withRollout } from '../../src/fleet/rollout-status.js';
 
 const NOW = Date.parse('2026-11-28T10:00:00Z');
 const U = 'new';
@@ -168,5 +169,27 @@ describe('gates', () => {
     const p = plan(rollout, members('a:new-ready:canary', 'b:old-ready'), { gateUnmet: (w) => (w.name === 'rest' ? 'Sync/smoke (NotReady)' : undefined) });
     expect(sorted(p.update)).toEqual(['a']);
     expect(p.message).toBe('wave rest waits for its gates: Sync/smoke (NotReady)');
+  });
+});
+
+describe('the plan on the status', () => {
+  test('every cluster already Ready with the revision (an undo to what the rest run): Complete, with no soak message left', () => {
+    // The canary failed at a broken revision; the rest never left this one. Back on it, the canary is Ready again and its wave starts its soak.
+    const p = plan({ ...twoWaves, soak: '5m' }, members('a:new-ready:canary', 'b:new-ready', 'c:new-ready'), { previous: { updateRevision: 'broken' } });
+    expect(p.phase).toBe('Soaking');
+    const status: FleetSyncStatus = { phase: 'Complete', currentRevision: U, updateRevision: U, message: 'wave canary: 1 failing (at most 0): a' };
+    const next = withRollout(status, p, 3);
+    expect(next.phase).toBe('Complete');
+    expect(next.message).toBeUndefined();
+    expect(next.waves?.map((w) => w.name)).toEqual(['canary', 'rest']);
+  });
+
+  test('a held rollout says why in its phase, its message and Ready; without a plan the waves and message go', () => {
+    const p = plan(twoWaves, members('a:new-failed:canary', 'b:old-ready'));
+    const next = withRollout({ phase: 'Progressing', updateRevision: U, currentRevision: OLD }, p, 2);
+    expect(next).toMatchObject({ phase: 'Halted', message: 'wave canary: 1 failing (at most 0): a' });
+    expect(next.conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'False', reason: 'RolloutHalted', message: 'wave canary: 1 failing (at most 0): a', observedGeneration: 2 })]);
+    expect(withRollout(next, undefined, 2)).not.toHaveProperty('message');
+    expect(withRollout(next, undefined, 2)).not.toHaveProperty('waves');
   });
 });
