@@ -4,6 +4,12 @@
 #   docker build -t registry.example.com/syncprims:v0.1.0 .
 #   syncprims install --image registry.example.com/syncprims:v0.1.0 | kubectl apply --server-side -f -
 
+# The kustomize helper (docs/adr/0006-kustomize-native-helper.md), as `make build` builds it.
+FROM golang:1.26-bookworm AS kustomize
+WORKDIR /src/kustomize
+COPY kustomize/ ./
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.1" -o /out/syncprims-kustomize .
+
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -18,6 +24,7 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+COPY --from=kustomize /out/syncprims-kustomize ./dist/kustomize/syncprims-kustomize
 # The Deployment runs it as 65532 with a read-only root filesystem (an emptyDir on /tmp).
 USER 65532:65532
 EXPOSE 8080 8081
