@@ -43,6 +43,9 @@ export interface ClusterRegistryOptions {
   onOpen?: (cluster: RemoteCluster) => void;
 }
 
+/** How many clusters prepare() opens at once (each a Secret read from the managing cluster). */
+const PREPARE_CONCURRENCY = 4;
+
 interface Parsed {
   kubeConfig: KubeConfig;
   /** Hash of where the cluster is (server, CA, TLS name) and of who we are there (credentials). */
@@ -82,6 +85,11 @@ export class ClusterRegistry {
   private readonly servers = new Map<string, Server>();
   private readonly untrackTransports: () => void;
   private readonly reachabilityListeners = new Set<() => void>();
+  /** Lookups in flight, by user, Secret and its version. */
+  private readonly lookups = new Map<string, Promise<ClusterLookup>>();
+  /** Clusters to open ahead (prepare()), and how many are being opened. */
+  private readonly preparing: (() => Promise<void>)[] = [];
+  private prepares = 0;
   private readonly log: Logger;
 
   constructor(private readonly opts: ClusterRegistryOptions) {
@@ -100,10 +108,52 @@ export class ClusterRegistry {
     }
     const use = this.uses.get(user);
     if (use?.secret === secret && use.resourceVersion === resourceVersion) return { ok: true, cluster: use.cluster };
-    const parsed = await this.parse(ref, secretRef);
+    // The same Secret version asked for again meanwhile (prepare() and the reconcile): one read, one answer.
+    const key = `${user}|${secret}|${resourceVersion}`;
+    let lookup = this.lookups.get(key);
+    if (!lookup) {
+      lookup = this.lookUp(user, use, ref, { secret, resourceVersion });
+      this.lookups.set(key, lookup);
+      void lookup.catch(() => undefined).finally(() => this.lookups.delete(key));
+    }
+    return lookup;
+  }
+
+  /**
+   * Opens ahead the cluster of a sync that is not reconciled yet (created,
+   * or met at start): its kubeconfig Secret read and checked and its client
+   * made while the sync waits in the queue, so that its first reconcile does
+   * not wait for them. Nothing is sent to the cluster (connections open with
+   * the first request, in a reconcile, admitted as always). At most
+   * PREPARE_CONCURRENCY at once, in the order asked; what fails is left to
+   * the reconcile, which asks again and reports it.
+   */
+  prepare(user: string, ref: ClusterSecretRef): void {
+    if (this.uses.has(user)) return;
+    this.preparing.push(() => this.clusterFor(user, ref).then(
+      () => undefined,
+      () => undefined,
+    ));
+    this.nextPrepare();
+  }
+
+  private nextPrepare(): void {
+    while (this.prepares < PREPARE_CONCURRENCY) {
+      const next = this.preparing.shift();
+      if (!next) return;
+      this.prepares++;
+      void next().finally(() => {
+        this.prepares--;
+        this.nextPrepare();
+      });
+    }
+  }
+
+  private async lookUp(user: string, use: Use | undefined, ref: ClusterSecretRef, version: { secret: string; resourceVersion: string }): Promise<ClusterLookup> {
+    const parsed = await this.parse(ref, secretOf(ref));
     if ('reason' in parsed) return { ok: false, ...parsed };
     const cluster = await this.attach(user, use, parsed, ref);
-    this.uses.set(user, { secret, resourceVersion, cluster });
+    this.uses.set(user, { ...version, cluster });
     return { ok: true, cluster };
   }
 
@@ -144,6 +194,7 @@ export class ClusterRegistry {
   }
 
   async close(): Promise<void> {
+    this.preparing.splice(0);
     await Promise.all(this.clusters.map((c) => c.close()));
     this.untrackTransports();
     this.byIdentity.clear();

@@ -64,6 +64,17 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
   return { cluster, leave };
 }
 
+/**
+ * Opens ahead the cluster of a sync just seen (ClusterRegistry.prepare), so
+ * that its first reconcile finds it open: unless it is suspended or being
+ * deleted, or names no cluster (its reconcile says what is wrong).
+ */
+export function prepareCluster(registry: ClusterRegistry, obj: KubeObject): void {
+  const spec = obj.spec as (ClusterSpec & { suspend?: boolean }) | undefined;
+  if (!spec || spec.suspend || obj.metadata.deletionTimestamp || (!spec.kubeConfig && !spec.clusterRef)) return;
+  registry.prepare(clusterUser(obj), secretRefOf(obj, spec));
+}
+
 /** What a sync says of a cluster whose server answered, but not as a Kubernetes API server does (NotKubernetesError). */
 export function notKubernetesMessage(cluster: string, error: string): string {
   return `cluster ${cluster} is not usable: ${error}`;

@@ -20,7 +20,7 @@ import { ClusterInventory } from '../clusters/inventory.js';
 import { ClusterRegistry } from '../clusters/registry.js';
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { KubeconfigPolicy } from '../clusters/kubeconfig.js';
-import { clusterUser } from './cluster-access.js';
+import { clusterUser, prepareCluster } from './cluster-access.js';
 import { referencesOf } from './references.js';
 import { remoteSyncReconciler } from './remotesync.js';
 import { SyncPipeline } from './sync-pipeline.js';
@@ -285,8 +285,13 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     },
   });
   registry.onReachabilityChange(shared.reachabilityChanged);
-  // Each RemoteSync's and ProxySync's inventory change goes to its own cluster only.
-  for (const informer of remoteKinds) informer.onEvent((e) => registry.lastClusterOf(clusterUser(e.object))?.owned.inventoryChanged(e));
+  // Each RemoteSync's and ProxySync's inventory change goes to its own cluster only; a new one's cluster is opened while it waits in the queue.
+  for (const informer of remoteKinds) {
+    informer.onEvent((e) => {
+      if (e.type === 'added') prepareCluster(registry, e.object);
+      registry.lastClusterOf(clusterUser(e.object))?.owned.inventoryChanged(e);
+    });
+  }
   m.onShutdown(() => registry.close());
   return registry;
 }

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import { clusterClient } from '../support/controlplane.js';
+import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { LogLine, OperatorProcess } from '../support/operator.js';
@@ -53,5 +54,21 @@ describe('identities of one API server', () => {
       const watches = requestsOf(cluster).filter((r) => String(r.query).includes('watch=1'));
       expect(watches.map((w) => w.path)).toEqual([`/api/v1/namespaces/${edgeNs()}/configmaps`]);
     }
+  });
+
+  test('a new RemoteSync\'s cluster is opened while it waits (here for a dependency): its Secret read, nothing sent to the cluster', async () => {
+    const kubeconfig = await serviceAccountKubeconfig(edge1, 'edge-1', edgeNs(), 'waiter', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }]);
+    await putKubeconfigSecret(mgmt, ns(), 'waiter-kubeconfig', kubeconfig);
+    await applyRemoteSync(mgmt, ns(), 'waiter', {
+      kubeConfig: { secretRef: { name: 'waiter-kubeconfig' } },
+      dependsOn: [{ name: 'not-yet' }],
+      defaultNamespace: edgeNs(),
+      source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'waiter' }, data: { owner: 'waiter' } }] },
+    });
+    await waitForRemoteReady(mgmt, ns(), 'waiter', 'False', 'DependencyNotReady');
+    // Opened without a reconcile getting that far: the one reading the Secret is the one opening it ahead.
+    const cluster = `${ns()}/waiter-kubeconfig`;
+    await eventually('its cluster opened', async () => (op.logs.some((l) => l.msg === 'cluster opened' && l.cluster === cluster) ? true : undefined));
+    expect(requestsOf(cluster)).toEqual([]);
   });
 });
