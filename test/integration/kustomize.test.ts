@@ -61,7 +61,7 @@ async function expectApplied(expected: KubeObject[]): Promise<void> {
   for (const obj of expected) {
     const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
     const resource = { group: group as string, version: version as string, kind: obj.kind, resource: `${obj.kind.toLowerCase()}s`, namespaced: true };
-    const live = await find(client, objectPath(resource, obj.metadata.name, ns()));
+    const live = await find(client, objectPath(resource, obj.metadata.name as string, ns()));
     expect(live).toMatchObject({ ...obj, metadata: { ...obj.metadata, namespace: ns() } });
   }
 }
