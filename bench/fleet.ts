@@ -51,7 +51,8 @@ import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
 import { largestProfile, summarizeProfile, type ProfileSummary } from './cpu-profile.js';
-import { configMaps, confinedIdentity, LABEL_PART_OF, secretObject, tokenKubeconfig } from './identities.js';
+import { admitPlaced, createIdentities, type Identity } from './fleet-setup.js';
+import { configMaps, LABEL_PART_OF, secretObject } from './identities.js';
 import { buildOperator, controlplane, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, stopOperators, until } from './support.js';
 import { memoryKiB, readyOf, readyTrue, Tracker } from './tracker.js';
 
@@ -91,13 +92,6 @@ const cp = (args: string[]): Promise<string> => controlplane(args, PLANE);
  */
 type CaseKind = 'direct' | 'placed' | 'fleet' | 'admitted';
 const isFleet = (kind: CaseKind): boolean => kind === 'fleet' || kind === 'admitted';
-
-interface Identity {
-  i: number;
-  server: string;
-  namespace: string;
-  kubeconfig: string;
-}
 
 interface Writes {
   total: number;
@@ -160,19 +154,6 @@ function controllerFigures(text: string): Record<string, ControllerFigures> {
   return out;
 }
 
-async function createIdentities(clients: Map<string, KubeClient>): Promise<Identity[]> {
-  return mapLimit(
-    Array.from({ length: N }, (_, i) => i),
-    CREATE_CONCURRENCY,
-    async (i) => {
-      const server = SERVERS[i % SERVERS.length]!;
-      const namespace = `fleet-${i}`;
-      const token = await confinedIdentity(clients.get(server)!, namespace, { sa: 'syncer', partOf: PREFIX, tokenSeconds: 86_400 });
-      return { i, server, namespace, kubeconfig: tokenKubeconfig(readFileSync(kubeconfigFile(server), 'utf8'), server, token) };
-    },
-  );
-}
-
 /** The operator's writes to mgmt (the audit policy logs writes only) from `from` (epoch ms) on. */
 function auditWrites(from: number): Writes {
   const out: Writes = { total: 0, byKind: {}, fleetManager: 0, fleetSyncs: 0 };
@@ -200,7 +181,7 @@ async function runCase(mgmt: KubeClient, fleet: Identity[], kind: CaseKind): Pro
   const secret = (id: Identity): KubeObject =>
     isFleet(kind) ? secretObject(`c-${id.i}-kubeconfig`, id.kubeconfig, { [CLUSTER_LABEL]: `c-${id.i}`, bench: 'fleet' }) : secretObject(`fleet-${id.i}-kubeconfig`, id.kubeconfig);
   await mapLimit(fleet, CREATE_CONCURRENCY, (id) => mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/secrets`, body: secret(id) }));
-  if (kind === 'admitted') await admitPlaced(mgmt, namespace);
+  if (kind === 'admitted') await admitPlaced(mgmt, namespace, `${PREFIX}-namespace`);
   const profiled = CPU_PROF && isFleet(kind);
   const op = await startOperator(namespace, profiled);
   const rsPath = collectionPath(resource('RemoteSync'), namespace);
@@ -247,50 +228,6 @@ async function profileOf(op: OperatorProcess): Promise<ProfileSummary | undefine
   await op.stop();
   const file = largestProfile(PROFILES);
   return file ? summarizeProfile(file) : undefined;
-}
-
-/**
- * A MutatingAdmissionPolicy and its binding (to `namespace`): a RemoteSync
- * labelled `syncprims.dev/cluster: c-<i>` gets `spec.defaultNamespace:
- * fleet-<i>` when created or updated, so a FleetSync's child is born placed.
- */
-async function admitPlaced(mgmt: KubeClient, namespace: string): Promise<void> {
-  const api = '/apis/admissionregistration.k8s.io/v1';
-  const name = `${PREFIX}-namespace`;
-  await mgmt.request({
-    method: 'POST',
-    path: `${api}/mutatingadmissionpolicies`,
-    body: {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'MutatingAdmissionPolicy',
-      metadata: { name },
-      spec: {
-        failurePolicy: 'Fail',
-        reinvocationPolicy: 'Never',
-        matchConstraints: {
-          resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: [KIND_NAMES.RemoteSync.plural] }],
-          objectSelector: { matchExpressions: [{ key: CLUSTER_LABEL, operator: 'Exists' }] },
-        },
-        mutations: [
-          {
-            patchType: 'ApplyConfiguration',
-            applyConfiguration: { expression: `Object{spec: Object.spec{defaultNamespace: "fleet-" + object.metadata.labels["${CLUSTER_LABEL}"].substring(2)}}` },
-          },
-        ],
-      },
-    },
-  });
-  await mgmt.request({
-    method: 'POST',
-    path: `${api}/mutatingadmissionpolicybindings`,
-    body: {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'MutatingAdmissionPolicyBinding',
-      metadata: { name },
-      spec: { policyName: name, matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } } },
-    },
-  });
-  await sleep(3_000); // the API server's policy informer picks them up
 }
 
 /** POSTs a RemoteSync `fleet-<i>` per identity (32 at a time), with its defaultNamespace if `placed`. */
@@ -407,7 +344,7 @@ async function main(): Promise<void> {
     await installCrds(mgmt);
     console.log(`creating ${N} identities...`);
     const t0 = performance.now();
-    const fleet = await createIdentities(clients);
+    const fleet = await createIdentities(clients, { n: N, servers: SERVERS, partOf: PREFIX, kubeconfigFile });
     const identitiesMs = performance.now() - t0;
     const load = os.loadavg()[0] ?? NaN;
     const results: Partial<Record<CaseKind, CaseResult>> = {};
