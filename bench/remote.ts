@@ -101,6 +101,7 @@ import {
   until,
 } from './support.js';
 import { CollectionWatch } from './collection-watch.js';
+import { largestProfile, summarizeProfile } from './cpu-profile.js';
 import { configMaps as benchConfigMaps, confinedIdentity, type Kubeconfig, kubeConfigOf, LABEL_PART_OF, secretObject, tokenKubeconfig as tokenKubeconfigOf } from './identities.js';
 import { memoryKiB, readyFalse, readyOf, readyTrue, Tracker } from './tracker.js';
 
@@ -129,6 +130,8 @@ const OPERATOR_LOG = path.join(LOCAL, `${PREFIX}-operator.log`);
 /** The operator measured: compiled here from the committed HEAD (others may rebuild dist/ meanwhile). */
 const OPERATOR_DIR = path.join(LOCAL, `${PREFIX}-operator`);
 const OPERATOR: OperatorTarget = { main: path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(MGMT), log: OPERATOR_LOG };
+const BEFORE_DIR = path.join(LOCAL, `${PREFIX}-operator-before`);
+const BEFORE: OperatorTarget = { main: path.join(BEFORE_DIR, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(MGMT), log: OPERATOR_LOG };
 /** A preload for the operator: a full GC on SIGUSR2, then process.memoryUsage() to `<this file>.<pid>.json`. */
 const GC_PRELOAD = path.join(LOCAL, `${PREFIX}-gc.cjs`);
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'remote.md');
@@ -152,6 +155,26 @@ const RECOVERY_DOWN_MS = Number(process.env.RECOVERY_DOWN_MS ?? 30_000);
 const LATENCY_REPEATS = Number(process.env.LATENCY_REPEATS ?? 10);
 const BLACKHOLE_REPEATS = Number(process.env.BLACKHOLE_REPEATS ?? 3);
 const FLEET_TIMEOUT_MS = Number(process.env.FLEET_TIMEOUT_MS ?? 900_000);
+/**
+ * REMOTE_PARTS (default `fanout,latencies,fleet`): the parts measured. Without all three, only the sections
+ * measured are written again in docs/benchmarks/remote.md (the fleet's: (b) and its reading lines).
+ */
+const PARTS = new Set((process.env.REMOTE_PARTS ?? 'fanout,latencies,fleet').split(',').filter(Boolean));
+/** OPERATOR_REF: the commit whose operator is measured (default HEAD), e.g. one before a change, for its figures. */
+const OPERATOR_REF = process.env.OPERATOR_REF ?? 'HEAD';
+/**
+ * BEFORE_REF: the fleets are also measured with the operator of this commit (e.g. the one before a change), each
+ * size right before the measured operator's, with a baseline of its own (no long idle, no recovery): "before" figures
+ * of the same run.
+ */
+const BEFORE_REF = process.env.BEFORE_REF;
+/** FLEET_RECOVERY=0: no restart of a server after each fleet (a shorter run, while developing). */
+const FLEET_RECOVERY = process.env.FLEET_RECOVERY !== '0';
+/** REMOTE_CPU_PROF=1: the fleets' operators run under `node --cpu-prof` (the timing then pays the sampling); the profile is summed up and printed. */
+const CPU_PROF = process.env.REMOTE_CPU_PROF === '1';
+const PROFILES = path.join(LOCAL, `${PREFIX}-profiles`);
+/** OPERATOR_ARGS: more flags for the fleets' operators, e.g. `--log-level debug` (each reconcile's causes in its log). */
+const OPERATOR_ARGS = (process.env.OPERATOR_ARGS ?? '').split(' ').filter(Boolean);
 
 const CLUSTER_ID = 'bench-remote';
 const BENCH_UA = 'syncprims-bench/remote';
@@ -702,6 +725,34 @@ interface FleetRun {
   /** Times the benchmark's own watch of the RemoteSyncs was ended by the server and resumed. */
   benchWatchRestarts: number;
   recovery?: Recovery;
+  /** The RemoteSync controller's reconciles (first POST → all Ready): how many, and seconds in reconciles and waiting in the queue, summed. */
+  reconciles?: ReconcileFigures;
+  /** BEFORE_REF: the same size with that commit's operator, measured just before. */
+  before?: FleetRun;
+}
+
+interface ReconcileFigures {
+  count: number;
+  reconcileSeconds: number;
+  queueSeconds: number;
+}
+
+function reconcileFigures(metrics: string): ReconcileFigures {
+  const sum = (name: string, label: string): number => byLabel(metrics, name, label).get('remotesync') ?? NaN;
+  return {
+    count: sum('controller_runtime_reconcile_total', 'controller'),
+    reconcileSeconds: sum('controller_runtime_reconcile_time_seconds_sum', 'controller'),
+    queueSeconds: sum('workqueue_queue_duration_seconds_sum', 'name'),
+  };
+}
+
+/** REMOTE_CPU_PROF=1: where the fleet's operator spent its CPU. */
+function printProfile(file: string | undefined): void {
+  if (!file) return console.log('  (no CPU profile written)');
+  const p = summarizeProfile(file);
+  console.log(`  CPU profile: ${ms(p.totalMs)} sampled, idle ${ms(p.idleMs)}, GC ${ms(p.gcMs)}`);
+  for (const [k, v] of p.byArea) console.log(`    area ${k}: ${ms(v)}`);
+  for (const [k, v] of p.top) console.log(`    ${k}: ${ms(v)}`);
 }
 
 /** Bare clients, one per identity (its own kubeconfig), WORKERS identities at a time, APPLY_CONCURRENCY PATCHes each. */
@@ -743,7 +794,8 @@ async function fleetBaseline(env: Env, identities: Identity[]): Promise<FleetRun
   return { ms, perServer, rps, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs };
 }
 
-async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms: number; count: number }): Promise<FleetRun> {
+/** `before`: the operator of BEFORE_REF, measured without the long idle and the recovery. */
+async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms: number; count: number }, before = false): Promise<FleetRun> {
   const { mgmt } = env;
   const fleet = identities.slice(0, n);
   const load = os.loadavg()[0] ?? NaN;
@@ -757,7 +809,9 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
   const serverOfLabel = new Map(fleet.map((id) => [`${namespace}/${fleetSecret(id.i)}`, id.server]));
   const mgmtLabel = loadKubeConfigFile(kubeconfigFile(MGMT)).getCurrentContext();
   const serverOf = (label: string): string | undefined => serverOfLabel.get(label) ?? (label === mgmtLabel ? MGMT : undefined);
-  const op = await OperatorProcess.start(OPERATOR, namespace, ['--cluster-id', CLUSTER_ID], ['--expose-gc', '--require', GC_PRELOAD]);
+  if (CPU_PROF) rmSync(PROFILES, { recursive: true, force: true });
+  const profiling = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : [];
+  const op = await OperatorProcess.start(before ? BEFORE : OPERATOR, namespace, ['--cluster-id', CLUSTER_ID, ...OPERATOR_ARGS], ['--expose-gc', '--require', GC_PRELOAD, ...profiling]);
   const watch = await CollectionWatch.open(mgmt, rsPath(namespace));
   const ports: Ports = { [MGMT]: Number(mgmt.server.port), ...Object.fromEntries(FLEET_SERVERS.map((s) => [s, env.ports[s]!])) };
   try {
@@ -786,8 +840,10 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
     const apiserverCpuMs = Object.fromEntries(FLEET_SERVERS.map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
     const atReady = memoryNow(op);
     const connAtReady = await connectionsNow(op, ports);
-    const afterCreate = requestCounts(await op.metrics());
+    const readyMetrics = await op.metrics();
+    const afterCreate = requestCounts(readyMetrics);
     const created = requestsByServer(before, afterCreate, serverOf);
+    const reconciles = reconcileFigures(readyMetrics);
     console.log(`  ${tracker.at.size} of ${n} Ready in ${s2(readyMs)}; idle ${IDLE_MS / 1000} s...`);
     const idleStarted = performance.now();
     const idleEpoch = Date.now();
@@ -800,7 +856,7 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
     await sampler.stop();
     const afterGc = await memoryAfterGc(op);
     let longIdle: FleetRun['longIdle'];
-    if (n === FLEET_SIZES[FLEET_SIZES.length - 1] && LONG_IDLE_MS > IDLE_MS && !error) {
+    if (n === FLEET_SIZES[FLEET_SIZES.length - 1] && LONG_IDLE_MS > IDLE_MS && !error && !before) {
       console.log(`  idle on, ${LONG_IDLE_MS / 1000} s in all...`);
       await sleep(Math.max(0, LONG_IDLE_MS - (performance.now() - idleStarted)));
       const windowMs = performance.now() - idleStarted;
@@ -857,9 +913,10 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
       warnings: {},
       longIdle,
       benchWatchRestarts: 0,
+      reconciles,
     };
     printFleet(result);
-    if (!error) result.recovery = await recovery(env, op, watch, namespace, fleet);
+    if (!error && FLEET_RECOVERY && !before) result.recovery = await recovery(env, op, watch, namespace, fleet);
     result.warnings = warnings(op, epoch);
     result.benchWatchRestarts = watch.restarts;
     if (result.recovery) printRecovery(result.recovery);
@@ -868,6 +925,7 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
   } finally {
     watch.close();
     await op.stop();
+    if (CPU_PROF) printProfile(largestProfile(PROFILES));
     console.log(`  cleaning up...`);
     await deleteRemoteSyncNamespace(mgmt, namespace);
     // The applied ConfigMaps go, so that the next size starts from the same state.
@@ -990,7 +1048,9 @@ async function fleetPhase(env: Env): Promise<FleetRun[]> {
     const made = await createIdentities(env, identities, n);
     identities = made.identities;
     console.log(`  ${identities.length - had} identities created in ${s2(made.ms)}`);
-    results.push(await fleetCase(env, identities, n, { ms: made.ms, count: identities.length - had }));
+    const before = BEFORE_REF ? await fleetCase(env, identities, n, { ms: 0, count: 0 }, true) : undefined;
+    if (before) console.log(`  (that was the operator of ${BEFORE_REF}; now the measured one)`);
+    results.push({ ...(await fleetCase(env, identities, n, { ms: made.ms, count: identities.length - had })), before });
   }
   // The fleet's namespaces go with the control plane at the end.
   return results;
@@ -1133,10 +1193,12 @@ function stoppedServer(): string {
 async function main(): Promise<void> {
   const load = sampleLoad();
   const began = performance.now();
-  const build = await buildOperator(OPERATOR_DIR);
+  const build = await buildOperator(OPERATOR_DIR, OPERATOR_REF);
+  const beforeBuild = BEFORE_REF ? await buildOperator(BEFORE_DIR, BEFORE_REF) : undefined;
   writeFileSync(GC_PRELOAD, GC_PRELOAD_SOURCE);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'syncprims-bench-remote-'));
-  const remotesNeeded = REMOTES.slice(0, Math.max(3, ...FANOUT_CLUSTERS));
+  // The fan-out uses up to 4, the latencies a third one (stopped), the fleet two.
+  const remotesNeeded = REMOTES.slice(0, PARTS.has('fanout') ? Math.max(3, ...FANOUT_CLUSTERS) : PARTS.has('latencies') ? 3 : 2);
   const clusters = [MGMT, ...remotesNeeded];
   let env: Env | undefined;
   try {
@@ -1150,7 +1212,7 @@ async function main(): Promise<void> {
     for (const c of remotesNeeded) await remoteClient(env, c);
     await installCrds(mgmt);
 
-    const fan = await fanout(env);
+    const fan = PARTS.has('fanout') ? await fanout(env) : [];
     // Only the fleet's two servers stay up; the third stays stopped, the target of the connection-refused verdict.
     const spare = remotesNeeded.filter((c) => !FLEET_SERVERS.includes(c));
     console.log(`stopping ${spare.join(', ')}...`);
@@ -1158,24 +1220,26 @@ async function main(): Promise<void> {
       env.remotes.get(c)?.close();
       env.remotes.delete(c);
     }
-    await cp(['stop', ...spare]);
-    const lat = await latencies(env);
-    printLatencies(lat);
-    const fleet = await fleetPhase(env);
+    if (spare.length) await cp(['stop', ...spare]);
+    const lat = PARTS.has('latencies') ? await latencies(env) : undefined;
+    if (lat) printLatencies(lat);
+    const fleet = PARTS.has('fleet') ? await fleetPhase(env) : [];
     const input: ReportInput = {
       date: new Date().toISOString().slice(0, 10),
       fanout: fan,
       fleet,
-      latencies: lat,
+      latencies: lat!,
       kubernetes: await serverVersion(mgmt),
       load: load.stop(),
       build,
+      beforeBuild,
       totalMs: performance.now() - began,
       fanoutM: FANOUT_M,
       idleMs: IDLE_MS,
     };
     writeFileSync(RESULTS, JSON.stringify(input));
-    writeReport(input);
+    if (PARTS.size === 3) writeReport(input);
+    else if (fleet.length) writeFleetReport(input);
   } finally {
     load.stop();
     await stopOperators();
@@ -1188,6 +1252,7 @@ async function main(): Promise<void> {
     for (const c of clusters) rmSync(path.join(PLANE.dir, `${c}.audit.log`), { force: true });
     rmSync(tmp, { recursive: true, force: true });
     rmSync(OPERATOR_DIR, { recursive: true, force: true });
+    rmSync(BEFORE_DIR, { recursive: true, force: true });
     rmSync(GC_PRELOAD, { force: true });
   }
 }
@@ -1219,7 +1284,8 @@ function printFleet(r: FleetRun): void {
   console.log(
     `  ${r.n} RemoteSyncs: ${r.readyCount} Ready in ${s2(r.readyMs)} (half ${s2(r.halfMs)}; POSTs ${s2(r.postsMs)}); baseline ${s2(r.baseline.ms)}; ` +
       `per server: ${FLEET_SERVERS.map((s) => `${s} ${int(r.perServer[s]?.requests ?? NaN)} requests, ${(r.perServer[s]?.rps ?? NaN).toFixed(0)}/s, idle ${(r.perServer[s]?.idleRps ?? NaN).toFixed(2)}/s, connections ${r.perServer[s]?.connectionsAtReady} (peak ${r.perServer[s]?.connectionsPeak}), errors ${JSON.stringify(r.perServer[s]?.errors)}`).join('; ')}; ` +
-      `RSS start ${mib(r.memStart.rssKiB)}, at Ready ${mib(r.atReady.rssKiB)}, idle ${mib(r.idle.rssKiB)}, after GC ${mib(r.afterGc.rssKiB)} (heap ${mibBytes(r.afterGc.heapUsed)}); CPU ${ms(r.operatorCpuMs)}; clusters opened ${r.clustersOpened}; watches ${r.watchesAtIdle}`,
+      `RSS start ${mib(r.memStart.rssKiB)}, at Ready ${mib(r.atReady.rssKiB)}, idle ${mib(r.idle.rssKiB)}, after GC ${mib(r.afterGc.rssKiB)} (heap ${mibBytes(r.afterGc.heapUsed)}); CPU ${ms(r.operatorCpuMs)}; clusters opened ${r.clustersOpened}; watches ${r.watchesAtIdle}; ` +
+      `reconciles ${int(r.reconciles?.count ?? NaN)} (in reconciles ${s2((r.reconciles?.reconcileSeconds ?? NaN) * 1000)}, queued ${s2((r.reconciles?.queueSeconds ?? NaN) * 1000)})`,
   );
 }
 
@@ -1246,6 +1312,8 @@ interface ReportInput {
   kubernetes: string;
   load: number[];
   build: string;
+  /** BEFORE_REF's operator, when the fleets were measured with it too. */
+  beforeBuild?: string;
   totalMs: number;
   fanoutM: number;
   idleMs: number;
@@ -1278,6 +1346,19 @@ function fanoutTable(runs: FanoutRun[]): string {
   return rows.join('\n');
 }
 
+/** Rows of the operator before this change (BEFORE_REF), measured in the same run just before, with a baseline of its own. */
+function beforeRows(): [string, (r: FleetRun) => string][] {
+  const of = (f: (b: FleetRun) => string) => (r: FleetRun): string => (r.before ? f(r.before) : '–');
+  const requests = (b: FleetRun): number => FLEET_SERVERS.reduce((a, s) => a + (b.perServer[s]?.requests ?? 0), 0);
+  const forbidden = (b: FleetRun): number => FLEET_SERVERS.reduce((a, s) => a + (b.perServer[s]?.errors['403'] ?? 0), 0);
+  return [
+    ['**before this change** (`BEFORE_REF`): first POST → all Ready / its baseline / operator ÷ baseline', of((b) => `**${s2(b.readyMs)}** / ${s2(b.baseline.ms)} / **${(b.readyMs / b.baseline.ms).toFixed(2)}**`)],
+    ['before: requests to the two servers per RemoteSync; answers 403', of((b) => `${(requests(b) / b.n).toFixed(1)}; ${int(forbidden(b))}`)],
+    ['before: RemoteSync reconciles (seconds in them / queued, summed); operator CPU', of((b) => `${int(b.reconciles?.count ?? NaN)} (${s2((b.reconciles?.reconcileSeconds ?? NaN) * 1000)} / ${s2((b.reconciles?.queueSeconds ?? NaN) * 1000)}); ${ms(b.operatorCpuMs)}`)],
+    ['before: operator RSS before any RemoteSync / after a forced GC', of((b) => `${mib(b.memStart.rssKiB)} / ${mib(b.afterGc.rssKiB)}`)],
+  ];
+}
+
 function fleetTable(runs: FleetRun[]): string {
   const col = (f: (r: FleetRun) => string): string => runs.map(f).join(' | ');
   const srv = (s: string, f: (p: PerServer) => string) => (r: FleetRun): string => (r.perServer[s] ? f(r.perServer[s]!) : '–');
@@ -1289,7 +1370,8 @@ function fleetTable(runs: FleetRun[]): string {
     ['first POST → half Ready', (r) => s2(r.halfMs)],
     [`all POSTs answered (${CREATE_CONCURRENCY} at a time)`, (r) => s2(r.postsMs)],
     [`**baseline: bare clients, one per identity (${WORKERS} identities at a time, ${APPLY_CONCURRENCY} PATCHes in flight each)**`, (r) => `**${s2(r.baseline.ms)}**`],
-    ['operator / baseline', (r) => (r.readyMs / r.baseline.ms).toFixed(1)],
+    ['operator / baseline', (r) => (r.readyMs / r.baseline.ms).toFixed(2)],
+    ...(runs.some((r) => r.before) ? beforeRows() : []),
     ...FLEET_SERVERS.flatMap((s): [string, (r: FleetRun) => string][] => [
       [`${s}: operator's requests while creating (per second)`, srv(s, (p) => `${int(p.requests)} (${p.rps.toFixed(0)}/s)`)],
       [`${s}: by method`, srv(s, (p) => methods(p.byMethod))],
@@ -1309,6 +1391,10 @@ function fleetTable(runs: FleetRun[]): string {
     ["the benchmark's own watch of the RemoteSyncs ended by the server (then read again and resumed)", (r) => int(r.benchWatchRestarts ?? 0)],
     ['open watches when idle (`syncprims_watches`)', (r) => int(r.watchesAtIdle)],
     ['operator CPU, first POST → all Ready', (r) => ms(r.operatorCpuMs)],
+    [
+      'RemoteSync reconciles, first POST → all Ready (seconds in reconciles / keys waiting in the queue, summed)',
+      (r) => (r.reconciles ? `${int(r.reconciles.count)} (${s2(r.reconciles.reconcileSeconds * 1000)} / ${s2(r.reconciles.queueSeconds * 1000)})` : '–'),
+    ],
     ['operator RSS before any RemoteSync (after a GC)', (r) => mib(r.memStart.rssKiB)],
     ['operator RSS at all-Ready / peak of samples (VmHWM)', (r) => `${mib(r.atReady.rssKiB)} / ${mib(r.peakRssKiB)} (${mib(r.atReady.hwmKiB)})`],
     [`operator RSS after ${IDLE_MS / 1000} s idle`, (r) => mib(r.idle.rssKiB)],
@@ -1355,13 +1441,18 @@ function latencyTable(l: Latencies): string {
   ].join('\n');
 }
 
-function writeReport(r: ReportInput): void {
-  const gib = Math.round(os.totalmem() / 2 ** 30);
-  const fleet = [...r.fleet].sort((a, b) => a.n - b.n);
-  // Per idle cluster: between the smallest and the largest fleet (100 and 1,000 by default).
+/** The RSS added per idle cluster, between the smallest and the largest fleet (100 and 1,000 by default). */
+function perClusterOf(fleet: FleetRun[]): { perCluster: number; small?: FleetRun; large?: FleetRun } {
   const small = fleet[0];
   const large = fleet[fleet.length - 1];
   const perCluster = small && large && large.n > small.n ? (large.afterGc.rssKiB - small.afterGc.rssKiB) / (large.n - small.n) : NaN;
+  return { perCluster, small, large };
+}
+
+/** Section (b): the fleets and their recovery. */
+function fleetSection(r: Pick<ReportInput, 'fleet' | 'idleMs'>, measured = ''): string {
+  const fleet = [...r.fleet].sort((a, b) => a.n - b.n);
+  const { perCluster, small, large } = perClusterOf(fleet);
   const perClusterIdle = small && large && large.n > small.n ? (large.idle.rssKiB - small.idle.rssKiB) / (large.n - small.n) : NaN;
   const perClusterHeap = small && large && large.n > small.n ? ((large.afterGc.heapUsed ?? NaN) - (small.afterGc.heapUsed ?? NaN)) / 1024 / (large.n - small.n) : NaN;
   const perClusterText =
@@ -1370,6 +1461,43 @@ function writeReport(r: ReportInput): void {
 (${perClusterIdle.toFixed(0)} KiB from the RSS after ${r.idleMs / 1000} s idle, before the GC; V8 heap used: ${perClusterHeap.toFixed(0)} KiB per cluster).
 The target is under 1 MiB (1,024 KiB).`
       : '(RSS per idle cluster: needs two fleet sizes.)';
+  return `### (b) A simulated fleet: ${fleet.map((f) => int(f.n)).join(' and ')} identities
+${measured}
+Method: identity i is a namespace \`fleet-<i>\` in \`${FLEET_SERVERS[0]}\` (even i) or \`${FLEET_SERVERS[1]}\` (odd i), a ServiceAccount
+\`${FLEET_SA}\` there, a Role granting every verb on every resource in that namespace only and its RoleBinding, and a token
+of it (TokenRequest, ${TOKEN_SECONDS / 3600} h). Its kubeconfig (server, CA data and token inline: no file) is a Secret
+\`fleet-<i>-kubeconfig\` in a fresh namespace of \`${MGMT}\`, and RemoteSync \`fleet-<i>\` (\`kubeConfig.secretRef\` to it)
+applies ${fleet[0]?.objectsPerSync ?? FLEET_OBJECTS} ConfigMaps inline with \`defaultNamespace: fleet-<i>\`. So every RemoteSync is a cluster identity of its
+own, which may not list cluster-wide. The identities are created once, ${CREATE_CONCURRENCY} at a time (\`mapLimit\`), for
+the largest N; each size gets a fresh namespace of Secrets, a fresh operator process, and starts with no applied
+ConfigMaps. The operator runs under \`node --expose-gc --require <preload>\`, the preload (written by the benchmark,
+not part of the operator) running a full GC on SIGUSR2 and reporting \`process.memoryUsage()\`. Per size: the
+**baseline** first (bare clients, one per identity, from its own kubeconfig, so new connections per identity, ${WORKERS}
+identities at a time, ${APPLY_CONCURRENCY} PATCHes in flight each, applying ${FLEET_OBJECTS} other ConfigMaps into the same namespaces;
+deleted afterwards); then the operator: started, a GC, then all N RemoteSyncs POSTed ${CREATE_CONCURRENCY} at a time and timed
+to the last one Ready; then ${r.idleMs / 1000} s idle, VmRSS, and a forced GC, VmRSS again. Requests per second while creating
+are the requests of that window over its length.
+
+${fleetTable(fleet)}
+
+${perClusterText}
+
+Recovery after one API server restarts (on each fleet, with all its RemoteSyncs Ready and idle): \`controlplane stop
+${FLEET_SERVERS[0]}\`; while it is down, the spec of every RemoteSync on it is changed (a new value in its ConfigMaps:
+a new generation, which must reach the cluster); they are timed from the stop's return to Ready=False
+ClusterUnreachable for that generation; the server stays down ${RECOVERY_DOWN_MS / 1000} s at least (the same outage at every size: the
+backoffs of the operator's probes and watch reconnects grow with it); then \`controlplane up ${FLEET_SERVERS[0]}\` is called (it starts the kube-apiserver and returns at its
+\`/readyz\`; the server answers requests before that, so the clock starts with the call), and timed to every identity
+of that server \`syncprims_cluster_reachable\` 1 (the operator's \`/metrics\`, every 250 ms) and to every one of its
+RemoteSyncs Ready=True for the new generation. The RemoteSyncs of \`${FLEET_SERVERS[1]}\` are watched meanwhile.
+
+${recoveryTable(fleet)}`;
+}
+
+function writeReport(r: ReportInput): void {
+  const gib = Math.round(os.totalmem() / 2 ** 30);
+  const fleet = [...r.fleet].sort((a, b) => a.n - b.n);
+  const m = perClusterOf(fleet);
   const ks = [...new Set(r.fanout.map((x) => x.k))].sort((a, b) => a - b);
   const fanRounds = Math.max(...r.fanout.map((x) => x.round));
   const generic = (m: string): string => m.replace(/\b(late|src|refused|hole)-\d+/g, '$1-<j>');
@@ -1412,37 +1540,7 @@ rounds (and each round's value).
 
 ${fanoutTable(r.fanout)}
 
-### (b) A simulated fleet: ${fleet.map((f) => int(f.n)).join(' and ')} identities
-
-Method: identity i is a namespace \`fleet-<i>\` in \`${FLEET_SERVERS[0]}\` (even i) or \`${FLEET_SERVERS[1]}\` (odd i), a ServiceAccount
-\`${FLEET_SA}\` there, a Role granting every verb on every resource in that namespace only and its RoleBinding, and a token
-of it (TokenRequest, ${TOKEN_SECONDS / 3600} h). Its kubeconfig (server, CA data and token inline: no file) is a Secret
-\`fleet-<i>-kubeconfig\` in a fresh namespace of \`${MGMT}\`, and RemoteSync \`fleet-<i>\` (\`kubeConfig.secretRef\` to it)
-applies ${fleet[0]?.objectsPerSync ?? FLEET_OBJECTS} ConfigMaps inline with \`defaultNamespace: fleet-<i>\`. So every RemoteSync is a cluster identity of its
-own, which may not list cluster-wide. The identities are created once, ${CREATE_CONCURRENCY} at a time (\`mapLimit\`), for
-the largest N; each size gets a fresh namespace of Secrets, a fresh operator process, and starts with no applied
-ConfigMaps. The operator runs under \`node --expose-gc --require <preload>\`, the preload (written by the benchmark,
-not part of the operator) running a full GC on SIGUSR2 and reporting \`process.memoryUsage()\`. Per size: the
-**baseline** first (bare clients, one per identity, from its own kubeconfig, so new connections per identity, ${WORKERS}
-identities at a time, ${APPLY_CONCURRENCY} PATCHes in flight each, applying ${FLEET_OBJECTS} other ConfigMaps into the same namespaces;
-deleted afterwards); then the operator: started, a GC, then all N RemoteSyncs POSTed ${CREATE_CONCURRENCY} at a time and timed
-to the last one Ready; then ${r.idleMs / 1000} s idle, VmRSS, and a forced GC, VmRSS again. Requests per second while creating
-are the requests of that window over its length.
-
-${fleetTable(fleet)}
-
-${perClusterText}
-
-Recovery after one API server restarts (on each fleet, with all its RemoteSyncs Ready and idle): \`controlplane stop
-${FLEET_SERVERS[0]}\`; while it is down, the spec of every RemoteSync on it is changed (a new value in its ConfigMaps:
-a new generation, which must reach the cluster); they are timed from the stop's return to Ready=False
-ClusterUnreachable for that generation; the server stays down ${RECOVERY_DOWN_MS / 1000} s at least (the same outage at every size: the
-backoffs of the operator's probes and watch reconnects grow with it); then \`controlplane up ${FLEET_SERVERS[0]}\` is called (it starts the kube-apiserver and returns at its
-\`/readyz\`; the server answers requests before that, so the clock starts with the call), and timed to every identity
-of that server \`syncprims_cluster_reachable\` 1 (the operator's \`/metrics\`, every 250 ms) and to every one of its
-RemoteSyncs Ready=True for the new generation. The RemoteSyncs of \`${FLEET_SERVERS[1]}\` are watched meanwhile.
-
-${recoveryTable(fleet)}
+${fleetSection(r)}
 
 ### (c) Latencies: a late Secret, and the ClusterUnreachable verdict
 
@@ -1464,7 +1562,7 @@ ${latencyTable(l)}
 Not-Ready reasons seen before the verdicts (events): ${counts(l.verdictReasons)}.
 
 Reading:
-${reading(r, { perCluster, small, large })}
+${reading(r, m)}
 `;
   writeFileSync(OUT, report);
   console.log(`\n${report}`);
@@ -1484,16 +1582,41 @@ function reading(r: ReportInput, m: { perCluster: number; small?: FleetRun; larg
           : ''),
     );
   }
-  for (const f of r.fleet) {
-    const p = FLEET_SERVERS.map((s) => f.perServer[s]);
-    lines.push(
-      `- Fleet of ${int(f.n)}: ${f.error ? `**not all Ready: ${int(f.readyCount)} of ${int(f.n)} within ${s2(f.readyMs)}** (${f.error})` : `all Ready in ${s2(f.readyMs)}`}, ` +
-        `against ${s2(f.baseline.ms)} for the bare clients (×${(f.readyMs / f.baseline.ms).toFixed(1)}); ` +
-        `${p.map((x, i) => `${FLEET_SERVERS[i]} got ${(x?.rps ?? NaN).toFixed(0)} requests/s (${int(x?.requests ?? NaN)}, ${((x?.requests ?? NaN) / (f.n / FLEET_SERVERS.length)).toFixed(1)} per RemoteSync) and ${(x?.idleRps ?? NaN).toFixed(2)}/s idle, over ${int(x?.connectionsIdle ?? NaN)} connections`).join('; ')}; ` +
-        `RSS after a GC ${mib(f.afterGc.rssKiB)} (${mib(f.memStart.rssKiB)} before any RemoteSync).`,
-    );
-  }
-  for (const f of r.fleet) {
+  lines.push(...fleetReading(r.fleet, m, r.beforeBuild));
+  const l = r.latencies;
+  lines.push(
+    `- A late Secret is used ${ms(median(l.lateSecret))} after its POST (median), against ${ms(median(l.lateSource))} for a Sync's late ConfigMap source and ${ms(median(l.secretFirst))} for a RemoteSync whose Secret was there first: ` +
+      `the late Secret's wake-up adds no polling: the Secret's event wakes the RemoteSync as a ConfigMap's wakes a Sync.`,
+  );
+  lines.push(
+    `- ClusterUnreachable: ${ms(median(l.refused))} after the POST for a stopped cluster (refused), ${ms(median(l.blackHole))} for a black hole (a new connection that never completes its TLS handshake: the transport's connect deadline bounds it).` +
+      (l.verdictReasons['False/CRDNotInstalled'] ? ` **Before the verdict, ${l.verdictReasons['False/CRDNotInstalled']} status updates said Ready=False CRDNotInstalled** ("the server does not serve ConfigMap in v1"): the first reconcile of a cluster that never answered reads the failed discovery as a kind not served.` : ''),
+  );
+  return lines.join('\n');
+}
+
+/** A fleet's line of the reading: its time against its baseline's, requests, 403s, reconciles, RSS. */
+function fleetLine(f: FleetRun, label: string): string {
+  const p = FLEET_SERVERS.map((s) => f.perServer[s]);
+  const forbidden = p.reduce((a, x) => a + (x?.errors['403'] ?? 0), 0);
+  return (
+    `${label}: ${f.error ? `**not all Ready: ${int(f.readyCount)} of ${int(f.n)} within ${s2(f.readyMs)}** (${f.error})` : `all Ready in ${s2(f.readyMs)}`}, ` +
+    `against ${s2(f.baseline.ms)} for the bare clients (×${(f.readyMs / f.baseline.ms).toFixed(2)}); ` +
+    `${p.map((x, i) => `${FLEET_SERVERS[i]} got ${(x?.rps ?? NaN).toFixed(0)} requests/s (${int(x?.requests ?? NaN)}, ${((x?.requests ?? NaN) / (f.n / FLEET_SERVERS.length)).toFixed(1)} per RemoteSync) and ${(x?.idleRps ?? NaN).toFixed(2)}/s idle, over ${int(x?.connectionsIdle ?? NaN)} connections`).join('; ')}; ` +
+    `${forbidden ? `**${int(forbidden)} answers 403**` : 'no answer 403'}; ` +
+    `${f.reconciles ? `${int(f.reconciles.count)} reconciles, ${s2(f.reconciles.reconcileSeconds * 1000)} in them and ${s2(f.reconciles.queueSeconds * 1000)} queued (summed); ` : ''}` +
+    `RSS after a GC ${mib(f.afterGc.rssKiB)} (${mib(f.memStart.rssKiB)} before any RemoteSync).`
+  );
+}
+
+/** The reading lines of the fleets (section (b)): each begins `- Fleet of`, `- Idle at`, `- RSS per idle cluster` or `- Restart with`. */
+function fleetReading(fleet: FleetRun[], m: { perCluster: number; small?: FleetRun; large?: FleetRun }, beforeBuild?: string): string[] {
+  const lines: string[] = [];
+  for (const f of fleet) lines.push(fleetLine(f, `- Fleet of ${int(f.n)}`));
+  for (const f of fleet) if (f.before) lines.push(fleetLine(f.before, `- Fleet of ${int(f.n)} before this change (${beforeBuild ?? 'BEFORE_REF'}; measured just before, same run)`));
+  const before = perClusterOf(fleet.flatMap((f) => (f.before ? [f.before] : [])));
+  if (!Number.isNaN(before.perCluster)) lines.push(`- Fleet of ${int(before.large?.n ?? NaN)} before this change: RSS per idle cluster ${before.perCluster.toFixed(0)} KiB after a GC.`);
+  for (const f of fleet) {
     if (!f.longIdle) continue;
     const li = f.longIdle;
     const total = FLEET_SERVERS.reduce((a, srv) => a + (li.perServer[srv]?.total ?? 0), 0);
@@ -1507,7 +1630,7 @@ function reading(r: ReportInput, m: { perCluster: number; small?: FleetRun; larg
         `${(FLEET_SERVERS.reduce((a, s) => a + (m.large?.perServer[s]?.connectionsIdle ?? NaN), 0) / (m.large?.n ?? NaN)).toFixed(2)}.`,
     );
   }
-  for (const f of r.fleet) {
+  for (const f of fleet) {
     const rec = f.recovery;
     if (!rec) continue;
     lines.push(
@@ -1517,23 +1640,35 @@ function reading(r: ReportInput, m: { perCluster: number; small?: FleetRun; larg
         `${rec.reasons['False/ApplyFailed'] ? ` (${rec.reasons['False/ApplyFailed']} ApplyFailed on the way)` : ''}; ${rec.othersDisturbed ? `**${rec.othersDisturbed} RemoteSyncs of the other server went not Ready**` : "none of the other server's RemoteSyncs went not Ready"}.`,
     );
   }
-  const l = r.latencies;
-  lines.push(
-    `- A late Secret is used ${ms(median(l.lateSecret))} after its POST (median), against ${ms(median(l.lateSource))} for a Sync's late ConfigMap source and ${ms(median(l.secretFirst))} for a RemoteSync whose Secret was there first: ` +
-      `the late Secret's wake-up adds no polling: the Secret's event wakes the RemoteSync as a ConfigMap's wakes a Sync.`,
-  );
-  lines.push(
-    `- ClusterUnreachable: ${ms(median(l.refused))} after the POST for a stopped cluster (refused), ${ms(median(l.blackHole))} for a black hole (a new connection that never completes its TLS handshake: the transport's connect deadline bounds it).` +
-      (l.verdictReasons['False/CRDNotInstalled'] ? ` **Before the verdict, ${l.verdictReasons['False/CRDNotInstalled']} status updates said Ready=False CRDNotInstalled** ("the server does not serve ConfigMap in v1"): the first reconcile of a cluster that never answered reads the failed discovery as a kind not served.` : ''),
-  );
-  return lines.join('\n');
+  return lines;
+}
+
+/** The fleet measured alone (REMOTE_PARTS=fleet): its section (b) and its reading lines replace theirs in the report; the rest stays. */
+function writeFleetReport(r: ReportInput): void {
+  const old = readFileSync(OUT, 'utf8');
+  const b = old.indexOf('### (b) ');
+  const c = old.indexOf('### (c) ');
+  if (b < 0 || c < b) throw new Error(`${OUT} has no section (b) before (c): run all parts`);
+  const measured = `\nMeasured apart from the rest of this report (\`REMOTE_PARTS=fleet\`) on ${r.date}, the 1-minute load average ${median(r.load).toFixed(1)} (median); the operator ${r.build}.\n`;
+  const fleet = [...r.fleet].sort((x, y) => x.n - y.n);
+  const section = fleetSection(r, measured);
+  const fleetLine = /^- (Fleet of|Idle at|RSS per idle cluster|Restart with) /;
+  const rest = `${old.slice(0, b)}${section}\n\n${old.slice(c)}`.split('\n');
+  const at = rest.findIndex((l) => fleetLine.test(l));
+  const kept = rest.filter((l) => !fleetLine.test(l));
+  const reading = fleetReading(fleet, perClusterOf(fleet), r.beforeBuild);
+  kept.splice(at < 0 ? kept.length : at, 0, ...reading);
+  writeFileSync(OUT, kept.join('\n'));
+  console.log(`\n${section}\n\n${reading.join('\n')}`);
 }
 
 /** `REPORT_FROM=<results.json>`: only writes the report again from a run's saved figures. */
 async function entry(): Promise<void> {
   const from = process.env.REPORT_FROM;
   if (!from) return main();
-  writeReport(JSON.parse(readFileSync(from, 'utf8')) as ReportInput);
+  const input = JSON.parse(readFileSync(from, 'utf8')) as ReportInput;
+  if (input.fanout.length && input.latencies) writeReport(input);
+  else writeFleetReport(input);
 }
 
 // Exits explicitly: after a failure, a watch may still be open.
