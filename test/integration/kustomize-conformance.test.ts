@@ -73,12 +73,17 @@ describe('kustomize conformance: syncprims build renders what kubectl kustomize 
     expect(printed).toEqual(expected);
   });
 
-  test('the syncprims command itself, as a process: an overlay over its base', async () => {
-    const name = '02-base-overlay';
-    const cli = await runCli(['build', '--path', path.join(CASES_DIR, name), ...BUILD_ARGS]);
+  test('the syncprims command itself, as a process, offline: an overlay whose base and component are outside the folder given', async () => {
+    const overlay = path.join(ROOT, 'test', 'fixtures', 'kustomize', 'overlay', 'overlays', 'prod');
+    const [cli, kubectl] = await Promise.all([
+      runCli(['build', '--path', overlay, ...BUILD_ARGS]),
+      promisify(execFile)(KUBECTL, ['kustomize', overlay]),
+    ]);
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
-    const { expected, printed } = compared(name, cli.stdout);
+    kubectlOutput.set('overlays/prod', kubectl.stdout);
+    const { expected, printed } = compared('overlays/prod', cli.stdout);
+    expect(printed.map((o) => o.metadata.name)).toEqual(['prod-app-config-bg9h65b2f2', 'prod-dashboard', 'prod-web', 'prod-web']);
     expect(printed).toEqual(expected);
   });
 });
