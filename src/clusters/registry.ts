@@ -90,6 +90,7 @@ export class ClusterRegistry {
   /** Clusters to open ahead (prepare()), and how many are being opened. */
   private readonly preparing: (() => Promise<void>)[] = [];
   private prepares = 0;
+  private closed = false;
   private readonly log: Logger;
 
   constructor(private readonly opts: ClusterRegistryOptions) {
@@ -129,7 +130,7 @@ export class ClusterRegistry {
    * the reconcile, which asks again and reports it.
    */
   prepare(user: string, ref: ClusterSecretRef): void {
-    if (this.uses.has(user)) return;
+    if (this.closed || this.uses.has(user)) return;
     this.preparing.push(() => this.clusterFor(user, ref).then(
       () => undefined,
       () => undefined,
@@ -138,7 +139,7 @@ export class ClusterRegistry {
   }
 
   private nextPrepare(): void {
-    while (this.prepares < PREPARE_CONCURRENCY) {
+    while (this.prepares < PREPARE_CONCURRENCY && !this.closed) {
       const next = this.preparing.shift();
       if (!next) return;
       this.prepares++;
@@ -194,6 +195,7 @@ export class ClusterRegistry {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.preparing.splice(0);
     await Promise.all(this.clusters.map((c) => c.close()));
     this.untrackTransports();
