@@ -1,12 +1,15 @@
 // What the FleetSync benchmarks (bench/fleet.ts, bench/rollout.ts) set up
-// alike: the simulated identities over their API servers, and the
-// MutatingAdmissionPolicy that gives each child its namespace at admission.
-import { readFileSync } from 'node:fs';
+// alike: a control plane of their own, the simulated identities over its API
+// servers, and the MutatingAdmissionPolicy that gives each child its
+// namespace at admission.
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { GROUP, KIND_NAMES } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
-import type { KubeClient } from '../src/kube/client.js';
+import { KubeClient } from '../src/kube/client.js';
+import { loadKubeConfigFile } from '../src/kube/config.js';
 import { confinedIdentity, tokenKubeconfig } from './identities.js';
-import { sleep } from './support.js';
+import { controlplane, type ControlPlaneDir, ROOT, sleep, stopOperators } from './support.js';
 
 /** One simulated cluster: a namespace `fleet-<i>` of one of the API servers, and a kubeconfig confined to it. */
 export interface Identity {
@@ -74,4 +77,56 @@ export async function admitPlaced(mgmt: KubeClient, namespace: string, name: str
     },
   });
   await sleep(3_000); // the API server's policy informer picks them up
+}
+
+/** A benchmark's own control plane: its clusters (the first the managing one) and where their kubeconfigs are. */
+export interface OwnPlane {
+  plane: ControlPlaneDir;
+  clusters: string[];
+  kubeconfigFile: (cluster: string) => string;
+  /** The User-Agent of the benchmark's clients. */
+  userAgent: string;
+  /** The operator's build (buildOperator), removed after. */
+  operatorDir: string;
+}
+
+/**
+ * Starts the control plane afresh (an earlier run's stopped and removed), runs
+ * `body` with a client of each cluster, then stops the operators started and
+ * the control plane, and removes its etcd and the operator's build, whatever
+ * happened.
+ */
+export async function onOwnPlane(o: OwnPlane, body: (clients: Map<string, KubeClient>) => Promise<void>): Promise<void> {
+  const cp = (args: string[]): Promise<string> => controlplane(args, o.plane);
+  const clients = new Map<string, KubeClient>();
+  try {
+    await cp(['down']).catch(() => undefined);
+    rmSync(o.plane.dir, { recursive: true, force: true });
+    console.log(`starting a control plane of its own in ${path.relative(ROOT, o.plane.dir)}: ${o.clusters.join(', ')}...`);
+    await cp(['up', ...o.clusters.map((c) => `${c}:0`)]);
+    for (const c of o.clusters) clients.set(c, await KubeClient.create(c, loadKubeConfigFile(o.kubeconfigFile(c)), o.userAgent));
+    await body(clients);
+  } finally {
+    await stopOperators();
+    for (const c of clients.values()) c.close();
+    await cp(['down']).catch((err: unknown) => console.error(String(err)));
+    rmSync(path.join(o.plane.dir, 'etcd'), { recursive: true, force: true });
+    rmSync(o.operatorDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A benchmark's entry: `main()`, or with REPORT_FROM=results.json only the
+ * report of those results. Exits explicitly: after a failure, a watch or a
+ * request may still be open.
+ */
+export function runOrReport<R>(main: () => Promise<void>, writeReport: (results: R) => void): void {
+  const from = process.env.REPORT_FROM;
+  (from ? Promise.resolve().then(() => writeReport(JSON.parse(readFileSync(from, 'utf8')) as R)) : main()).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

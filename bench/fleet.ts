@@ -46,14 +46,13 @@ import path from 'node:path';
 import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
-import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
 import { largestProfile, summarizeProfile, type ProfileSummary } from './cpu-profile.js';
-import { admitPlaced, createIdentities, type Identity } from './fleet-setup.js';
+import { admitPlaced, createIdentities, onOwnPlane, runOrReport, type Identity } from './fleet-setup.js';
 import { configMaps, LABEL_PART_OF, secretObject } from './identities.js';
-import { buildOperator, controlplane, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, stopOperators, until } from './support.js';
+import { buildOperator, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until } from './support.js';
 import { memoryKiB, readyOf, readyTrue, Tracker } from './tracker.js';
 
 const PREFIX = 'bench-fleet';
@@ -80,7 +79,6 @@ const AUDIT_LOG = path.join(PLANE.dir, `${MGMT}.audit.log`);
 const OPERATOR = { main: path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(MGMT), log: path.join(LOCAL, `${PREFIX}-operator.log`) };
 
 const resource = (kind: 'RemoteSync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
-const cp = (args: string[]): Promise<string> => controlplane(args, PLANE);
 
 /**
  * direct: RemoteSyncs created with their defaultNamespace; placed: the same
@@ -333,13 +331,7 @@ interface Report {
 
 async function main(): Promise<void> {
   const build = await buildOperator(OPERATOR_DIR);
-  const clients = new Map<string, KubeClient>();
-  try {
-    await cp(['down']).catch(() => undefined);
-    rmSync(PLANE.dir, { recursive: true, force: true });
-    console.log(`starting a control plane of its own in ${path.relative(ROOT, PLANE.dir)}: ${[MGMT, ...SERVERS].join(', ')}...`);
-    await cp(['up', ...[MGMT, ...SERVERS].map((c) => `${c}:0`)]);
-    for (const c of [MGMT, ...SERVERS]) clients.set(c, await KubeClient.create(c, loadKubeConfigFile(kubeconfigFile(c)), `${PREFIX}/bench`));
+  await onOwnPlane({ plane: PLANE, clusters: [MGMT, ...SERVERS], kubeconfigFile, userAgent: `${PREFIX}/bench`, operatorDir: OPERATOR_DIR }, async (clients) => {
     const mgmt = clients.get(MGMT)!;
     await installCrds(mgmt);
     console.log(`creating ${N} identities...`);
@@ -357,13 +349,7 @@ async function main(): Promise<void> {
     const report: Report = { date: new Date().toISOString().slice(0, 10), n: N, objects: FLEET_OBJECTS, build, kubernetes: await serverVersion(mgmt), load, identitiesMs, ...results };
     writeFileSync(RESULTS, JSON.stringify(report));
     writeReport(report);
-  } finally {
-    await stopOperators();
-    for (const c of clients.values()) c.close();
-    await cp(['down']).catch((err: unknown) => console.error(String(err)));
-    rmSync(path.join(PLANE.dir, 'etcd'), { recursive: true, force: true });
-    rmSync(OPERATOR_DIR, { recursive: true, force: true });
-  }
+  });
 }
 
 const s2 = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
@@ -520,17 +506,4 @@ const METHOD = [
     `One run of each case on a shared machine: the load row shows how the machine's other work moved during it; read differences of a few percent between cases with that in mind.`,
 ];
 
-async function entry(): Promise<void> {
-  const from = process.env.REPORT_FROM;
-  if (!from) return main();
-  writeReport(JSON.parse(readFileSync(from, 'utf8')) as Report);
-}
-
-// Exits explicitly: after a failure, a watch may still be open.
-entry().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runOrReport<Report>(main, writeReport);

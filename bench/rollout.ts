@@ -22,17 +22,16 @@
 // status (polled every 200 ms). REPORT_FROM=results.json only writes the report.
 //
 // Run it with `bench/run.sh rollout`. It writes docs/benchmarks/rollout.md.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
-import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
-import { admitPlaced, createIdentities, type Identity } from './fleet-setup.js';
+import { admitPlaced, createIdentities, onOwnPlane, runOrReport, type Identity } from './fleet-setup.js';
 import { configMaps, secretObject } from './identities.js';
-import { buildOperator, controlplane, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, stopOperators, until } from './support.js';
+import { buildOperator, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, until } from './support.js';
 import { readyOf } from './tracker.js';
 
 const PREFIX = 'bench-rollout';
@@ -52,7 +51,6 @@ const OPERATOR_DIR = path.join(LOCAL, `${PREFIX}-operator`);
 const kubeconfigFile = (cluster: string): string => path.join(PLANE.dir, `${cluster}.kubeconfig`);
 const OPERATOR = { main: path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(MGMT), log: path.join(LOCAL, `${PREFIX}-operator.log`) };
 const resource = (kind: 'RemoteSync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
-const cp = (args: string[]): Promise<string> => controlplane(args, PLANE);
 /** The ring (wave) of identity i: the first quarter 1, ... */
 const ringOf = (i: number): number => Math.floor((i * RINGS) / N) + 1;
 const WAVES = Array.from({ length: RINGS }, (_, k) => ({ name: `ring-${k + 1}`, selector: { matchLabels: { ring: String(k + 1) } } }));
@@ -225,23 +223,11 @@ async function run(clients: Map<string, KubeClient>, build: string): Promise<Rep
 
 async function main(): Promise<void> {
   const build = await buildOperator(OPERATOR_DIR);
-  const clients = new Map<string, KubeClient>();
-  try {
-    await cp(['down']).catch(() => undefined);
-    rmSync(PLANE.dir, { recursive: true, force: true });
-    console.log(`starting a control plane of its own in ${path.relative(ROOT, PLANE.dir)}: ${[MGMT, ...SERVERS].join(', ')}...`);
-    await cp(['up', ...[MGMT, ...SERVERS].map((c) => `${c}:0`)]);
-    for (const c of [MGMT, ...SERVERS]) clients.set(c, await KubeClient.create(c, loadKubeConfigFile(kubeconfigFile(c)), `${PREFIX}/bench`));
+  await onOwnPlane({ plane: PLANE, clusters: [MGMT, ...SERVERS], kubeconfigFile, userAgent: `${PREFIX}/bench`, operatorDir: OPERATOR_DIR }, async (clients) => {
     const report = await run(clients, build);
     writeFileSync(RESULTS, JSON.stringify(report));
     writeReport(report);
-  } finally {
-    await stopOperators();
-    for (const c of clients.values()) c.close();
-    await cp(['down']).catch((err: unknown) => console.error(String(err)));
-    rmSync(path.join(PLANE.dir, 'etcd'), { recursive: true, force: true });
-    rmSync(OPERATOR_DIR, { recursive: true, force: true });
-  }
+  });
 }
 
 const s2 = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
@@ -294,17 +280,4 @@ const METHOD = [
     `One run on a shared machine.`,
 ];
 
-async function entry(): Promise<void> {
-  const from = process.env.REPORT_FROM;
-  if (!from) return main();
-  writeReport(JSON.parse(readFileSync(from, 'utf8')) as Report);
-}
-
-// Exits explicitly: after a failure, a request may still be open.
-entry().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runOrReport<Report>(main, writeReport);
