@@ -11,7 +11,7 @@ import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from '.
 import { sourceLimits, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
 import { ParsedSets } from './parsed-sets.js';
-import { kustomizeArchive } from './kustomize-archive.js';
+import { keepForKustomize, kustomizeArchive } from './kustomize-archive.js';
 import { manifestFilter, selectSource } from './select.js';
 
 export interface FetchSourceOptions {
@@ -219,8 +219,8 @@ async function objectsFrom(ctx: Context, data: Buffer, url: string, label: strin
     noPaths(ctx, `a single file (${label})`);
     return parseManifests(data.toString('utf8'), label, { maxObjects });
   }
-  // Only the files that will be parsed are kept, and charged to the lease.
-  const files = await extractTarGz(data, ctx.limits, label, { keep: manifestFilter(ctx.paths), lease, signal: ctx.signal });
+  // Only the files that will be parsed (and kustomization files) are kept, and charged to the lease.
+  const files = await extractTarGz(data, ctx.limits, label, { keep: keepForKustomize(manifestFilter(ctx.paths)), lease, signal: ctx.signal });
   const { manifests, kustomizations } = selectSource(files, ctx.paths, label);
   const objects: KubeObject[] = [];
   for (const file of manifests) {

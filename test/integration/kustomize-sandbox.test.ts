@@ -3,7 +3,10 @@
 // stop within the limits; the helper's memory is drawn from the source budget.
 // Runs the helper that `make build` builds (dist/kustomize/); no cluster.
 import { describe, expect, test } from '@jest/globals';
-import { ByteBudget, buildKustomizations, SourceError, type ArchiveFiles } from '../../src/source/index.js';
+import { ByteBudget, buildKustomizations, DEFAULT_SOURCE_LIMITS, extractTarGz, SourceError, type ArchiveFiles } from '../../src/source/index.js';
+import { keepForKustomize, kustomizeArchive } from '../../src/source/kustomize-archive.js';
+import { manifestFilter } from '../../src/source/select.js';
+import { tarGz } from '../support/tarball.js';
 import { KUSTOMIZE_BASE_MEMORY } from '../../src/source/kustomize.js';
 
 const OPTS = { maxObjects: 10_000, maxOutputBytes: 64 << 20 };
@@ -108,5 +111,15 @@ describe('memory from the source budget', () => {
     const lease = new ByteBudget(32 << 20).lease('app.tgz');
     const err = await buildKustomizations(filesOf(BASE), ['base'], 'app.tgz', { ...OPTS, lease }).catch((e: unknown) => e);
     expect((err as Error).message).toContain("app.tgz: more than 32 MiB to hold in memory at once (fetched bytes and the manifest files to parse; the operator's memory budget for sources)");
+  });
+
+  test("an archive's files that no build can reach are neither kept nor given to the helper", async () => {
+    const tree = { ...BASE, 'prod/kustomization.yaml': 'resources:\n- ../base\nnamePrefix: prod-\n', 'media/video.bin': Buffer.alloc(16 << 20) };
+    const data = await tarGz(Object.entries(tree).map(([name, content]) => ({ name, data: content })));
+    // Room for the helper and the overlay, not for the video as well.
+    const lease = new ByteBudget(KUSTOMIZE_BASE_MEMORY + (4 << 20)).lease('a.tgz');
+    const kept = await extractTarGz(data, DEFAULT_SOURCE_LIMITS, 'a.tgz', { keep: keepForKustomize(manifestFilter(['prod'])), lease });
+    const objects = await kustomizeArchive({ data, kept, dirs: ['prod'], label: 'a.tgz', limits: { ...DEFAULT_SOURCE_LIMITS }, maxObjects: 100, lease });
+    expect(objects.map((o) => o.metadata.name)).toEqual(['prod-app']);
   });
 });

@@ -1,7 +1,8 @@
 // Which selected folders are kustomizations to build, and which files are still read as manifests (issue 36).
 import { describe, expect, test } from '@jest/globals';
+import path from 'node:path';
 import { selectSource, SourceError, type ArchiveFiles } from '../../src/source/index.js';
-import { isKustomizationFile, kustomizationRoots } from '../../src/source/kustomize-files.js';
+import { isKustomizationFile, kustomizationRoots, reachableFolders } from '../../src/source/kustomize-files.js';
 
 const files: ArchiveFiles = new Map(
   [
@@ -53,5 +54,30 @@ describe('selectSource', () => {
   test('a file inside a kustomization named on its own is read as a file; a folder of nothing is still an error', () => {
     expect(select(['base/deploy.yaml'])).toEqual({ manifests: ['base/deploy.yaml'], kustomizations: [] });
     expect(() => select(['nothing'])).toThrow(SourceError);
+  });
+});
+
+describe('reachableFolders: what a build can read', () => {
+  const tree: Record<string, string> = {
+    'apps/prod/kustomization.yaml': 'resources:\n- ../../bases/web\n- cm.yaml\n- ../shared/ns.yaml\ncomponents:\n- ../../components/mon\ntransformers:\n- |-\n  apiVersion: builtin\n  kind: LabelTransformer\n',
+    'bases/web/kustomization.yaml': 'bases:\n- ../common\n- github.com/example/x//y?ref=v1\n',
+    'bases/common/Kustomization': 'resources:\n- ../web\n',
+    'components/mon/kustomization.yaml': 'kind: Component\n',
+    'apps/shared/ns.yaml': '',
+    'unrelated/kustomization.yaml': 'resources: []\n',
+  };
+  const archive = {
+    kind: async (p: string) => (p in tree ? ('file' as const) : Object.keys(tree).some((f) => f.startsWith(`${p}/`)) ? ('folder' as const) : undefined),
+    read: async (p: string) => tree[p],
+  };
+  const resolve = (dir: string, entry: string): string | undefined => {
+    const joined = path.posix.normalize(path.posix.join(dir, entry));
+    return joined.startsWith('..') ? undefined : joined;
+  };
+
+  test('the folders its kustomizations include, transitively (cycles followed once), and the files they name outside them', async () => {
+    const { folders, files } = await reachableFolders(['apps/prod'], archive, resolve);
+    expect(folders.sort()).toEqual(['apps/prod', 'bases/common', 'bases/web', 'components/mon']);
+    expect(files).toEqual(['apps/shared/ns.yaml']);
   });
 });

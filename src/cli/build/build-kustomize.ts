@@ -1,17 +1,10 @@
 // `syncprims build --path`: kustomizations on disk, built by the operator's own code (src/source/kustomize.ts).
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parse } from 'yaml';
 import type { KubeObject } from '../../kube/resources.js';
 import { buildKustomizations, SourceError, sourceLimits, type ArchiveFiles } from '../../source/index.js';
-import { KUSTOMIZATION_FILE_NAMES } from '../../source/kustomize-files.js';
+import { reachableFolders, type KustomizeTree } from '../../source/kustomize-files.js';
 import { CliError } from '../errors.js';
-
-/** The fields of a kustomization that name another folder of kustomizations (or a file) to read. */
-const INCLUDING = ['resources', 'bases', 'components', 'generators', 'transformers', 'validators'];
-
-/** At most this many folders are followed from one path (the helper refuses nesting past 20 anyway). */
-const MAX_FOLDERS = 500;
 
 /**
  * The objects of the kustomizations in `dirs` (relative to the folder `given`),
@@ -22,7 +15,7 @@ const MAX_FOLDERS = 500;
  */
 export async function buildLocalKustomizations(given: string, dirs: string[]): Promise<KubeObject[]> {
   const start = dirs.map((d) => path.resolve(given, d));
-  const { folders, files: named } = await reachable(start);
+  const { folders, files: named } = await reachableFolders(start, DISK, (dir, entry) => path.resolve(dir, entry));
   const root = commonAncestor([...folders, ...named.map((f) => path.dirname(f))]);
   const files: ArchiveFiles = new Map();
   for (const folder of folders) await walk(folder, root, files, given);
@@ -36,40 +29,14 @@ export async function buildLocalKustomizations(given: string, dirs: string[]): P
   }
 }
 
-/** The folders reachable from `start` by the fields that include others, and files those fields name outside them. */
-async function reachable(start: string[]): Promise<{ folders: string[]; files: string[] }> {
-  const folders = new Set<string>();
-  const files = new Set<string>();
-  const queue = [...start];
-  for (let dir = queue.shift(); dir !== undefined; dir = queue.shift()) {
-    if (folders.has(dir)) continue;
-    if (folders.size >= MAX_FOLDERS) throw new CliError(`${dir}: kustomizations reach more than ${MAX_FOLDERS} folders`);
-    folders.add(dir);
-    for (const entry of await includedBy(dir)) {
-      const target = path.resolve(dir, entry);
-      const info = await stat(target).catch(() => undefined);
-      if (info?.isDirectory()) queue.push(target);
-      else if (info?.isFile()) files.add(target);
-    }
-  }
-  return { folders: [...folders], files: [...files] };
-}
-
-/** The one-line entries of a folder's kustomization's including fields (none when it has no readable one). */
-async function includedBy(dir: string): Promise<string[]> {
-  for (const name of KUSTOMIZATION_FILE_NAMES) {
-    const text = await readFile(path.join(dir, name), 'utf8').catch(() => undefined);
-    if (text === undefined) continue;
-    let k: Record<string, unknown> | undefined;
-    try {
-      k = parse(text) as Record<string, unknown> | undefined;
-    } catch {
-      return []; // kustomize says what is wrong with it
-    }
-    return INCLUDING.flatMap((f) => (Array.isArray(k?.[f]) ? (k[f] as unknown[]) : [])).filter((e): e is string => typeof e === 'string' && !e.includes('\n'));
-  }
-  return [];
-}
+/** A folder on disk, for reachableFolders. */
+const DISK: KustomizeTree = {
+  kind: async (p) => {
+    const info = await stat(p).catch(() => undefined);
+    return info?.isDirectory() ? 'folder' : info?.isFile() ? 'file' : undefined;
+  },
+  read: (p) => readFile(p, 'utf8').catch(() => undefined),
+};
 
 function commonAncestor(dirs: string[]): string {
   let common = dirs[0] ?? path.resolve('.');
