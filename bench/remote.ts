@@ -794,8 +794,8 @@ async function fleetBaseline(env: Env, identities: Identity[]): Promise<FleetRun
   return { ms, perServer, rps, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs };
 }
 
-/** `before`: the operator of BEFORE_REF, measured without the long idle and the recovery. */
-async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms: number; count: number }, before = false): Promise<FleetRun> {
+/** `earlier`: the operator of BEFORE_REF, measured without the long idle and the recovery. */
+async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms: number; count: number }, earlier = false): Promise<FleetRun> {
   const { mgmt } = env;
   const fleet = identities.slice(0, n);
   const load = os.loadavg()[0] ?? NaN;
@@ -811,7 +811,7 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
   const serverOf = (label: string): string | undefined => serverOfLabel.get(label) ?? (label === mgmtLabel ? MGMT : undefined);
   if (CPU_PROF) rmSync(PROFILES, { recursive: true, force: true });
   const profiling = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`] : [];
-  const op = await OperatorProcess.start(before ? BEFORE : OPERATOR, namespace, ['--cluster-id', CLUSTER_ID, ...OPERATOR_ARGS], ['--expose-gc', '--require', GC_PRELOAD, ...profiling]);
+  const op = await OperatorProcess.start(earlier ? BEFORE : OPERATOR, namespace, ['--cluster-id', CLUSTER_ID, ...OPERATOR_ARGS], ['--expose-gc', '--require', GC_PRELOAD, ...profiling]);
   const watch = await CollectionWatch.open(mgmt, rsPath(namespace));
   const ports: Ports = { [MGMT]: Number(mgmt.server.port), ...Object.fromEntries(FLEET_SERVERS.map((s) => [s, env.ports[s]!])) };
   try {
@@ -856,7 +856,7 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
     await sampler.stop();
     const afterGc = await memoryAfterGc(op);
     let longIdle: FleetRun['longIdle'];
-    if (n === FLEET_SIZES[FLEET_SIZES.length - 1] && LONG_IDLE_MS > IDLE_MS && !error && !before) {
+    if (n === FLEET_SIZES[FLEET_SIZES.length - 1] && LONG_IDLE_MS > IDLE_MS && !error && !earlier) {
       console.log(`  idle on, ${LONG_IDLE_MS / 1000} s in all...`);
       await sleep(Math.max(0, LONG_IDLE_MS - (performance.now() - idleStarted)));
       const windowMs = performance.now() - idleStarted;
@@ -916,7 +916,7 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
       reconciles,
     };
     printFleet(result);
-    if (!error && FLEET_RECOVERY && !before) result.recovery = await recovery(env, op, watch, namespace, fleet);
+    if (!error && FLEET_RECOVERY && !earlier) result.recovery = await recovery(env, op, watch, namespace, fleet);
     result.warnings = warnings(op, epoch);
     result.benchWatchRestarts = watch.restarts;
     if (result.recovery) printRecovery(result.recovery);
