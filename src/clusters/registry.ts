@@ -131,10 +131,8 @@ export class ClusterRegistry {
    */
   prepare(user: string, ref: ClusterSecretRef): void {
     if (this.closed || this.uses.has(user)) return;
-    this.preparing.push(() => this.clusterFor(user, ref).then(
-      () => undefined,
-      () => undefined,
-    ));
+    const open = (): Promise<void> => this.clusterFor(user, ref).then(ignore, ignore); // the reconcile asks again, and reports
+    this.preparing.push(open);
     this.nextPrepare();
   }
 
@@ -304,6 +302,8 @@ export class ClusterRegistry {
     this.log.info({ cluster: cluster.name }, 'no RemoteSync uses this cluster any more: closed');
   }
 }
+
+const ignore = (): void => undefined;
 
 function secretOf(ref: ClusterSecretRef): ReferencedObject {
   return { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
