@@ -73,6 +73,7 @@ lint: deps ## eslint and the TypeScript type-check
 	npx eslint .
 	npx tsc -p tsconfig.json --noEmit
 	cd controlplane && test -z "$$(gofmt -l .)" && go vet .
+	cd kustomize && test -z "$$(gofmt -l .)" && go vet .
 
 .PHONY: test
 test: deps controlplane build lint ## everything: lint, type-check, unit and integration tests
