@@ -9,7 +9,7 @@ export function addBuildCommand(program: Command): void {
     .command('build')
     .description('render syncs locally, exactly as the operator would, and print the objects it would apply (no cluster needed for inline, file and http sources)')
     .argument('[file]', 'a YAML or JSON file of Syncs, RemoteSyncs or ProxySyncs (a ProxySync renders as the Sync it keeps in its cluster)')
-    .option('--path <file-or-dir>', 'render plain manifests instead: a file, or a folder taken recursively (*.yaml, *.yml, *.json)')
+    .option('--path <file-or-dir>', 'render plain manifests instead: a file, or a folder taken recursively (*.yaml, *.yml, *.json; a folder holding a kustomization is built as `kubectl kustomize` builds it, offline)')
     .option('--url <url>', 'render the manifests at an http(s) URL instead (a file, or a .tar.gz archive), as source.http does')
     .option('--owner <kind/name>', 'with --path or --url: the sync the objects belong to, for the owner labels (default: sync/<base name of the path or URL>)')
     .option('--default-namespace <ns>', 'with --path or --url: the namespace given to namespaced objects that name none')
@@ -29,6 +29,7 @@ RemoteSync's, the RemoteSyncs and ProxySyncs of its cluster).`);
     'syncprims build examples/sync-inline.yaml',
     'syncprims build app.yaml -o json | jq ".items[].metadata.name"',
     'syncprims build --path ./manifests --owner sync/app -n apps --default-namespace apps',
+    'syncprims build --path overlays/prod --default-namespace shop   # a kustomize overlay',
     'syncprims build --url https://example.com/app.tar.gz',
     'syncprims build proxy.yaml --kubeconfig ~/.kube/mgmt   # its source is a ConfigMap',
   ]);
