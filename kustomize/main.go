@@ -6,8 +6,9 @@
 //
 // Input (stdin): JSON {"dir": "overlays/prod", "files": {"path": "<base64>"}}.
 // Output: the YAML on stdout, exit 0; or one line on stderr and exit
-// 2 (refused: the kustomization asks for something the sandbox does not allow),
-// 1 (kustomize's own error), 3 (memory limit), 4 (time limit).
+// 10 (refused: the kustomization asks for something the sandbox does not allow),
+// 11 (kustomize's own error), 12 (memory limit), 13 (time limit). Other codes
+// are the Go runtime's (2: a panic).
 package main
 
 import (
@@ -29,10 +30,10 @@ type input struct {
 }
 
 const (
-	exitFailed  = 1
-	exitRefused = 2
-	exitMemory  = 3
-	exitTime    = 4
+	exitRefused = 10
+	exitFailed  = 11
+	exitMemory  = 12
+	exitTime    = 13
 )
 
 func main() {

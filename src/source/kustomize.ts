@@ -39,7 +39,7 @@ export const KUSTOMIZE_TIME_LIMIT_MS = 20_000;
 export const KUSTOMIZE_BASE_MEMORY = 64 * 1024 * 1024;
 
 /** The helper's exit codes (kustomize/main.go). */
-const EXIT = { failed: 1, refused: 2, memory: 3, time: 4 } as const;
+const EXIT = { refused: 10, failed: 11, memory: 12, time: 13 } as const;
 
 /** Builds each folder in turn (`''` is the root) from `files`, and returns their objects in that order. */
 export async function buildKustomizations(files: ArchiveFiles, dirs: string[], label: string, opts: KustomizeOptions): Promise<KubeObject[]> {
