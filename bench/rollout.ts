@@ -231,6 +231,12 @@ async function main(): Promise<void> {
 }
 
 const s2 = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+/** A message that names many clusters, cut after its first ten names. */
+const shortened = (message: string): string => {
+  const [head, names] = message.split(/: (?=[^:]*$)/);
+  const list = names?.split(', ') ?? [];
+  return list.length > 10 ? `${head}: ${list.slice(0, 10).join(', ')} and ${list.length - 10} more` : message;
+};
 const waveEnds = (c: CaseResult): string =>
   Object.entries(c.waveMs)
     .map(([w, ms]) => `${w} ${s2(ms)}`)
@@ -254,9 +260,9 @@ function writeReport(r: Report): void {
     row('operator CPU', (c) => s2(c.operatorCpuMs)),
     row('load (1 min) at the write; at the end', (c) => c.load.map((x) => x.toFixed(1)).join('; ')),
     '',
-    `In waves / all at once: **${(w.ms / a.ms).toFixed(2)}x** (the target: at most 1.3x).`,
+    `In waves / all at once: **${(w.ms / a.ms).toFixed(2)}x** (the target: at most 1.3x; one run of each on a shared machine, the load row says how busy it was).`,
     '',
-    `**The broken revision:** ${b.message ?? ''}. Children given it, by ring: ${
+    `**The broken revision:** ${shortened(b.message ?? '')}. Children given it, by ring: ${
       Object.entries(b.updated)
         .sort()
         .map(([k, v]) => `${k} ${int(v)}`)
