@@ -1,3 +1,4 @@
+// Lane: own clusters (none: this file reaches no cluster, so it runs beside the shared lane)
 // The kustomize conformance set (issue 36): every kustomization under
 // test/fixtures/kustomize/conformance/ renders through `syncprims build --path`
 // to exactly what the local `kubectl kustomize` (v1.36, kustomize v5.8.1)

@@ -1,3 +1,4 @@
+// Lane: own clusters (none: this file reaches no cluster, so it runs beside the shared lane)
 // The kustomize sandbox (issue 36): what a kustomization may not do is
 // refused with a message naming its file and field; cycles, nesting and bombs
 // stop within the limits; the helper's memory is drawn from the source budget.
