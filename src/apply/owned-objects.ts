@@ -201,7 +201,8 @@ export class OwnedObjects implements LiveObjects {
         else this.holds.delete(k);
       }
     };
-    await Promise.all(namespaces.map(async (o) => this.informerFor(kindKey(o), await this.namespaceOf(o, defaultNamespace)).catch(() => undefined)));
+    // A kind not served (yet) fails its lookup here as its watch would: skipped either way.
+    await Promise.all(namespaces.map((o) => this.namespaceOf(o, defaultNamespace).then((ns) => this.informerFor(kindKey(o), ns)).catch(() => undefined)));
     return release;
   }
 
