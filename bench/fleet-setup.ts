@@ -4,12 +4,13 @@
 // namespace at admission.
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { GROUP, KIND_NAMES } from '../src/api/kinds.js';
+import { GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
+import type { ResourceInfo } from '../src/kube/resources.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { confinedIdentity, tokenKubeconfig } from './identities.js';
-import { controlplane, type ControlPlaneDir, ROOT, sleep, stopOperators } from './support.js';
+import { controlplane, type ControlPlaneDir, LOCAL, ROOT, sleep, stopOperators } from './support.js';
 
 /** One simulated cluster: a namespace `fleet-<i>` of one of the API servers, and a kubeconfig confined to it. */
 export interface Identity {
@@ -77,6 +78,44 @@ export async function admitPlaced(mgmt: KubeClient, namespace: string, name: str
     },
   });
   await sleep(3_000); // the API server's policy informer picks them up
+}
+
+/** What every report of these benchmarks says of its run. */
+export interface RunFacts {
+  date: string;
+  /** The identities. */
+  n: number;
+  /** ConfigMaps per identity. */
+  objects: number;
+  /** How the operator was built (buildOperator). */
+  build: string;
+  kubernetes: string;
+  /** The 1-minute load average at the start. */
+  load: number;
+}
+
+/** The resource of a FleetSync or of its RemoteSync children. */
+export const resource = (kind: 'RemoteSync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
+
+/**
+ * Where the benchmark `prefix` keeps its own control plane (`<prefix>-mgmt`
+ * and the API servers `<prefix>-1`, `<prefix>-2`), its results, and the
+ * operator's build and log (all under .local/).
+ */
+export function benchPlaces(prefix: string) {
+  const mgmt = `${prefix}-mgmt`;
+  const plane: ControlPlaneDir = { dir: path.join(LOCAL, `${prefix}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
+  const kubeconfigFile = (cluster: string): string => path.join(plane.dir, `${cluster}.kubeconfig`);
+  const operatorDir = path.join(LOCAL, `${prefix}-operator`);
+  return {
+    mgmt,
+    servers: [`${prefix}-1`, `${prefix}-2`],
+    plane,
+    kubeconfigFile,
+    results: path.join(LOCAL, `${prefix}-results.json`),
+    operatorDir,
+    operator: { main: path.join(operatorDir, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(mgmt), log: path.join(LOCAL, `${prefix}-operator.log`) },
+  };
 }
 
 /** A benchmark's own control plane: its clusters (the first the managing one) and where their kubeconfigs are. */

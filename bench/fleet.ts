@@ -43,22 +43,20 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
+import { API_VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
-import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
+import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
 import { largestProfile, summarizeProfile, type ProfileSummary } from './cpu-profile.js';
-import { admitPlaced, createIdentities, onOwnPlane, runOrReport, type Identity } from './fleet-setup.js';
+import { admitPlaced, benchPlaces, createIdentities, onOwnPlane, resource, runOrReport, type Identity, type RunFacts } from './fleet-setup.js';
 import { configMaps, LABEL_PART_OF, secretObject } from './identities.js';
-import { buildOperator, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until } from './support.js';
+import { buildOperator, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until } from './support.js';
 import { memoryKiB, readyOf, readyTrue, Tracker } from './tracker.js';
 
 const PREFIX = 'bench-fleet';
-const MGMT = `${PREFIX}-mgmt`;
-const SERVERS = [`${PREFIX}-1`, `${PREFIX}-2`];
-const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, `${PREFIX}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
+const { mgmt: MGMT, servers: SERVERS, plane: PLANE, kubeconfigFile, results: RESULTS, operatorDir: OPERATOR_DIR, operator: OPERATOR } = benchPlaces(PREFIX);
 const N = Number(process.env.FLEET_N ?? 1000);
 const FLEET_OBJECTS = Number(process.env.FLEET_OBJECTS ?? 10);
 const TIMEOUT_MS = Number(process.env.FLEET_TIMEOUT_MS ?? 1_200_000);
@@ -72,13 +70,8 @@ const PATCH_CONCURRENCY = 16;
 const CLUSTER_LABEL = 'syncprims.dev/cluster';
 const FLEET_FIELD_MANAGER = 'syncprims-fleet';
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'fleet.md');
-const RESULTS = path.join(LOCAL, `${PREFIX}-results.json`);
-const OPERATOR_DIR = path.join(LOCAL, `${PREFIX}-operator`);
-const kubeconfigFile = (cluster: string): string => path.join(PLANE.dir, `${cluster}.kubeconfig`);
 const AUDIT_LOG = path.join(PLANE.dir, `${MGMT}.audit.log`);
-const OPERATOR = { main: path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(MGMT), log: path.join(LOCAL, `${PREFIX}-operator.log`) };
 
-const resource = (kind: 'RemoteSync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
 
 /**
  * direct: RemoteSyncs created with their defaultNamespace; placed: the same
@@ -315,13 +308,7 @@ async function clearRemote(clients: Map<string, KubeClient>, fleet: Identity[]):
   );
 }
 
-interface Report {
-  date: string;
-  n: number;
-  objects: number;
-  build: string;
-  kubernetes: string;
-  load: number;
+interface Report extends RunFacts {
   identitiesMs: number;
   direct?: CaseResult;
   placed?: CaseResult;

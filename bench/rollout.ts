@@ -25,19 +25,17 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
+import { API_VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
-import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
-import { admitPlaced, createIdentities, onOwnPlane, runOrReport, type Identity } from './fleet-setup.js';
+import { collectionPath, type KubeObject } from '../src/kube/resources.js';
+import { admitPlaced, benchPlaces, createIdentities, onOwnPlane, resource, runOrReport, type Identity, type RunFacts } from './fleet-setup.js';
 import { configMaps, secretObject } from './identities.js';
-import { buildOperator, type ControlPlaneDir, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, until } from './support.js';
+import { buildOperator, createNamespace, installCrds, int, OperatorProcess, processCpuMs, ROOT, serverVersion, until } from './support.js';
 import { readyOf } from './tracker.js';
 
 const PREFIX = 'bench-rollout';
-const MGMT = `${PREFIX}-mgmt`;
-const SERVERS = [`${PREFIX}-1`, `${PREFIX}-2`];
-const PLANE: ControlPlaneDir = { dir: path.join(LOCAL, `${PREFIX}-plane`), etcdPort: Number(process.env.ETCD_PORT ?? 0) };
+const { mgmt: MGMT, servers: SERVERS, plane: PLANE, kubeconfigFile, results: RESULTS, operatorDir: OPERATOR_DIR, operator: OPERATOR } = benchPlaces(PREFIX);
 const N = Number(process.env.ROLLOUT_N ?? 1000);
 const OBJECTS = Number(process.env.ROLLOUT_OBJECTS ?? 10);
 const TIMEOUT_MS = Number(process.env.ROLLOUT_TIMEOUT_MS ?? 1_200_000);
@@ -46,11 +44,6 @@ const CREATE_CONCURRENCY = 32;
 const FLEET = 'all';
 const REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
 const OUT = path.join(ROOT, 'docs', 'benchmarks', 'rollout.md');
-const RESULTS = path.join(LOCAL, `${PREFIX}-results.json`);
-const OPERATOR_DIR = path.join(LOCAL, `${PREFIX}-operator`);
-const kubeconfigFile = (cluster: string): string => path.join(PLANE.dir, `${cluster}.kubeconfig`);
-const OPERATOR = { main: path.join(OPERATOR_DIR, 'dist', 'cli', 'main.js'), kubeconfig: kubeconfigFile(MGMT), log: path.join(LOCAL, `${PREFIX}-operator.log`) };
-const resource = (kind: 'RemoteSync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
 /** The ring (wave) of identity i: the first quarter 1, ... */
 const ringOf = (i: number): number => Math.floor((i * RINGS) / N) + 1;
 const WAVES = Array.from({ length: RINGS }, (_, k) => ({ name: `ring-${k + 1}`, selector: { matchLabels: { ring: String(k + 1) } } }));
@@ -75,13 +68,7 @@ interface CaseResult {
   message?: string;
 }
 
-interface Report {
-  date: string;
-  n: number;
-  objects: number;
-  build: string;
-  kubernetes: string;
-  load: number;
+interface Report extends RunFacts {
   setupMs: number;
   allAtOnce: CaseResult;
   waves: CaseResult;
