@@ -275,8 +275,9 @@ describe('restart and deletion', () => {
     await waitForRemoteReady(mgmt, ns(), 'custom', 'True', 'Succeeded');
     await op.stop('SIGTERM');
     const since = new Date();
-    // A tight client-side limit for remote clusters: the requests of the first reconciles wait for it.
-    op = await OperatorProcess.start(HOME, flags('--qps', '5', '--burst', '1'));
+    // A tight client-side limit for remote clusters: the requests of the first reconciles wait for it
+    // (one a second: a reconcile's discovery, list and watch of a cluster follow each other within that).
+    op = await OperatorProcess.start(HOME, flags('--qps', '1', '--burst', '1'));
     // Every RemoteSync reconciled at least once by the new process (they are queued at start).
     const names = ['custom', 'late', 'rot'];
     await eventually('every RemoteSync reconciled after the restart', async () => (names.every((n) => reconciledLines(n).length > 0) ? true : undefined));
