@@ -223,7 +223,11 @@ export class OwnedObjects implements LiveObjects {
     const kind = kindKey(obj);
     const informer = this.primed.get(this.perNamespace(kind, namespace ?? '') ? `${kind}|${namespace ?? ''}` : kind);
     if (!informer) return { known: false };
-    return { known: true, object: informer.store.get(namespace ? `${namespace}/${name}` : name) };
+    const object = informer.store.get(namespace ? `${namespace}/${name}` : name);
+    // Narrowed to our origin (a remote cluster), the cache does not hold what other syncs own there
+    // (the cluster's own Syncs, another managing cluster's): absent from it is not absent, the engine reads it.
+    if (!object && this.opts.labelSelector) return { known: false };
+    return { known: true, object };
   }
 
   /**

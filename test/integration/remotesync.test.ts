@@ -165,6 +165,16 @@ describe('applying to a remote cluster', () => {
     expect(causes).toContain(`owned object released: ${edgeNs()}_contested__ConfigMap in ${ns()}/edge-1-kubeconfig`);
   });
 
+  test("an object a sync of edge-1's own owns (no origin of ours, so not in our cache) is a conflict, not taken over", async () => {
+    const labels = { 'syncprims.dev/owner-kind': 'Sync', 'syncprims.dev/owner-namespace': edgeNs(), 'syncprims.dev/owner-name': 'local' };
+    await edge1.request({ method: 'POST', path: `/api/v1/namespaces/${edgeNs()}/configmaps`, body: { ...configMap(edgeNs(), 'theirs', 'local'), metadata: { name: 'theirs', namespace: edgeNs(), labels } } });
+    await applyRemoteSync(mgmt, ns(), 'intruder', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'theirs', 'intruder')] } });
+    const conflict = await waitForRemoteReady(mgmt, ns(), 'intruder', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toContain(`ConfigMap ${edgeNs()}/theirs is owned by Sync/${edgeNs()}/local`);
+    expect(await find<CM>(edge1, cmPath(edgeNs(), 'theirs'))).toMatchObject({ data: { value: 'local' }, metadata: { labels } });
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'intruder', REMOTESYNCS) });
+  });
+
   test('a kind edge-1 does not serve yet: the RemoteSync is woken the moment its CRD is Established there, whoever installs it', async () => {
     const group = `${edgeNs()}.example.com`;
     const crd = schemalessCrd(group, 'Widget', 'widgets');
