@@ -1,4 +1,5 @@
-// Leader failover under load on the real mgmt API server: operators with
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
+// Leader failover under load on a real API server (the own lane's): operators with
 // --leader-elect (short lease flags), many syncs in flight, the leader
 // SIGKILLed (in `make soak`, each new leader in turn). A standby takes over
 // and finishes the work; the audit log, which tells the processes apart by
@@ -10,14 +11,14 @@ import { API_VERSION, OWNER_KIND_LABEL } from '../../src/api/index.js';
 import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
+import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { createSyncs, type SyncObject } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 /** `make soak` (SOAK=1): more syncs and a chain of failovers; `make test`: one. */
 const SOAK = process.env.SOAK === '1';
 const SYNCS = SOAK ? 200 : 40;

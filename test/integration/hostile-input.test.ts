@@ -1,10 +1,11 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Hostile and broken input through a running operator (issue 15, item 4): each
 // case ends in Ready=False with a reason and a message a person can act on, a
 // Warning Event, and nothing applied that should not be; and the memory of
 // fetching and unpacking stays bounded while five gzip bombs are refused at once.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
-import { clusterClient, closeClients } from '../support/controlplane.js';
+import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { endlessBomb, gzipBomb, HostileServer, peakRss, silent, trickle } from '../support/hostile-archives.js';
@@ -13,7 +14,7 @@ import { OperatorProcess } from '../support/operator.js';
 import { applySync, eventsFor, find, readyOf, waitForReady } from '../support/syncs.js';
 import { tarGz, type TarEntry } from '../support/tarball.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 const MiB = 1024 * 1024;
 let client: KubeClient;
 let server: HostileServer;

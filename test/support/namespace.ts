@@ -51,6 +51,24 @@ async function releaseStuckTestNamespaces(client: KubeClient): Promise<void> {
   const list = await client.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces', query: { labelSelector: `${TEST_LABEL}=true` } });
   const stuck = list.items.filter((n) => n.metadata.deletionTimestamp && Date.now() - Date.parse(n.metadata.deletionTimestamp) > STUCK_AFTER_MS);
   await Promise.all(stuck.map((n) => releaseSyncFinalizers(client, n.metadata.name!)));
+  await deleteLeftoverCrds(client, new Set(list.items.map((n) => n.metadata.name!)));
+}
+
+/**
+ * CRDs a test's Sync applied, left by a run cut short before the Sync was
+ * deleted (its namespace went, the cluster-scoped CRD stayed): the next run's
+ * Sync of the same CRD would meet an OwnershipConflict. Only CRDs whose
+ * owner-namespace is a test namespace's name (`<prefix>-<6 hex>`) that no
+ * longer exists: a file's own namespace exists while it runs.
+ */
+async function deleteLeftoverCrds(client: KubeClient, testNamespaces: Set<string>): Promise<void> {
+  const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const list = await client.request<{ items: KubeObject[] }>({ path: crds, query: { labelSelector: 'syncprims.dev/owner-namespace' } });
+  const left = list.items.filter((c) => {
+    const owner = c.metadata.labels?.['syncprims.dev/owner-namespace'] ?? '';
+    return /^[a-z0-9-]+-[0-9a-f]{6}$/.test(owner) && !testNamespaces.has(owner);
+  });
+  await Promise.all(left.map((c) => client.request({ method: 'DELETE', path: `${crds}/${c.metadata.name}` }).catch(() => undefined)));
 }
 
 /**
@@ -59,7 +77,7 @@ async function releaseStuckTestNamespaces(client: KubeClient): Promise<void> {
  * namespace would stay Terminating (and its controller busy) for ever.
  */
 export async function releaseSyncFinalizers(client: KubeClient, namespace: string): Promise<void> {
-  for (const plural of ['syncs', 'remotesyncs', 'proxysyncs']) {
+  for (const plural of ['syncs', 'remotesyncs', 'proxysyncs', 'fleetsyncs']) {
     const path = `/apis/syncprims.dev/v1alpha1/namespaces/${namespace}/${plural}`;
     const list = await client.request<{ items: KubeObject[] }>({ path }).catch(() => ({ items: [] as KubeObject[] }));
     await Promise.all(
