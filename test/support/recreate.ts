@@ -93,7 +93,8 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
     const started = performance.now();
     const syncs = Object.entries(specs(server));
     await Promise.all(syncs.map(([name, spec]) => applySync(client, namespace, name, spec)));
-    await Promise.all(syncs.map(([name]) => readyTrue(client, namespace, name)));
+    const ready = await Promise.all(syncs.map(([name]) => readyTrue(client, namespace, name)));
+    if (!ready.every(Boolean)) throw new Error(await hungRound(client, namespace, syncs.map(([name]) => name), round, op, terminating));
     const readyMs = Math.round(performance.now() - started);
     await Promise.all(syncs.map(([name]) => deleteSyncAndWait(client, namespace, name)));
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
@@ -103,17 +104,45 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
   }
 }
 
-/** Ready=True at the current generation (a round that never gets there fails on the generous timeout). */
-function readyTrue(client: KubeClient, namespace: string, name: string): Promise<true> {
+/**
+ * How long a round may wait for its syncs to be Ready before it is called
+ * hung: well past 3x the slowest fast round seen (about 28 s), and short
+ * enough that the round's diagnosis is written before jest's timeout.
+ */
+const HUNG_AFTER_MS = Number(process.env.RECREATE_HUNG_AFTER_MS ?? 90_000);
+
+/** Ready=True at the current generation, or false after HUNG_AFTER_MS. */
+function readyTrue(client: KubeClient, namespace: string, name: string): Promise<boolean> {
   return eventually(
     `sync ${namespace}/${name} Ready=True`,
     async () => {
       const s = await getSync(client, namespace, name);
       return s.status?.observedGeneration === s.metadata.generation && readyOf(s)?.status === 'True' ? true : undefined;
     },
-    600_000,
+    HUNG_AFTER_MS,
     100,
+  ).catch(() => false);
+}
+
+/**
+ * What to tell of a round whose syncs were not Ready in time: each one's Ready
+ * condition, what still terminates, and where its operator's debug log is kept.
+ */
+async function hungRound(client: KubeClient, namespace: string, names: string[], round: number, op: OperatorProcess, terminating: string[]): Promise<string> {
+  const conditions = await Promise.all(
+    names.map(async (name) => {
+      const ready = await getSync(client, namespace, name).then(readyOf, () => undefined);
+      return `${name}: Ready=${ready?.status ?? '?'} ${ready?.reason ?? ''}: ${ready?.message ?? ''}`;
+    }),
   );
+  mkdirSync(RECREATE_LOGS, { recursive: true });
+  const file = path.join(RECREATE_LOGS, `${Date.now()}-round-${round}-hung.log`);
+  writeFileSync(file, `${op.logs.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  return [
+    `round ${round}: not Ready after ${HUNG_AFTER_MS} ms (the last round's objects terminating when it began: ${terminating.join(', ') || 'none'}; now: ${(await stillTerminating(client)).join(', ') || 'none'})`,
+    ...conditions,
+    `its operator's debug log: ${file}`,
+  ].join('\n');
 }
 
 export async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
