@@ -12,7 +12,7 @@ import { applyStages, pruneOrder } from './order.js';
 import { mapLimit } from './map-limit.js';
 import { ourEntry } from './managed-fields.js';
 import { decideNoop } from './noop.js';
-import { keptFromPrune, ownedByOther, ownerLabelOf, type Owner } from './owner.js';
+import { holderText, keptFromPrune, ownedByOther, type Owner } from './owner.js';
 
 export type { Owner } from './owner.js';
 
@@ -131,7 +131,7 @@ export class ApplyEngine {
       const path = objectPath(info, obj.metadata.name ?? '', obj.metadata.namespace);
       const cached = opts.live?.lookup(obj) ?? { known: false };
       const existing = cached.known ? cached.object : await this.get(path);
-      if (existing && ownedByOther(existing, opts.owner)) return conflictWith(id, obj, existing);
+      if (existing && ownedByOther(existing, opts.owner)) return conflictWith(id, obj, existing, opts.owner);
       const decision = existing ? await this.decide(id, path, obj, existing, opts) : 'create';
       if (decision === 'unchanged') return { id, action: 'unchanged', object: existing, ...beingDeletedOf(existing) };
       let status = 0;
@@ -325,9 +325,9 @@ function failure(id: string, obj: KubeObject, err: unknown): ObjectResult {
 }
 
 /** `existing`, owned by another sync: a conflict (one that ends when it is deleted, if it is being deleted). */
-function conflictWith(id: string, obj: KubeObject, existing: KubeObject): ObjectResult {
+function conflictWith(id: string, obj: KubeObject, existing: KubeObject, owner: Owner): ObjectResult {
   const deleting = existing.metadata.deletionTimestamp ? ' and being deleted' : '';
-  return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${ownerLabelOf(existing)}${deleting}`, ...beingDeletedOf(existing) };
+  return { id, action: 'conflict', reason: 'OwnershipConflict', message: `${display(obj)} is owned by ${holderText(existing, owner)}${deleting}`, ...beingDeletedOf(existing) };
 }
 
 function beingDeletedOf(obj: KubeObject | undefined): Pick<ObjectResult, 'beingDeleted'> {

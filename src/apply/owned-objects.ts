@@ -9,7 +9,7 @@ import { DriftLedger, driftOf, type Drift, type DueDrifts } from './drift.js';
 import type { LiveLookup, LiveObjects, Owner, VerdictMemory } from './engine.js';
 import { computeHealth, type HealthStatus } from './health.js';
 import { objectId, parseObjectId } from './inventory.js';
-import { ANY_OWNER_SELECTOR, holderOf, labelledOwner, ownerKey } from './owner.js';
+import { ANY_OWNER_SELECTOR, holderOf, labelledOwner, originOf, ownerKey } from './owner.js';
 import { Waiters } from './waiters.js';
 import { kindKey, type KindKey } from './render.js';
 
@@ -76,13 +76,16 @@ export class OwnedObjects implements LiveObjects {
   /** Syncs waiting for a namespace to apply into, woken when it is created. */
   private readonly namespaces: Arrivals;
 
-  private readonly selector: InformerSelector;
   /** Kinds that may not be listed cluster-wide here: watched per namespace instead. */
   private readonly namespacedKinds = new Set<string>();
 
   /**
-   * `labelSelector`: more than the owner labels (in a remote cluster:
-   * `syncprims.dev/origin=<id>`). `namespacedFallback`: where listing a kind
+   * `origin`: in a remote cluster, our `--cluster-id`. The cache holds
+   * what every sync owns there, whatever its origin (the cluster's own
+   * syncs', another managing cluster's), so that an object absent from it
+   * is owned by nobody and needs no read before it is applied; only those
+   * of our origin are ours (they wake their owners, and drift).
+   * `namespacedFallback`: where listing a kind
    * cluster-wide is forbidden (an identity with namespaced RBAC), watch it
    * in each namespace the syncs use instead. `ownNamespace`: the namespace
    * the identity most likely is confined to (a ServiceAccount's own): its
@@ -94,9 +97,8 @@ export class OwnedObjects implements LiveObjects {
    */
   constructor(
     private readonly cache: ClusterCache,
-    private readonly opts: { labelSelector?: string; namespacedFallback?: boolean; ownNamespace?: string; ownerNamespace?: string } = {},
+    private readonly opts: { origin?: string; namespacedFallback?: boolean; ownNamespace?: string; ownerNamespace?: string } = {},
   ) {
-    this.selector = opts.labelSelector ? { ...OWNED_OBJECTS, labelSelector: `${ANY_OWNER_SELECTOR},${opts.labelSelector}` } : OWNED_OBJECTS;
     this.crds = new Arrivals(cache, CRDS, (owner, cause) => this.wake(owner, cause));
     this.namespaces = new Arrivals(cache, NAMESPACES, (owner, cause) => this.wake(owner, cause));
   }
@@ -223,11 +225,7 @@ export class OwnedObjects implements LiveObjects {
     const kind = kindKey(obj);
     const informer = this.primed.get(this.perNamespace(kind, namespace ?? '') ? `${kind}|${namespace ?? ''}` : kind);
     if (!informer) return { known: false };
-    const object = informer.store.get(namespace ? `${namespace}/${name}` : name);
-    // Narrowed to our origin (a remote cluster), the cache does not hold what other syncs own there
-    // (the cluster's own Syncs, another managing cluster's): absent from it is not absent, the engine reads it.
-    if (!object && this.opts.labelSelector) return { known: false };
-    return { known: true, object };
+    return { known: true, object: informer.store.get(namespace ? `${namespace}/${name}` : name) };
   }
 
   /**
@@ -298,7 +296,7 @@ export class OwnedObjects implements LiveObjects {
   }
 
   private selectorOf(namespace: string | undefined): InformerSelector {
-    return namespace === undefined ? this.selector : { ...this.selector, allNamespaces: false, namespace };
+    return namespace === undefined ? OWNED_OBJECTS : { ...OWNED_OBJECTS, allNamespaces: false, namespace };
   }
 
   private needed(kind: string): boolean {
@@ -401,16 +399,18 @@ export class OwnedObjects implements LiveObjects {
     return version === obj.metadata.resourceVersion;
   }
 
-  /** `owner` if this operator reconciles it (see `ownerNamespace`). */
-  private ours(owner: Owner | undefined): Owner | undefined {
+  /** The owner of `obj` if this operator reconciles it (see `ownerNamespace`) and it came from here (see `origin`). */
+  private ours(obj: KubeObject): Owner | undefined {
+    const owner = labelledOwner(obj);
     const only = this.opts.ownerNamespace;
-    return owner && (only === undefined || owner.namespace === only) ? owner : undefined;
+    if (!owner || (only !== undefined && owner.namespace !== only)) return undefined;
+    return this.opts.origin === undefined || originOf(obj) === this.opts.origin ? owner : undefined;
   }
 
   private changed(e: InformerEvent<KubeObject>): void {
     if (this.claimants.size > 0) this.released(e);
     const obj = e.object;
-    const owner = this.ours(labelledOwner(obj));
+    const owner = this.ours(obj);
     if (e.type === 'deleted') {
       this.unchangedAt.delete(objectId(obj));
       this.echoes.delete(objectId(obj));

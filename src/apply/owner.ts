@@ -2,7 +2,7 @@
 // what it applies (written and read), the owner a sync object is, and the
 // rule that keeps an object from a prune. The engine, the owned-object
 // cache, ProxySync, `tree` and `diff` all ask this module.
-import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
+import { ORIGIN_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
 import type { KubeObject } from '../kube/resources.js';
 
 /** The sync that owns what the engine applies, as its labels say. */
@@ -10,6 +10,14 @@ export interface Owner {
   kind: string;
   namespace: string;
   name: string;
+  /**
+   * In a remote cluster: the managing cluster (`--cluster-id`) the sync is
+   * in, which every object it applies there carries as its origin label. An
+   * object of another origin is not ours, whatever its owner labels say (two
+   * managing clusters may each have a RemoteSync of the same namespace and
+   * name). Unset: the origin is not looked at (the home cluster).
+   */
+  origin?: string;
 }
 
 /** The keys of the owner labels, in the order they are written. */
@@ -69,8 +77,24 @@ export function unowned(obj: KubeObject): boolean {
   return ownerLabelOf(obj) === '';
 }
 
+/** The managing cluster an object in a remote cluster was applied from (its origin label), if any. */
+export function originOf(obj: KubeObject): string | undefined {
+  return obj.metadata.labels?.[ORIGIN_LABEL];
+}
+
 export function ownedBy(obj: KubeObject, owner: Owner): boolean {
-  return ownerLabelOf(obj) === ownerKey(owner);
+  return ownerLabelOf(obj) === ownerKey(owner) && (owner.origin === undefined || originOf(obj) === owner.origin);
+}
+
+/**
+ * Who holds `obj`, as a message to `owner` says it: its owner labels, and the
+ * managing cluster it came from when that is not `owner`'s (else the same
+ * owner's name could read as a conflict with itself).
+ */
+export function holderText(obj: KubeObject, owner: Owner): string {
+  const origin = originOf(obj);
+  const elsewhere = owner.origin !== undefined && origin !== undefined && origin !== owner.origin;
+  return `${ownerLabelOf(obj) || 'none'}${elsewhere ? ` (applied from managing cluster ${origin})` : ''}`;
 }
 
 /** Owned by another sync. An object without owner labels is adopted, not a conflict. */
@@ -87,7 +111,7 @@ export function holderOf(obj: KubeObject | undefined): string {
 /** Why `existing` is not deleted by `owner`'s prune; undefined: it may be (or is gone). */
 export function keptFromPrune(existing: KubeObject | undefined, owner: Owner): string | undefined {
   if (!existing) return undefined;
-  if (!ownedBy(existing, owner)) return `not ours (owner: ${ownerLabelOf(existing) || 'none'})`;
+  if (!ownedBy(existing, owner)) return `not ours (owner: ${holderText(existing, owner)})`;
   if (existing.metadata.annotations?.[PRUNE_ANNOTATION] === PRUNE_DISABLED) return `${PRUNE_ANNOTATION}: ${PRUNE_DISABLED}`;
   return undefined;
 }

@@ -1,4 +1,3 @@
-import { ORIGIN_LABEL } from '../api/marks.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import type { AddressPolicy } from '../kube/address-policy.js';
 import { KubeClient } from '../kube/client.js';
@@ -50,7 +49,7 @@ export interface RemoteClusterOptions {
 /**
  * One remote cluster, shared by every RemoteSync whose kubeconfig names it:
  * its own client (and connections), discovery, informer cache and
- * owned-object informers (selected by the owner labels and our origin), and
+ * owned-object informers (selected by the owner labels: ours are those of our origin), and
  * what is known of its reachability.
  */
 export class RemoteCluster {
@@ -75,7 +74,7 @@ export class RemoteCluster {
     // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
     // A ServiceAccount's objects in its own namespace are watched there from the first (identity-namespace.ts).
     this.owned = new OwnedObjects(this.cache, {
-      labelSelector: `${ORIGIN_LABEL}=${opts.origin}`,
+      origin: opts.origin,
       namespacedFallback: true,
       ownNamespace: serviceAccountNamespaceOf(opts.kubeConfig),
       ownerNamespace: opts.ownerNamespace,

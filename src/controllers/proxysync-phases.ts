@@ -11,7 +11,7 @@ import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
 import { UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { objectId } from '../apply/inventory.js';
-import { ownedByOther, ownerLabelOf, unowned, type Owner } from '../apply/owner.js';
+import { holderText, ownedByOther, unowned, type Owner } from '../apply/owner.js';
 import { ApiError, NotKubernetesError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { remoteSyncMatches } from '../proxy/remote-sync.js';
@@ -96,7 +96,7 @@ export interface RemotePlace {
 export function claimOf(existing: KubeObject | undefined, owner: Owner, place: RemotePlace): 'create' | 'adopt' | 'ours' {
   if (!existing) return 'create';
   if (ownedByOther(existing, owner)) {
-    throw new Conflict(`the Sync ${place.namespace}/${place.name} in cluster ${place.cluster} is owned by ${ownerLabelOf(existing)}`, objectId(existing));
+    throw new Conflict(`the Sync ${place.namespace}/${place.name} in cluster ${place.cluster} is owned by ${holderText(existing, owner)}`, objectId(existing));
   }
   return unowned(existing) ? 'adopt' : 'ours';
 }

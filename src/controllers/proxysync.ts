@@ -16,7 +16,7 @@ import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import type { Drift, DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
-import { ownedByOther, ownerLabelOf, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
+import { holderText, ownedByOther, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
@@ -187,7 +187,7 @@ export class ProxySyncReconciler implements Reconciler {
     // when it happens again and again, with backoff up to the template's interval, as a Sync's objects are.
     const drift = cluster.owned.takeDrifts(ownerOfKey('ProxySync', key), interval);
     const corrected: ObjectResult[] = [];
-    const related = await this.related(run, { namespace: place.namespace, owner: ownerOf(obj, 'ProxySync'), drift, corrected });
+    const related = await this.related(run, { namespace: place.namespace, owner: this.ownerOf(obj), drift, corrected });
     const kept = await this.keepRemoteSync(run, live, related.digest, corrected);
     await announceDrift({ events: this.deps.events, owned: cluster.owned, intervalMs: interval }, obj, drift.due, corrected, log);
     await this.statusBack(run, kept, related.shells);
@@ -203,7 +203,7 @@ export class ProxySyncReconciler implements Reconciler {
     cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), []);
     // Not among ours: missing, or there without (or with another) owner's labels.
     const existing = live ?? (await this.getRemoteSync(cluster, place));
-    if (claimOf(existing, ownerOf(obj, 'ProxySync'), place) === 'create') {
+    if (claimOf(existing, this.ownerOf(obj), place) === 'create') {
       await ensureNamespace(cluster.client, place.namespace).catch((err: unknown) => {
         throw err instanceof ApiError && err.status === 403 ? namespaceRefused(err, place) : err;
       });
@@ -274,10 +274,15 @@ export class ProxySyncReconciler implements Reconciler {
     return { ...remoteLocation(obj, spec), cluster: cluster.name };
   }
 
+  /** The owner a ProxySync is of what it writes in its cluster: there, only what carries our origin is ours. */
+  private ownerOf(obj: KubeObject): Owner {
+    return { ...ownerOf(obj, 'ProxySync'), origin: this.settings.origin };
+  }
+
   /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
   private async findRemoteSync(obj: KubeObject, place: RemotePlace, cluster: RemoteCluster): Promise<KubeObject | undefined> {
     const { namespace, name } = place;
-    const owner = ownerOf(obj, 'ProxySync');
+    const owner = this.ownerOf(obj);
     try {
       await cluster.discovery.resolve(API_VERSION, 'Sync');
       void cluster.owned.awaitKinds(owner, []);
@@ -354,7 +359,7 @@ export class ProxySyncReconciler implements Reconciler {
   private async ensureCopy(copy: KubeObject, owner: Owner, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
     const existing = await getIfExists<KubeObject>(cluster.client, relatedPath(copy.kind as 'ConfigMap' | 'Secret', copy.metadata.name ?? '', copy.metadata.namespace ?? ''));
     if (existing && ownedByOther(existing, owner)) {
-      throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${ownerLabelOf(existing)}`, objectId(copy));
+      throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${holderText(existing, owner)}`, objectId(copy));
     }
     if (copyMatches(existing, copy)) return undefined;
     await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
@@ -365,7 +370,7 @@ export class ProxySyncReconciler implements Reconciler {
   private async removeStale(obj: KubeObject, status: SyncStatusDraft, keep: string[], cluster: RemoteCluster): Promise<void> {
     const stale = (status.inventory?.entries ?? []).filter((e) => !keep.includes(e.id));
     if (stale.length === 0) return;
-    const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, ownerOf(obj, 'ProxySync'), 4);
+    const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, this.ownerOf(obj), 4);
     const failures = results.filter((r) => r.action === 'failed');
     if (failures.length > 0) throw new Halt(Reason.PruneFailed, `removing what the ProxySync no longer keeps failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
   }
@@ -396,13 +401,13 @@ export class ProxySyncReconciler implements Reconciler {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
         const engine = new ApplyEngine(entered.cluster.client, entered.cluster.discovery);
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
-        const deletion = remoteDeletion(await engine.prune(syncs, ownerOf(obj, 'ProxySync')));
+        const deletion = remoteDeletion(await engine.prune(syncs, this.ownerOf(obj)));
         if ('refused' in deletion) throw new CleanUpFailed(deletion.refused);
         if ('waitingFor' in deletion) {
           log.info({ remote: deletion.waitingFor }, 'waiting for the remote Sync to prune and go');
           return { requeueAfterMs: REMOTE_GONE_RETRY_MS };
         }
-        const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), ownerOf(obj, 'ProxySync'));
+        const rest = await engine.prune(entries.filter((e) => !syncs.includes(e)), this.ownerOf(obj));
         const failures = rest.filter((r) => r.action === 'failed');
         if (failures.length > 0) throw new CleanUpFailed(`removing the copies failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
         return undefined;

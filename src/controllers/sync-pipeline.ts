@@ -61,6 +61,11 @@ export interface PipelineDeps {
   defaultServiceAccount?: string;
 }
 
+/** The owner a sync is of what it applies in `target`: in a remote cluster, only what carries our origin is ours. */
+function ownerIn(sync: KubeObject, target: ApplyTarget): Owner {
+  return { ...ownerOf(sync), origin: target.origin };
+}
+
 /** What the pipeline remembers of a sync between reconciles (lost on restart: then it re-checks). */
 interface AppliedState {
   target: string;
@@ -105,7 +110,7 @@ export class SyncPipeline {
     if (spec && status?.lastAppliedRevision === undefined) entries = mergeInventories(recorded, await this.renderedEntries(obj, spec, target, log));
     if (entries.length === 0) return;
     const engine = new ApplyEngine(spec ? this.clientFor(target, spec, ownerOf(obj)) : target.client, target.discovery);
-    const results = await engine.prune(entries, ownerOf(obj), this.deps.concurrency);
+    const results = await engine.prune(entries, ownerIn(obj, target), this.deps.concurrency);
     // Of the objects it only may have applied (not in its inventory), those its account may not read
     // cannot be checked for its labels, so they are left, as a prune leaves whatever is not provably
     // its own: they do not hold the deletion (a sync refused from its start can go).
@@ -352,7 +357,7 @@ export class SyncPipeline {
 
   /** Phase 3: applies the set in stages; waits (by watch) for what holds an object back: its owner letting go, its namespace, a CRD being deleted. */
   private async apply({ obj, spec, target }: Run, { objects }: { objects: KubeObject[] }): Promise<Applied> {
-    const owner = ownerOf(obj);
+    const owner = ownerIn(obj, target);
     const engine = new ApplyEngine(this.clientFor(target, spec, owner), target.discovery);
     // What the objects are now comes from the owned-object watches (one GET fewer per object; primed by the caller).
     const results = await engine.applyStaged(objects, {
@@ -378,10 +383,10 @@ export class SyncPipeline {
    * what it was to replace). `kept`: the stale entries not deleted, which stay recorded (those that
    * failed to prune, and all of them when the prune did not run).
    */
-  private async prune({ obj, spec }: Run, entries: InventoryEntry[], previous: InventoryEntry[], applied: Applied): Promise<Pruned> {
+  private async prune({ obj, spec, target }: Run, entries: InventoryEntry[], previous: InventoryEntry[], applied: Applied): Promise<Pruned> {
     const stale = staleEntries(previous, entries);
     if (!spec.prune || !applied.complete) return { results: [], kept: stale };
-    const results = stale.length > 0 ? await applied.engine.prune(stale, ownerOf(obj), this.deps.concurrency) : [];
+    const results = stale.length > 0 ? await applied.engine.prune(stale, ownerIn(obj, target), this.deps.concurrency) : [];
     const failedPrunes = new Set(results.filter((p) => p.action === 'failed').map((p) => p.id));
     return { results, kept: stale.filter((e) => failedPrunes.has(e.id)) };
   }

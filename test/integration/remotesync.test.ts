@@ -165,7 +165,7 @@ describe('applying to a remote cluster', () => {
     expect(causes).toContain(`owned object released: ${edgeNs()}_contested__ConfigMap in ${ns()}/edge-1-kubeconfig`);
   });
 
-  test("an object a sync of edge-1's own owns (no origin of ours, so not in our cache) is a conflict, not taken over", async () => {
+  test("an object a sync of edge-1's own owns (it carries no origin) is a conflict, not taken over", async () => {
     const labels = { 'syncprims.dev/owner-kind': 'Sync', 'syncprims.dev/owner-namespace': edgeNs(), 'syncprims.dev/owner-name': 'local' };
     await edge1.request({ method: 'POST', path: `/api/v1/namespaces/${edgeNs()}/configmaps`, body: { ...configMap(edgeNs(), 'theirs', 'local'), metadata: { name: 'theirs', namespace: edgeNs(), labels } } });
     await applyRemoteSync(mgmt, ns(), 'intruder', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'theirs', 'intruder')] } });
@@ -173,6 +173,18 @@ describe('applying to a remote cluster', () => {
     expect(readyOf(conflict)?.message).toContain(`ConfigMap ${edgeNs()}/theirs is owned by Sync/${edgeNs()}/local`);
     expect(await find<CM>(edge1, cmPath(edgeNs(), 'theirs'))).toMatchObject({ data: { value: 'local' }, metadata: { labels } });
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'intruder', REMOTESYNCS) });
+  });
+
+  test('an object a RemoteSync of the same namespace and name applied from another managing cluster (another origin) is a conflict naming that cluster, and our deletion leaves it', async () => {
+    const labels = { 'syncprims.dev/owner-kind': 'RemoteSync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'twin', 'syncprims.dev/origin': 'another-mgmt' };
+    await edge1.request({ method: 'POST', path: `/api/v1/namespaces/${edgeNs()}/configmaps`, body: { ...configMap(edgeNs(), 'twinned', 'theirs'), metadata: { name: 'twinned', namespace: edgeNs(), labels } } });
+    await applyRemoteSync(mgmt, ns(), 'twin', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'twinned', 'ours')] } });
+    const conflict = await waitForRemoteReady(mgmt, ns(), 'twin', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toContain(`ConfigMap ${edgeNs()}/twinned is owned by RemoteSync/${ns()}/twin (applied from managing cluster another-mgmt)`);
+    // Deleted before it ever applied, it prunes what its source renders and it owns: not the other cluster's object.
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'twin', REMOTESYNCS) });
+    await eventually('twin gone', async () => ((await find(mgmt, syncPath(ns(), 'twin', REMOTESYNCS))) === undefined ? true : undefined));
+    expect(await find<CM>(edge1, cmPath(edgeNs(), 'twinned'))).toMatchObject({ data: { value: 'theirs' }, metadata: { labels } });
   });
 
   test('a kind edge-1 does not serve yet: the RemoteSync is woken the moment its CRD is Established there, whoever installs it', async () => {

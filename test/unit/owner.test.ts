@@ -2,6 +2,7 @@
 import { describe, expect, test } from '@jest/globals';
 import {
   holderOf,
+  holderText,
   keptFromPrune,
   labelledOwner,
   ownedBy,
@@ -11,6 +12,7 @@ import {
   ownerOf,
   ownerOfKey,
   ownerSelector,
+  originOf,
   unowned,
   type Owner,
 } from '../../src/apply/owner.js';
@@ -50,6 +52,25 @@ describe('owner labels', () => {
       expect(holderOf(obj)).toBe('');
     }
     expect(holderOf(undefined)).toBe('');
+  });
+
+  test('in a remote cluster, an object of another origin is not ours whatever its owner labels say; at home the origin is not looked at', () => {
+    const there: Owner = { ...other, origin: 'mgmt-a' };
+    const ours = object({ ...ownerLabels(other), 'syncprims.dev/origin': 'mgmt-a' });
+    const twin = object({ ...ownerLabels(other), 'syncprims.dev/origin': 'mgmt-b' });
+    const noOrigin = object(ownerLabels(other));
+    expect(originOf(twin)).toBe('mgmt-b');
+    expect(ownedBy(ours, there)).toBe(true);
+    expect([ownedBy(twin, there), ownedByOther(twin, there)]).toEqual([false, true]);
+    expect([ownedBy(noOrigin, there), ownedByOther(noOrigin, there)]).toEqual([false, true]);
+    expect(keptFromPrune(twin, there)).toBe('not ours (owner: RemoteSync/team/edge (applied from managing cluster mgmt-b))');
+    expect(keptFromPrune(ours, there)).toBeUndefined();
+    // Where it differs, the message names the other cluster (else the owner would read as itself); elsewhere, only the owner.
+    expect(holderText(twin, there)).toBe('RemoteSync/team/edge (applied from managing cluster mgmt-b)');
+    expect(holderText(noOrigin, there)).toBe('RemoteSync/team/edge');
+    expect(holderText(twin, other)).toBe('RemoteSync/team/edge');
+    expect(holderText(object(), there)).toBe('none');
+    expect(ownedBy(twin, other)).toBe(true);
   });
 
   test('ours or another sync', () => {
