@@ -74,6 +74,7 @@ import { parse, stringify } from 'yaml';
 import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
+import { watchEvents } from '../src/kube/watch-stream.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
 import { tcpConnectionsTo } from '../test/support/proc.js';
@@ -88,6 +89,7 @@ import {
   installCrds,
   int,
   LOCAL,
+  machineCpuMs,
   median,
   OperatorProcess,
   type OperatorTarget,
@@ -697,7 +699,12 @@ interface FleetRun {
   identitiesMs: number;
   identitiesCreated: number;
   secretsMs: number;
-  baseline: { ms: number; perServer: Record<string, ServerRequests>; rps: Record<string, number>; cpuMs: number; apiserverCpuMs: Record<string, number> };
+  baseline: { ms: number; perServer: Record<string, ServerRequests>; rps: Record<string, number>; cpuMs: number; apiserverCpuMs: Record<string, number>; busy: number };
+  /** The same requests as the operator's, from bare clients (fleetSameRequests). */
+  sameRequests: { ms: number; cpuMs: number; apiserverCpuMs: Record<string, number>; busy: number };
+  /** The managing cluster's kube-apiserver's CPU, and the share of the machine's CPU busy, first POST → all Ready. */
+  mgmtApiserverCpuMs: number;
+  busy: number;
   /** The operator before any RemoteSync, after a GC. */
   memStart: Memory;
   postsMs: number;
@@ -760,6 +767,7 @@ async function fleetBaseline(env: Env, identities: Identity[]): Promise<FleetRun
   const perServer: Record<string, ServerRequests> = {};
   const cpu = process.cpuUsage();
   const apiCpu = Object.fromEntries(FLEET_SERVERS.map((s) => [s, processCpuMs(apiserverPid(s))]));
+  const machine = machineCpuMs();
   const t0 = performance.now();
   await mapLimit(identities, WORKERS, async (id) => {
     const client = await KubeClient.create(`bare-${id.i}`, kubeConfigOf(id.kubeconfig), `${BENCH_UA}-bare`);
@@ -785,13 +793,86 @@ async function fleetBaseline(env: Env, identities: Identity[]): Promise<FleetRun
   });
   const ms = performance.now() - t0;
   const used = process.cpuUsage(cpu);
+  const busy = busyShare(machine);
   const rps = Object.fromEntries(Object.entries(perServer).map(([k, v]) => [k, v.total / (ms / 1000)]));
   const apiserverCpuMs = Object.fromEntries(FLEET_SERVERS.map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
   // The baseline's objects go again, so that the operator's applies start from the same state.
   await mapLimit(identities, CREATE_CONCURRENCY, async (id) =>
     (await remoteClient(env, id.server)).request({ method: 'DELETE', path: cmPath(id.namespace), query: { labelSelector: `${LABEL_PART_OF}=${PREFIX}` } }),
   );
-  return { ms, perServer, rps, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs };
+  return { ms, perServer, rps, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs, busy };
+}
+
+const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
+
+/**
+ * The same requests as the operator's for one new RemoteSync, from a bare client per identity, 8 identities at
+ * a time as the baseline: in the managing cluster the RemoteSync POSTed (as the benchmark POSTs each for the
+ * operator, in its clock), its kubeconfig Secret read and its finalizer added (a JSON patch); in the remote
+ * cluster a watch of the namespace's ConfigMaps with our owner label, its initial events read to the bookmark
+ * that ends them (the operator's first watch), and the PATCHes, 16 in flight; then the status written (a JSON
+ * patch: the Ready condition, the inventory) and an Event. The RemoteSyncs live in a namespace no operator
+ * watches, deleted afterwards (their finalizers removed first), as are the ConfigMaps.
+ */
+async function fleetSameRequests(env: Env, identities: Identity[], secrets: string): Promise<FleetRun['sameRequests']> {
+  const { mgmt } = env;
+  const namespace = await createNamespace(mgmt, `${PREFIX}-same-${identities.length}`);
+  const cpu = process.cpuUsage();
+  const apiCpu = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s))]));
+  const machine = machineCpuMs();
+  const t0 = performance.now();
+  await mapLimit(identities, WORKERS, async (id) => {
+    const name = fleetName(id.i);
+    const objects = configMaps(FLEET_OBJECTS, 'same', 'v1', id.namespace, ownerLabels(namespace, name));
+    await mgmt.request({ method: 'POST', path: rsPath(namespace), body: remoteSync(namespace, name, fleetSecret(id.i), id.namespace, objects) });
+    await mgmt.request({ path: `/api/v1/namespaces/${secrets}/secrets/${fleetSecret(id.i)}` });
+    const patchJson = { method: 'PATCH' as const, contentType: 'application/json-patch+json', accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' };
+    await mgmt.request({ ...patchJson, path: rsPath(namespace, name), body: [{ op: 'add', path: '/metadata/finalizers', value: ['syncprims.dev/finalizer'] }] });
+    const client = await KubeClient.create(`same-${id.i}`, kubeConfigOf(id.kubeconfig), `${BENCH_UA}-same`);
+    const abort = new AbortController();
+    try {
+      const watch = await client.stream({
+        path: cmPath(id.namespace),
+        query: { watch: 1, allowWatchBookmarks: true, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', resourceVersion: '', labelSelector: 'syncprims.dev/owner-kind' },
+        idleTimeoutMs: 60_000,
+        signal: abort.signal,
+      });
+      for await (const e of watchEvents(watch)) if (e.type === 'BOOKMARK' && e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') break;
+      await mapLimit(objects, APPLY_CONCURRENCY, (obj) =>
+        client.request({ method: 'PATCH', path: cmPath(id.namespace, obj.metadata.name), query: { fieldManager: 'syncprims', force: true }, contentType: 'application/apply-patch+yaml', body: obj }),
+      );
+    } finally {
+      abort.abort();
+      client.close();
+    }
+    const entries = objects.map((o) => ({ id: `${id.namespace}_${o.metadata.name}__ConfigMap`, v: 'v1' }));
+    const ready = { type: 'Ready', status: 'True', reason: 'Succeeded', message: `applied revision sha256:${id.i}`, lastTransitionTime: new Date().toISOString(), observedGeneration: 1 };
+    const status = { observedGeneration: 1, conditions: [ready], lastAppliedRevision: `sha256:${id.i}`, lastAttemptedRevision: `sha256:${id.i}`, inventory: { entries } };
+    await mgmt.request({ ...patchJson, path: `${rsPath(namespace, name)}/status`, body: [{ op: 'add', path: '/status', value: status }] });
+    await mgmt.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${namespace}/events`,
+      body: { apiVersion: 'v1', kind: 'Event', metadata: { generateName: `${name}.` }, involvedObject: { apiVersion: API_VERSION, kind: 'RemoteSync', namespace, name }, reason: 'Applied', message: `${FLEET_OBJECTS} created`, type: 'Normal', source: { component: 'syncprims' } },
+    });
+  });
+  const ms = performance.now() - t0;
+  const used = process.cpuUsage(cpu);
+  const busy = busyShare(machine);
+  const apiserverCpuMs = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
+  await mapLimit(identities, CREATE_CONCURRENCY, (id) =>
+    mgmt.request({ method: 'PATCH', path: rsPath(namespace, fleetName(id.i)), contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } }),
+  );
+  await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
+  await mapLimit(identities, CREATE_CONCURRENCY, async (id) =>
+    (await remoteClient(env, id.server)).request({ method: 'DELETE', path: cmPath(id.namespace), query: { labelSelector: `${LABEL_PART_OF}=${PREFIX}` } }),
+  );
+  return { ms, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs, busy };
+}
+
+/** The share of the machine's CPU (all cores) busy since `from` (machineCpuMs). */
+function busyShare(from: { busy: number; total: number }): number {
+  const now = machineCpuMs();
+  return (now.busy - from.busy) / (now.total - from.total);
 }
 
 /** `earlier`: the operator of BEFORE_REF, measured without the long idle and the recovery. */
@@ -806,6 +887,9 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
   const secretsStarted = performance.now();
   await mapLimit(fleet, CREATE_CONCURRENCY, (id) => mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/secrets`, body: secretObject(fleetSecret(id.i), id.kubeconfig) }));
   const secretsMs = performance.now() - secretsStarted;
+  console.log(`  the same requests as the operator's, from bare clients...`);
+  const sameRequests = await fleetSameRequests(env, fleet, namespace);
+  console.log(`  the same requests: ${s2(sameRequests.ms)}`);
   const serverOfLabel = new Map(fleet.map((id) => [`${namespace}/${fleetSecret(id.i)}`, id.server]));
   const mgmtLabel = loadKubeConfigFile(kubeconfigFile(MGMT)).getCurrentContext();
   const serverOf = (label: string): string | undefined => serverOfLabel.get(label) ?? (label === mgmtLabel ? MGMT : undefined);
@@ -821,7 +905,8 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
     const names = new Set(fleet.map((id) => fleetName(id.i)));
     const before = requestCounts(await op.metrics());
     const cpu = processCpuMs(op.pid);
-    const apiCpu = Object.fromEntries(FLEET_SERVERS.map((s) => [s, processCpuMs(apiserverPid(s))]));
+    const apiCpu = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s))]));
+    const machine = machineCpuMs();
     const sampler = new Sampler(op, ports);
     const epoch = Date.now();
     const t0 = performance.now();
@@ -837,7 +922,8 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
     });
     const readyMs = error ? performance.now() - t0 : tracker.last;
     const operatorCpuMs = processCpuMs(op.pid) - cpu;
-    const apiserverCpuMs = Object.fromEntries(FLEET_SERVERS.map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
+    const busy = busyShare(machine);
+    const apiserverCpuMs = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
     const atReady = memoryNow(op);
     const connAtReady = await connectionsNow(op, ports);
     const readyMetrics = await op.metrics();
@@ -902,6 +988,9 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
       operatorCpuMs,
       perServer,
       mgmtRequests: created[MGMT]?.total ?? 0,
+      mgmtApiserverCpuMs: apiserverCpuMs[MGMT] ?? NaN,
+      busy,
+      sameRequests,
       mgmtConnections: connAtReady[MGMT] ?? NaN,
       otherRequests: created.other?.total ?? 0,
       atReady,
@@ -1371,6 +1460,11 @@ function fleetTable(runs: FleetRun[]): string {
     [`all POSTs answered (${CREATE_CONCURRENCY} at a time)`, (r) => s2(r.postsMs)],
     [`**baseline: bare clients, one per identity (${WORKERS} identities at a time, ${APPLY_CONCURRENCY} PATCHes in flight each)**`, (r) => `**${s2(r.baseline.ms)}**`],
     ['operator / baseline', (r) => (r.readyMs / r.baseline.ms).toFixed(2)],
+    [
+      `**the same requests as the operator's, from bare clients** (${WORKERS} identities at a time: the RemoteSync POSTed, its Secret read, its finalizer, a first watch to its initial events, the PATCHes, the status, an Event)`,
+      (r) => `**${s2(r.sameRequests.ms)}**`,
+    ],
+    ['operator / the same requests', (r) => (r.readyMs / r.sameRequests.ms).toFixed(2)],
     ...(runs.some((r) => r.before) ? beforeRows() : []),
     ...FLEET_SERVERS.flatMap((s): [string, (r: FleetRun) => string][] => [
       [`${s}: operator's requests while creating (per second)`, srv(s, (p) => `${int(p.requests)} (${p.rps.toFixed(0)}/s)`)],
@@ -1387,6 +1481,10 @@ function fleetTable(runs: FleetRun[]): string {
     ]),
     [`watch restarts in the operator's log over those ${LONG_IDLE_MS / 1000} s (largest N only)`, (r) => (r.longIdle ? counts(r.longIdle.restarts) : '–')],
     [`${MGMT}: operator's requests while creating / connections at all-Ready`, (r) => `${int(r.mgmtRequests)} / ${int(r.mgmtConnections)}`],
+    [`${MGMT}: kube-apiserver CPU while creating (the baseline sends it nothing)`, (r) => ms(r.mgmtApiserverCpuMs)],
+    [`${MGMT}: kube-apiserver CPU, the same requests from bare clients`, (r) => ms(r.sameRequests.apiserverCpuMs[MGMT] ?? NaN)],
+    ...FLEET_SERVERS.map((s): [string, (r: FleetRun) => string] => [`${s}: kube-apiserver CPU, the same requests from bare clients`, (r) => ms(r.sameRequests.apiserverCpuMs[s] ?? NaN)]),
+    ["the machine's CPU busy, all cores (operator, first POST → all Ready / baseline / the same requests)", (r) => `${pct(r.busy)} / ${pct(r.baseline.busy)} / ${pct(r.sameRequests.busy)}`],
     ['clusters opened (`cluster opened` log lines)', (r) => int(r.clustersOpened)],
     ["the benchmark's own watch of the RemoteSyncs ended by the server (then read again and resumed)", (r) => int(r.benchWatchRestarts ?? 0)],
     ['open watches when idle (`syncprims_watches`)', (r) => int(r.watchesAtIdle)],
@@ -1601,7 +1699,8 @@ function fleetLine(f: FleetRun, label: string): string {
   const forbidden = p.reduce((a, x) => a + (x?.errors['403'] ?? 0), 0);
   return (
     `${label}: ${f.error ? `**not all Ready: ${int(f.readyCount)} of ${int(f.n)} within ${s2(f.readyMs)}** (${f.error})` : `all Ready in ${s2(f.readyMs)}`}, ` +
-    `against ${s2(f.baseline.ms)} for the bare clients (×${(f.readyMs / f.baseline.ms).toFixed(2)}); ` +
+    `against ${s2(f.baseline.ms)} for the bare clients (×${(f.readyMs / f.baseline.ms).toFixed(2)}) and ${s2(f.sameRequests.ms)} for the same requests as the operator's from bare clients (×${(f.readyMs / f.sameRequests.ms).toFixed(2)}); ` +
+    `${MGMT}'s kube-apiserver used ${ms(f.mgmtApiserverCpuMs)} of CPU meanwhile (the bare clients send it nothing), the machine's CPU ${pct(f.busy)} busy; ` +
     `${p.map((x, i) => `${FLEET_SERVERS[i]} got ${(x?.rps ?? NaN).toFixed(0)} requests/s (${int(x?.requests ?? NaN)}, ${((x?.requests ?? NaN) / (f.n / FLEET_SERVERS.length)).toFixed(1)} per RemoteSync) and ${(x?.idleRps ?? NaN).toFixed(2)}/s idle, over ${int(x?.connectionsIdle ?? NaN)} connections`).join('; ')}; ` +
     `${forbidden ? `**${int(forbidden)} answers 403**` : 'no answer 403'}; ` +
     `${f.reconciles ? `${int(f.reconciles.count)} reconciles, ${s2(f.reconciles.reconcileSeconds * 1000)} in them and ${s2(f.reconciles.queueSeconds * 1000)} queued (summed); ` : ''}` +

@@ -16,7 +16,7 @@ import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import type { Drift, DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
-import { holderText, ownedByOther, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
+import { holderText, ownedBy, ownedByOther, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists } from '../kube/client.js';
@@ -296,7 +296,9 @@ export class ProxySyncReconciler implements Reconciler {
     const probe: KubeObject = { apiVersion: API_VERSION, kind: 'Sync', metadata: { name, namespace } };
     await cluster.owned.track(inventoryOf([probe]));
     const found = cluster.owned.lookup(probe);
-    return found.known ? found.object : this.getRemoteSync(cluster, place).then((o) => (o && !unowned(o) ? o : undefined));
+    if (!found.known) return this.getRemoteSync(cluster, place).then((o) => (o && !unowned(o) ? o : undefined));
+    // The watch holds what every owner has there, of any origin: the one found is ours only if it names us.
+    return found.object && ownedBy(found.object, this.ownerOf(obj)) ? found.object : undefined;
   }
 
   /** The remote Sync read from its cluster (not its watch), whoever owns it. */
