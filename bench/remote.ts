@@ -1572,9 +1572,21 @@ ConfigMaps. The operator runs under \`node --expose-gc --require <preload>\`, th
 not part of the operator) running a full GC on SIGUSR2 and reporting \`process.memoryUsage()\`. Per size: the
 **baseline** first (bare clients, one per identity, from its own kubeconfig, so new connections per identity, ${WORKERS}
 identities at a time, ${APPLY_CONCURRENCY} PATCHes in flight each, applying ${FLEET_OBJECTS} other ConfigMaps into the same namespaces;
-deleted afterwards); then the operator: started, a GC, then all N RemoteSyncs POSTed ${CREATE_CONCURRENCY} at a time and timed
+deleted afterwards); then **the same requests as the operator's, from bare clients** (one per identity, ${WORKERS} identities
+at a time: the RemoteSync POSTed in a namespace no operator watches, its kubeconfig Secret read, its finalizer added by a
+JSON patch; in the remote cluster a watch of the namespace's owned ConfigMaps read to the bookmark that ends its initial
+events, and the ${FLEET_OBJECTS} PATCHes, ${APPLY_CONCURRENCY} in flight; then its status by a JSON patch and an Event; all deleted
+afterwards); then the operator: started, a GC, then all N RemoteSyncs POSTed ${CREATE_CONCURRENCY} at a time and timed
 to the last one Ready; then ${r.idleMs / 1000} s idle, VmRSS, and a forced GC, VmRSS again. Requests per second while creating
-are the requests of that window over its length.
+are the requests of that window over its length. CPU is per process (\`/proc/<pid>/stat\`) and for the machine (\`/proc/stat\`,
+all cores, busy = all but idle and iowait), over each window.
+
+Why two baselines: every party runs on this machine's ${os.cpus().length} cores (the three API servers, etcd, the operator, the
+benchmark), and the bare clients' baseline sends nothing to \`${MGMT}\`. A RemoteSync is an object there: the benchmark
+POSTs it, and the operator must add its finalizer and write its status (two writes of a custom resource, each a few
+milliseconds of that API server's CPU), besides the Event and the Secret read. Where the machine's CPU is saturated
+(the busy row of the table), those writes cost the operator's run time that the bare clients never pay; the same requests from bare
+clients pay them too, and what is left between them and the operator is the operator's own work.
 
 ${fleetTable(fleet)}
 
