@@ -812,7 +812,7 @@ const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
  * cluster a watch of the namespace's ConfigMaps with our owner label, its initial events read to the bookmark
  * that ends them (the operator's first watch), and the PATCHes, 16 in flight; then the status written (a JSON
  * patch: the Ready condition, the inventory) and an Event. The RemoteSyncs live in a namespace no operator
- * watches, deleted afterwards (their finalizers removed first), as are the ConfigMaps.
+ * watches, deleted afterwards (their finalizers removed first) and waited for, as are the ConfigMaps.
  */
 async function fleetSameRequests(env: Env, identities: Identity[], secrets: string): Promise<FleetRun['sameRequests']> {
   const { mgmt } = env;
@@ -859,10 +859,8 @@ async function fleetSameRequests(env: Env, identities: Identity[], secrets: stri
   const used = process.cpuUsage(cpu);
   const busy = busyShare(machine);
   const apiserverCpuMs = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
-  await mapLimit(identities, CREATE_CONCURRENCY, (id) =>
-    mgmt.request({ method: 'PATCH', path: rsPath(namespace, fleetName(id.i)), contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } }),
-  );
-  await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
+  // Gone before the operator's window opens (the namespace controller's deletions would run in it).
+  await deleteRemoteSyncNamespace(mgmt, namespace);
   await mapLimit(identities, CREATE_CONCURRENCY, async (id) =>
     (await remoteClient(env, id.server)).request({ method: 'DELETE', path: cmPath(id.namespace), query: { labelSelector: `${LABEL_PART_OF}=${PREFIX}` } }),
   );
