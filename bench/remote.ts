@@ -1761,7 +1761,7 @@ function writeFleetReport(r: ReportInput): void {
   const measured = `\nMeasured apart from the rest of this report (\`REMOTE_PARTS=fleet\`) on ${r.date}, the 1-minute load average ${median(r.load).toFixed(1)} (median); the operator ${r.build}.\n`;
   const fleet = [...r.fleet].sort((x, y) => x.n - y.n);
   const section = fleetSection(r, measured);
-  const fleetLine = /^- (Fleet of|Idle at|RSS per idle cluster|Restart with) /;
+  const fleetLine = /^- (Fleet of|Idle at|RSS per idle cluster|Restart with)\b/;
   const rest = `${old.slice(0, b)}${section}\n\n${old.slice(c)}`.split('\n');
   const at = rest.findIndex((l) => fleetLine.test(l));
   const kept = rest.filter((l) => !fleetLine.test(l));
