@@ -94,7 +94,12 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
     const syncs = Object.entries(specs(server));
     await Promise.all(syncs.map(([name, spec]) => applySync(client, namespace, name, spec)));
     const ready = await Promise.all(syncs.map(([name]) => readyTrue(client, namespace, name)));
-    if (!ready.every(Boolean)) throw new Error(await hungRound(client, namespace, syncs.map(([name]) => name), round, op, terminating));
+    if (!ready.every(Boolean)) {
+      const why = await hungRound(client, namespace, syncs.map(([name]) => name), round, op, terminating);
+      // Deleted (pruned) as a round ends, or a later run on this cluster would meet their objects owned by syncs nobody runs.
+      await Promise.all(syncs.map(([name]) => deleteSyncAndWait(client, namespace, name))).catch(() => undefined);
+      throw new Error(why);
+    }
     const readyMs = Math.round(performance.now() - started);
     await Promise.all(syncs.map(([name]) => deleteSyncAndWait(client, namespace, name)));
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
