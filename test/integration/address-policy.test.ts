@@ -219,8 +219,8 @@ describe('the flag on the command line', () => {
     const res = await runCli([command, ...args, '--source-deny-cidrs', '127.0.0.0/8,127.0.0.0/33'], { timeoutMs: 60_000 });
     expect(res).toMatchObject({
       code: 2,
-      // Only text: the example CIDRs the error message gives; nothing connects to them.
-      stderr: expect.stringContaining('--source-deny-cidrs: "127.0.0.0/33" is not a CIDR: want address/prefix, as 169.254.0.0/16 or fe80::/10'), // only text, never connected to
+      // Only parsed (text of the error message, its example CIDRs): never connected to.
+      stderr: expect.stringContaining('--source-deny-cidrs: "127.0.0.0/33" is not a CIDR: want address/prefix, as 169.254.0.0/16 or fe80::/10'), // only parsed, never connected to
     });
   });
 });
