@@ -391,6 +391,21 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     }
   });
 
+  test('a remote Sync that a ProxySync of the same namespace and name keeps from another managing cluster (another origin) is a conflict naming that cluster, never taken over', async () => {
+    const labels = { 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'twin', 'syncprims.dev/origin': 'another-mgmt' };
+    await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } }).catch(() => undefined);
+    const theirs = { source: { inline: [configMap('twin-theirs-cm')] } };
+    await edge.request({ method: 'POST', path: syncPath(ns(), ''), body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'twin-sync', namespace: ns(), labels }, spec: theirs } });
+    await applyProxySync(mgmt, ns(), 'twin', { clusterRef: { name: 'edge-1' }, template: { metadata: { name: 'twin-sync' }, spec: { source: { inline: [configMap('twin-ours-cm')] } } } });
+    const conflict = await proxyReady('twin', 'False', 'OwnershipConflict');
+    expect(readyOf(conflict)?.message).toBe(`the Sync ${ns()}/twin-sync in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/twin (applied from managing cluster another-mgmt)`);
+    expect((await edgeSync('twin-sync'))?.spec?.source).toEqual(theirs.source);
+    // Deleted, it leaves the other cluster's Sync where it is.
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'twin', PROXYSYNCS) });
+    await eventually('twin gone', async () => ((await find(mgmt, syncPath(ns(), 'twin', PROXYSYNCS))) === undefined ? true : undefined));
+    expect((await edgeSync('twin-sync'))?.metadata.labels).toMatchObject(labels);
+  });
+
   test('two ProxySyncs of one source ConfigMap in one remote namespace: the copy is a conflict, taken over the moment the first lets it go', async () => {
     await mgmt.request({
       method: 'PATCH',
