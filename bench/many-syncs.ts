@@ -66,8 +66,10 @@ import {
   LOCAL,
   OperatorProcess,
   type OperatorTarget,
-  processCpuMs,
+  machineBusySince,
   machineCpuMs,
+  pct,
+  processCpuMs,
   ROOT,
   sampleLoad,
   serverVersion,
@@ -472,8 +474,7 @@ async function runCase(build: Build, c: Case, artifacts: ArtifactServer, base: s
       const readyMs = lastAt - sentAt;
       const operatorCpuMs = processCpuMs(op.pid) - cpu;
       const apiserverCpuMs = processCpuMs(apiserverPid) - apiCpu;
-      const machineNow = machineCpuMs();
-      const machineBusy = (machineNow.busy - machine.busy) / (machineNow.total - machine.total);
+      const machineBusy = machineBusySince(machine);
       // Echoes of the last writes (owned objects' events) settle before the counts are read.
       await sleep(2_000);
       const peakHeap = await heapSampler.stop();
@@ -583,7 +584,6 @@ async function main(): Promise<void> {
 
 const s2 = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 /** A share as a percentage (older results have none). */
-const pct = (share: number | undefined): string => (share === undefined || Number.isNaN(share) ? '?' : `${Math.round(share * 100)}%`);
 const mib = (kib: number): string => `${(kib / 1024).toFixed(0)} MiB`;
 const per = (n: number, syncs: number, digits = 1): string => (n / syncs).toFixed(digits);
 

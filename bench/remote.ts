@@ -72,11 +72,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { API_VERSION, GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
+import { FIELD_MANAGER as OPERATOR_FIELD_MANAGER, FINALIZER } from '../src/api/marks.js';
 import { mapLimit } from '../src/apply/map-limit.js';
 import { KubeClient } from '../src/kube/client.js';
 import { watchEvents } from '../src/kube/watch-stream.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
-import { collectionPath, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
+import { collectionPath, METADATA_ONLY_ACCEPT, type KubeObject, type ResourceInfo } from '../src/kube/resources.js';
 import { tcpConnectionsTo } from '../test/support/proc.js';
 import { StallingProxy } from '../test/support/stalling-proxy.js';
 import {
@@ -89,10 +90,12 @@ import {
   installCrds,
   int,
   LOCAL,
+  machineBusySince,
   machineCpuMs,
   median,
   OperatorProcess,
   type OperatorTarget,
+  pct,
   processCpuMs,
   ROOT,
   sampleLoad,
@@ -793,7 +796,7 @@ async function fleetBaseline(env: Env, identities: Identity[]): Promise<FleetRun
   });
   const ms = performance.now() - t0;
   const used = process.cpuUsage(cpu);
-  const busy = busyShare(machine);
+  const busy = machineBusySince(machine);
   const rps = Object.fromEntries(Object.entries(perServer).map(([k, v]) => [k, v.total / (ms / 1000)]));
   const apiserverCpuMs = Object.fromEntries(FLEET_SERVERS.map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
   // The baseline's objects go again, so that the operator's applies start from the same state.
@@ -802,8 +805,6 @@ async function fleetBaseline(env: Env, identities: Identity[]): Promise<FleetRun
   );
   return { ms, perServer, rps, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs, busy };
 }
-
-const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
 
 /**
  * The same requests as the operator's for one new RemoteSync, from a bare client per identity, 8 identities at
@@ -826,8 +827,8 @@ async function fleetSameRequests(env: Env, identities: Identity[], secrets: stri
     const objects = configMaps(FLEET_OBJECTS, 'same', 'v1', id.namespace, ownerLabels(namespace, name));
     await mgmt.request({ method: 'POST', path: rsPath(namespace), body: remoteSync(namespace, name, fleetSecret(id.i), id.namespace, objects) });
     await mgmt.request({ path: `/api/v1/namespaces/${secrets}/secrets/${fleetSecret(id.i)}` });
-    const patchJson = { method: 'PATCH' as const, contentType: 'application/json-patch+json', accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' };
-    await mgmt.request({ ...patchJson, path: rsPath(namespace, name), body: [{ op: 'add', path: '/metadata/finalizers', value: ['syncprims.dev/finalizer'] }] });
+    const patchJson = { method: 'PATCH' as const, contentType: 'application/json-patch+json', accept: METADATA_ONLY_ACCEPT };
+    await mgmt.request({ ...patchJson, path: rsPath(namespace, name), body: [{ op: 'add', path: '/metadata/finalizers', value: [FINALIZER] }] });
     const client = await KubeClient.create(`same-${id.i}`, kubeConfigOf(id.kubeconfig), `${BENCH_UA}-same`);
     const abort = new AbortController();
     try {
@@ -839,7 +840,7 @@ async function fleetSameRequests(env: Env, identities: Identity[], secrets: stri
       });
       for await (const e of watchEvents(watch)) if (e.type === 'BOOKMARK' && e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') break;
       await mapLimit(objects, APPLY_CONCURRENCY, (obj) =>
-        client.request({ method: 'PATCH', path: cmPath(id.namespace, obj.metadata.name), query: { fieldManager: 'syncprims', force: true }, contentType: 'application/apply-patch+yaml', body: obj }),
+        client.request({ method: 'PATCH', path: cmPath(id.namespace, obj.metadata.name), query: { fieldManager: OPERATOR_FIELD_MANAGER, force: true }, contentType: 'application/apply-patch+yaml', body: obj }),
       );
     } finally {
       abort.abort();
@@ -857,7 +858,7 @@ async function fleetSameRequests(env: Env, identities: Identity[], secrets: stri
   });
   const ms = performance.now() - t0;
   const used = process.cpuUsage(cpu);
-  const busy = busyShare(machine);
+  const busy = machineBusySince(machine);
   const apiserverCpuMs = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
   // Gone before the operator's window opens (the namespace controller's deletions would run in it).
   await deleteRemoteSyncNamespace(mgmt, namespace);
@@ -865,12 +866,6 @@ async function fleetSameRequests(env: Env, identities: Identity[], secrets: stri
     (await remoteClient(env, id.server)).request({ method: 'DELETE', path: cmPath(id.namespace), query: { labelSelector: `${LABEL_PART_OF}=${PREFIX}` } }),
   );
   return { ms, cpuMs: (used.user + used.system) / 1000, apiserverCpuMs, busy };
-}
-
-/** The share of the machine's CPU (all cores) busy since `from` (machineCpuMs). */
-function busyShare(from: { busy: number; total: number }): number {
-  const now = machineCpuMs();
-  return (now.busy - from.busy) / (now.total - from.total);
 }
 
 /** `earlier`: the operator of BEFORE_REF, measured without the long idle and the recovery. */
@@ -920,7 +915,7 @@ async function fleetCase(env: Env, identities: Identity[], n: number, made: { ms
     });
     const readyMs = error ? performance.now() - t0 : tracker.last;
     const operatorCpuMs = processCpuMs(op.pid) - cpu;
-    const busy = busyShare(machine);
+    const busy = machineBusySince(machine);
     const apiserverCpuMs = Object.fromEntries([...FLEET_SERVERS, MGMT].map((s) => [s, processCpuMs(apiserverPid(s)) - (apiCpu[s] ?? NaN)]));
     const atReady = memoryNow(op);
     const connAtReady = await connectionsNow(op, ports);

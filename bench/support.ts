@@ -85,6 +85,15 @@ export function machineCpuMs(): { busy: number; total: number } {
   }
 }
 
+/** The share of the machine's CPU (all cores) busy since `from` (machineCpuMs). */
+export function machineBusySince(from: { busy: number; total: number }): number {
+  const now = machineCpuMs();
+  return (now.busy - from.busy) / (now.total - from.total);
+}
+
+/** A share as a whole percentage ('?' when unknown). */
+export const pct = (share: number | undefined): string => (share === undefined || Number.isNaN(share) ? '?' : `${Math.round(share * 100)}%`);
+
 export async function installCrds(client: KubeClient): Promise<void> {
   const discovery = new Discovery(client);
   for (const crd of customResourceDefinitions()) {
