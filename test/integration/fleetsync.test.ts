@@ -14,7 +14,7 @@ import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
-import { eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+import { eventOf, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 /** The User-Agent of the operator's requests (src/cli/run/run.ts operatorUserAgent). */
@@ -195,7 +195,7 @@ describe('FleetSync', () => {
     }, 60_000);
     expect(readyOf(base)).toMatchObject({ status: 'False', reason: 'ClustersFailing' });
     expect(base.status?.failures).toEqual([expect.objectContaining({ cluster: 'capi', reason: 'ApplyFailed' })]);
-    expect((await eventsFor(mgmt, ns(), 'base')).some((e) => e.reason === 'ClustersFailing' && e.type === 'Warning')).toBe(true);
+    await eventOf(mgmt, ns(), 'base', 'ClustersFailing', 'Warning');
     // The app FleetSync as a whole is not gated by base (per cluster): east Ready, capi progressing.
     await eventually('app counted', async () => {
       const f = await getFleet('app');
@@ -301,7 +301,7 @@ describe('FleetSync rollouts', () => {
     expect(halted.status?.currentRevision).toBe(good);
     expect(await revisionOf('roll-west')).toBe(good);
     expect(await valueIn(edge2, 'roll')).toBe('v1');
-    expect((await eventsFor(mgmt, ns(), 'roll')).some((e) => e.reason === 'RolloutHalted' && e.type === 'Warning')).toBe(true);
+    await eventOf(mgmt, ns(), 'roll', 'RolloutHalted', 'Warning');
 
     // Fixing forward: a new revision starts again from the canary and reaches both.
     const fixed = new Date();

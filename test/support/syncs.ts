@@ -115,6 +115,15 @@ export async function eventsFor(client: KubeClient, namespace: string, name: str
   return list.items;
 }
 
+/**
+ * Waits for an Event of `reason` (and `type`) on the object: the operator
+ * records it after the status write a test may have seen first.
+ */
+export async function eventOf(client: KubeClient, namespace: string, name: string, reason: string, type?: 'Normal' | 'Warning', timeoutMs = 30_000): Promise<EventObject> {
+  return eventually(`a ${reason} Event on ${name}`, async () =>
+    (await eventsFor(client, namespace, name)).find((e) => e.reason === reason && (!type || e.type === type)), timeoutMs);
+}
+
 /** A Sync spec that applies one ConfigMap of the Sync's own name. */
 export const oneConfigMap =
   (namespace: string, extra: Record<string, unknown> = {}) =>
