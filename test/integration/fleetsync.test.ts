@@ -19,8 +19,6 @@ import { eventOf, find, getSync, readyOf, syncPath, waitForReady, type SyncObjec
 const HOME = 'mgmt';
 /** The User-Agent of the operator's requests (src/cli/run/run.ts operatorUserAgent). */
 const OPERATOR = 'syncprims-operator';
-/** A namespace that exists in edge-1 only: what applies into it fails in edge-2. */
-const MISSING = 'fleet-only-in-east';
 const FLEETSYNCS = 'fleetsyncs';
 let mgmt: KubeClient;
 let edge1: KubeClient;
@@ -29,6 +27,8 @@ let op: OperatorProcess;
 const ns = useTestNamespace(HOME, 'fleet');
 /** The edges' namespace: the same name in edge-1 (a test namespace) and edge-2 (made alike, deleted at the end). */
 const edgeNs = useTestNamespace('edge-1', 'fleetedge');
+/** A namespace that exists in edge-1 only: what applies into it fails in edge-2. Of this run alone, so an earlier run's leftovers there cannot conflict. */
+const onlyInEast = useTestNamespace('edge-1', 'fleeteast');
 
 function setServer(kc: Record<string, unknown>, server: string): void {
   for (const c of kc.clusters as { cluster: { server: string } }[]) c.cluster.server = server;
@@ -173,11 +173,10 @@ describe('FleetSync', () => {
     });
     await registerCluster('east', 'edge-1', { env: 'prod', region: 'east', tier: 'base' });
     // base fails on capi (edge-2): its namespace exists in edge-1 only.
-    await edge1.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MISSING } } }).catch(() => undefined);
     await applyFleetSync('base', {
       kind: 'RemoteSync',
       clusters: { selector: { matchLabels: { tier: 'base' } } },
-      template: configMapTemplate('base', MISSING),
+      template: configMapTemplate('base', onlyInEast()),
     });
     await applyFleetSync('app', {
       kind: 'RemoteSync',
@@ -203,7 +202,6 @@ describe('FleetSync', () => {
     }, 30_000);
     for (const name of ['app', 'base']) await mgmt.request({ method: 'DELETE', path: syncPath(ns(), name, FLEETSYNCS) });
     await eventually('base gone', async () => ((await find(mgmt, syncPath(ns(), 'base', FLEETSYNCS))) ? undefined : true), 90_000);
-    await edge1.request({ method: 'DELETE', path: `/api/v1/namespaces/${MISSING}` }).catch(() => undefined);
   });
 
   test('suspend is passed to the children, and the FleetSync says Suspended; a reconcile request is echoed', async () => {
