@@ -187,6 +187,29 @@ describe('applying to a remote cluster', () => {
     expect(await find<CM>(edge1, cmPath(edgeNs(), 'twinned'))).toMatchObject({ data: { value: 'theirs' }, metadata: { labels } });
   });
 
+  test("another managing cluster's object labelled with our RemoteSync's name neither wakes it nor counts as its drift", async () => {
+    await applyRemoteSync(mgmt, ns(), 'solo', { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), 'solo-a')] } });
+    await waitForRemoteReady(mgmt, ns(), 'solo', 'True', 'Succeeded');
+    const since = Date.now();
+    const labels = { 'syncprims.dev/owner-kind': 'RemoteSync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'solo', 'syncprims.dev/origin': 'another-mgmt' };
+    const foreign = cmPath(edgeNs(), 'solo-foreign');
+    await edge1.request({ method: 'POST', path: `/api/v1/namespaces/${edgeNs()}/configmaps`, body: { ...configMap(edgeNs(), 'solo-foreign', 'theirs'), metadata: { name: 'solo-foreign', namespace: edgeNs(), labels } } });
+    await edge1.request({ method: 'PATCH', path: foreign, query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { data: { value: 'theirs-2' } } });
+    await edge1.request({ method: 'DELETE', path: foreign });
+    // Then our own object is edited: the same watch of edge-1's ConfigMaps brings its event after theirs.
+    await edge1.request({ method: 'PATCH', path: cmPath(edgeNs(), 'solo-a'), query: { fieldManager: 'kubectl-patch' }, contentType: 'application/merge-patch+json', body: { data: { value: 'edited' } } });
+    const causes = await eventually('the reconcile woken by our own drift', async () => {
+      const c = reconciledLines('solo').filter((l) => Date.parse(String(l.time)) >= since).flatMap((l) => l.causes as string[]);
+      return c.some((x) => x.startsWith(`owned object drifted: ${edgeNs()}_solo-a__ConfigMap in `)) ? c : undefined;
+    });
+    expect(causes.filter((c) => c.includes('solo-foreign'))).toEqual([]);
+    const drifts = (await eventsFor(mgmt, ns(), 'solo')).filter((e) => e.reason === 'Drifted');
+    expect(drifts.map((e) => e.message).filter((m) => m.includes('solo-foreign'))).toEqual([]);
+    expect((await find<CM>(edge1, cmPath(edgeNs(), 'solo-a')))?.data?.value).toBe('v1');
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'solo', REMOTESYNCS) });
+    await eventually('solo gone', async () => ((await find(mgmt, syncPath(ns(), 'solo', REMOTESYNCS))) === undefined ? true : undefined));
+  });
+
   test('a kind edge-1 does not serve yet: the RemoteSync is woken the moment its CRD is Established there, whoever installs it', async () => {
     const group = `${edgeNs()}.example.com`;
     const crd = schemalessCrd(group, 'Widget', 'widgets');
