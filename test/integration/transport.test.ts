@@ -121,9 +121,12 @@ describe('HTTP/2 (the API server chooses h2 in ALPN)', () => {
     c.onSaturated((detail) => saturated.push(detail));
     const opened: Readable[] = [];
     const opening = Array.from({ length: 150 }, (_, i) => watchNothing(c, i).then((w) => opened.push(w)));
+    // Every stream sent has its answer before any is ended: one answered later would keep its slot,
+    // and as many waiting watches would never be sent (on a busy machine, the GETs below were
+    // answered while a third of the watches were not yet).
     const full = await eventually('some watches open and the rest waiting', async () => {
       const s = c.connectionStats();
-      return s.streams + s.queued === 150 && s.streams > 0 && s.queued > 0 ? s : undefined;
+      return s.streams + s.queued === 150 && s.streams > 0 && s.queued > 0 && opened.length === s.streams ? s : undefined;
     });
     expect(full).toMatchObject({ protocol: 'h2', connections: 1 });
     // A tenth of the session's streams is kept for requests.
