@@ -156,7 +156,8 @@ describe('waiting for dependencies', () => {
 
   test('requiredStatus InProgress is met once the revision is applied, before its objects are healthy', async () => {
     await createAll([
-      ['ip-base', spec([gate('ip-gate')])],
+      // Its gate stays shut to the end of the file: a health timeout (5m by default) must not fall inside the restart test's window.
+      ['ip-base', { ...spec([gate('ip-gate')]), timeout: '1h' }],
       ['ip-app', spec([configMap('ip-app')], [{ name: 'ip-base', requiredStatus: 'InProgress' }])],
     ]);
     await waitForReady(client, ns(), 'ip-app', 'True', 'Succeeded');
@@ -196,8 +197,12 @@ describe('ordering', () => {
       ['dia-a', spec([configMap('dia-a')])],
     ]);
     await waitForReady(client, ns(), 'dia-c', 'True', 'Succeeded');
-    await new Promise((r) => setTimeout(r, 1000));
-    const d = await getSync(client, ns(), 'dia-d');
+    // D waits on B alone once B, held by its gate, reports Progressing (on a busy machine that can take more than a second).
+    const d = await eventually('dia-d waiting on dia-b alone', async () => {
+      const got = await getSync(client, ns(), 'dia-d');
+      const pending = pendingOf(got) as { name?: string; reason?: string }[] | undefined;
+      return pending?.length === 1 && pending[0]?.name === 'dia-b' && pending[0].reason === 'Progressing' ? got : undefined;
+    }, 30_000);
     expect(pendingOf(d)).toEqual([{ kind: 'Sync', name: 'dia-b', reason: 'Progressing' }]);
     await openGate('dia-b-gate');
     await waitForReady(client, ns(), 'dia-d', 'True', 'Succeeded');

@@ -408,7 +408,8 @@ describe('FleetSync rollouts', () => {
     expect(await revisionOf('roll-east')).toBe(paused.status?.currentRevision);
     expect(await valueIn(edge1, 'roll')).toBe('v3');
 
-    await roll('v4', { soak: '3s' });
+    // Long enough that the reads below fall inside it on a busy machine.
+    await roll('v4', { soak: '10s' });
     const soaking = await waitPhase('roll', 'Soaking');
     expect(soaking.status?.waves?.[0]?.soakUntil).toBeDefined();
     expect(await valueIn(edge1, 'roll')).toBe('v4');

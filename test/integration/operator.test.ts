@@ -113,11 +113,14 @@ describe('no-op resync', () => {
 
   test('resyncs at the interval over unchanged objects write nothing', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `r-${i}`);
+    const created = new Date(Date.now() - 1000);
     await createSyncs(client, ns(), names, oneConfigMap(ns(), { interval: '2s' }));
     const op = await start(['--namespace', ns()]);
     await eventually('all Ready', () => allReady(ns(), 20));
-    // Let the status writes of the first pass land before counting.
-    await new Promise((r) => setTimeout(r, 500));
+    // The first pass's Applied Events (sent without waiting for them: they may trail the statuses) land before counting.
+    await eventually('the first pass\'s 20 Applied Events', async () =>
+      (await writesSince(CLUSTER, created, OPERATOR_USER_AGENT)).filter((w) => w.objectRef?.resource === 'events' && w.objectRef.namespace === ns()).length >= 20 ? true : undefined,
+    );
     const since = new Date();
     const before = await op.metric('controller_runtime_reconcile_total', { controller: 'sync' });
     await eventually('two more resyncs of each', async () =>

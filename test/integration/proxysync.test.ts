@@ -281,8 +281,10 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     const drifted = await eventually('a Drifted Event on the ProxySync', async () => (await eventsFor(mgmt, ns(), 'copy')).find((e) => e.reason === 'Drifted'));
     expect(drifted.message).toBe(`ConfigMap/${ns()}/manifests: .data["all.yaml"] changed by kubectl-patch; corrected`);
     expect((await find<CM>(edge, cmPath('manifests')))?.data?.['all.yaml']).toBe(copied);
-    const causes = reconciledSince(hub, 'ProxySync', 'copy', edited).flatMap((l) => l.causes as string[]);
-    expect(causes.some((c) => c.startsWith('owned object drifted: ') && c.endsWith(` in ${edgeCluster()}`))).toBe(true);
+    // The reconcile's line comes after its Event (and the status it brings back).
+    await eventually('the correcting reconcile, woken by the drift', async () =>
+      reconciledSince(hub, 'ProxySync', 'copy', edited).flatMap((l) => l.causes as string[]).find((c) => c.startsWith('owned object drifted: ') && c.endsWith(` in ${edgeCluster()}`)),
+    );
     expect((await getSync(mgmt, ns(), 'copy', PROXYSYNCS)).metadata.annotations?.['syncprims.dev/reconcile-requested-at']).toBeUndefined();
     await eventually('v2 in edge-1 again', async () => ((await find<CM>(edge, cmPath('from-source')))?.data?.value === 'v2' ? true : undefined));
     // Deleted by hand: recreated, and said so.

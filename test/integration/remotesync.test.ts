@@ -157,12 +157,12 @@ describe('applying to a remote cluster', () => {
     expect(readyOf(conflict)?.message).toContain(`ConfigMap ${edgeNs()}/contested is owned by RemoteSync/${ns()}/holder`);
     // The holder lets it go (its set no longer has it: pruned in edge-1); the deletion, seen by edge-1's watch,
     // wakes the claimant (not its retry, 30 s after the conflict).
-    const before = reconciledLines('claimant').length;
+    const released = Date.now();
     await applyRemoteSync(mgmt, ns(), 'holder', { clusterRef: { name: 'edge-1' }, source: { inline: [] } });
     await waitForRemoteReady(mgmt, ns(), 'claimant', 'True', 'Succeeded');
     expect(await find<CM>(edge1, cmPath(edgeNs(), 'contested'))).toMatchObject({ data: { value: 'claimant' }, metadata: { labels: { 'syncprims.dev/owner-name': 'claimant' } } });
-    const causes = reconciledLines('claimant').slice(before).flatMap((l) => l.causes as string[]);
-    expect(causes).toContain(`owned object released: ${edgeNs()}_contested__ConfigMap in ${ns()}/edge-1-kubeconfig`);
+    // The reconcile's line trails the status it wrote: waited for.
+    await op.waitForCause('RemoteSync', ns(), 'claimant', `owned object released: ${edgeNs()}_contested__ConfigMap in ${ns()}/edge-1-kubeconfig`, released);
   });
 
   test("an object a sync of edge-1's own owns (it carries no origin) is a conflict, not taken over", async () => {
@@ -244,11 +244,13 @@ describe('applying to a remote cluster', () => {
     await applyRemoteSync(mgmt, ns(), 'late', { kubeConfig: { secretRef: { name: 'late-kubeconfig' } }, source: { inline: [configMap(edgeNs(), 'late')] } });
     const waiting = await waitForRemoteReady(mgmt, ns(), 'late', 'False', 'ClusterUnreachable');
     expect(readyOf(waiting)?.message).toBe(`Secret ${ns()}/late-kubeconfig not found: create it, or fix spec.kubeConfig.secretRef`);
-    const before = reconciledLines('late').length;
+    const put = Date.now();
     await putKubeconfigSecret(mgmt, ns(), 'late-kubeconfig', await kubeconfigOf('edge-1'));
     await waitForRemoteReady(mgmt, ns(), 'late', 'True', 'Succeeded');
-    const causes = reconciledLines('late').slice(before).flatMap((l) => l.causes as string[]);
-    expect(causes.some((c) => c.startsWith(`Secret ${ns()}/late-kubeconfig changed`))).toBe(true);
+    // The reconcile's line trails the status it wrote: waited for.
+    await eventually('the reconcile woken by the Secret', async () =>
+      reconciledLines('late').filter((l) => Date.parse(String(l.time)) >= put).flatMap((l) => l.causes as string[]).find((c) => c.startsWith(`Secret ${ns()}/late-kubeconfig changed`)),
+    );
     expect(await find(edge1, cmPath(edgeNs(), 'late'))).toBeDefined();
   });
 });
@@ -444,6 +446,7 @@ describe('isolation', () => {
     for (const name of down) await applyRemoteSync(mgmt, ns(), name, { clusterRef: { name: 'edge-2' }, source: { inline: [configMap(edge2Ns(), name)] } });
     for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
 
+    const wentDown = Date.now();
     await downEdge2();
     try {
       // Ask all of them to reconcile against the stopped cluster, and edge-1's to keep working meanwhile.
@@ -462,7 +465,10 @@ describe('isolation', () => {
       // Workers held by edge-2 never exceed its bound (half of --concurrency 8).
       expect(await op.metric('syncprims_cluster_reconciles_in_flight', { cluster: `${ns()}/edge-2-kubeconfig` })).toBeLessThanOrEqual(4);
       // While it stays down, the message stays the same: its RemoteSyncs' status is not rewritten at each retry.
-      const told = (): number => op.logs.filter((l) => l.msg === 'cluster not usable' && l.namespace === ns() && down.includes(String(l.name))).length;
+      const toldOf = (name: string) => op.logs.filter((l) => l.msg === 'cluster not usable' && l.namespace === ns() && l.name === name);
+      const told = (): number => down.reduce((n, name) => n + toldOf(name).length, 0);
+      // Each line trails the status write the waits above saw.
+      await eventually('each told once', async () => (down.every((name) => toldOf(name).some((l) => Date.parse(String(l.time)) >= wentDown)) ? true : undefined));
       const toldOnce = told();
       await new Promise((r) => setTimeout(r, 6_000));
       expect(told()).toBe(toldOnce);

@@ -6,6 +6,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { watchEvents } from '../../src/kube/watch-stream.js';
 import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
+import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applySync, createSyncs, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
@@ -37,6 +38,14 @@ function writesOf(writes: AuditEvent[], sync: string): Record<string, number> {
   return out;
 }
 
+/** The operator's writes since `since`, once each of `syncs` has its Applied Event: sent without waiting for it, it may trail the status. */
+async function writesWithEvents(since: Date, syncs: string[]): Promise<AuditEvent[]> {
+  return eventually(`the Applied Events of ${syncs.join(', ')}`, async () => {
+    const writes = await writesSince(CLUSTER, since, OPERATOR);
+    return syncs.every((sync) => (writesOf(writes, sync).events ?? 0) > 0) ? writes : undefined;
+  });
+}
+
 /** Every status of a Sync a watch delivers until `done` passes one (or the watch is cut short). */
 async function statusesUntil(name: string, from: string, done: (s: SyncObject) => boolean): Promise<SyncObject[]> {
   const res = await client.stream({ path: syncPath(ns()), query: { watch: 1, resourceVersion: from, fieldSelector: `metadata.name=${name}` }, idleTimeoutMs: 60_000 });
@@ -63,7 +72,7 @@ describe('writes per sync', () => {
     const names = Array.from({ length: SYNCS }, (_, i) => `w${i}`);
     await createSyncs(client, ns(), names, (name) => ({ source: { inline: configMaps(name, 'one') } }));
     for (const name of names) await waitForReady(client, ns(), name, 'True', 'Succeeded');
-    const writes = await writesSince(CLUSTER, since, OPERATOR);
+    const writes = await writesWithEvents(since, names);
     for (const name of names) {
       // Progress folded into the result: no Ready=Unknown write before the apply of a Sync that applied nothing yet.
       expect({ name, ...writesOf(writes, name) }).toEqual({ name, sync: 1, objects: OBJECTS, events: 1, status: 1 });
@@ -84,11 +93,13 @@ describe('writes per sync', () => {
   });
 
   test('a Sync that has applied before writes lastAttemptedRevision before it applies a new revision, then its result', async () => {
+    const created = new Date(Date.now() - 1000);
     const first = await applySync(client, ns(), 'again', { source: { inline: configMaps('again', 'one') } });
     const ready = await waitForReady(client, ns(), 'again', 'True', 'Succeeded');
     const before = ready.status!.lastAppliedRevision!;
     expect(first.metadata.generation).toBe(1);
-    // Everything of the first revision was written before it was Ready (the Event, then the status).
+    // Everything of the first revision is written before the window opens: its Event may trail the status.
+    await writesWithEvents(created, ['again']);
     const since = new Date();
     const edited = await applySync(client, ns(), 'again', { source: { inline: configMaps('again', 'two') } });
     const statuses = await statusesUntil('again', ready.metadata.resourceVersion!, (s) => readyTrue(s) && s.status?.lastAppliedRevision !== before);
@@ -96,7 +107,7 @@ describe('writes per sync', () => {
     expect(announced?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'Unknown', reason: 'Progressing' });
     expect(statuses.at(-1)?.status?.lastAppliedRevision).toBe(announced?.status?.lastAttemptedRevision);
     expect(edited.metadata.generation).toBe(2);
-    const writes = writesOf(await writesSince(CLUSTER, since, OPERATOR), 'again');
+    const writes = writesOf(await writesWithEvents(since, ['again']), 'again');
     expect(writes).toEqual({ objects: OBJECTS, events: 1, status: 2 });
     // Each changed object cost one request: the cache shows our value differs, so no dry run asks first.
     const verbs = (events: AuditEvent[]): string[] =>
