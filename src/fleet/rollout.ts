@@ -16,7 +16,7 @@
 import { parseDuration } from '../api/duration.js';
 import type { FleetPhase, FleetSyncStatus, RolloutSpec, WaveSpec, WaveStatus } from '../api/fleet.js';
 import { matchesSelector } from '../clusters/label-selector.js';
-import type { ClusterState } from './fleet-status.js';
+import { someNames, type ClusterState } from './fleet-status.js';
 
 /** A selected cluster, as the rollout sees it. */
 export interface RolloutMember {
@@ -57,6 +57,8 @@ export interface RolloutPlan {
 }
 
 const DEFAULT_DEADLINE = '15m';
+/** Clusters a halted rollout's message names (the rest counted): status.failures has their reasons, the children the whole story. */
+const NAMES_IN_MESSAGE = 10;
 /** The wave of clusters no wave selects (`unmatched: LastWave`). */
 export const UNMATCHED_WAVE = 'unmatched';
 
@@ -117,7 +119,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   if (unmatched.length > 0) {
     open = false;
     plan.phase = 'Halted';
-    plan.message = `clusters no wave selects (unmatched: Error): ${unmatched.join(', ')}`;
+    plan.message = `clusters no wave selects (unmatched: Error): ${someNames(unmatched, NAMES_IN_MESSAGE)}`;
   }
   waves.forEach((wave, i) => {
     const standings = wave.members.map((m) => standing(m, input));
@@ -130,7 +132,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     const maxFailures = wave.spec.maxFailures ?? input.rollout.maxFailures ?? 0;
     if (failing.length > maxFailures) {
       plan.phase = 'Halted';
-      plan.message = `wave ${wave.spec.name}: ${failing.length} failing (at most ${maxFailures}): ${failing.map((s) => s.member.name).join(', ')}`;
+      plan.message = `wave ${wave.spec.name}: ${failing.length} failing (at most ${maxFailures}): ${someNames(failing.map((s) => s.member.name), NAMES_IN_MESSAGE)}`;
       return;
     }
     if (standings.every((s) => s.done)) {

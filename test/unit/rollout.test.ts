@@ -93,6 +93,17 @@ describe('failure is a state', () => {
     expect(p.message).toContain('wave all: 1 failing (at most 0): a');
   });
 
+  test('a halted wave of many failing clusters names ten of them and counts the rest (its message stays small at any fleet size)', () => {
+    const name = (i: number): string => `c${String(i).padStart(3, '0')}`;
+    const failing = Array.from({ length: 1_000 }, (_, i) => `${name(i)}:new-failed`);
+    const p = plan({}, members(...failing));
+    expect(p.phase).toBe('Halted');
+    expect(p.message).toBe(`wave all: 1000 failing (at most 0): ${Array.from({ length: 10 }, (_, i) => name(i)).join(', ')} and 990 more`);
+    const only: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }], unmatched: 'Error' };
+    const unmatched = plan(only, members('a:old-ready:canary', ...Array.from({ length: 50 }, (_, i) => `u${String(i).padStart(2, '0')}:old-ready`)));
+    expect(unmatched.message).toMatch(/^clusters no wave selects \(unmatched: Error\): u00, u01, .*, u09 and 40 more$/);
+  });
+
   test('within maxFailures it goes on', () => {
     const p = plan({ maxInFlight: 1, maxFailures: 1 }, members('a:new-failed', 'b:old-ready', 'c:old-ready'));
     expect(p.phase).toBe('Progressing');
