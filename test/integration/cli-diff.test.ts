@@ -162,6 +162,19 @@ describe('across clusters', () => {
     expect(res.stdout).not.toContain('syncprims.dev/origin');
   });
 
+  test("a RemoteSync whose object in edge-1 another managing cluster's twin (same namespace and name, another origin) applied: left alone, as the operator leaves it", async () => {
+    const labels = { 'syncprims.dev/owner-kind': 'RemoteSync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'twin', 'syncprims.dev/origin': 'another-mgmt' };
+    await edge.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: { ...configMap('twin-cm', { by: 'theirs' }), metadata: { name: 'twin-cm', namespace: ns(), labels } } });
+    const twin = file('twin.yaml', [{ apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { name: 'twin' }, spec: { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } }, source: { inline: [configMap('twin-cm', { by: 'ours' })] } } }]);
+    const res = await diff('-f', twin);
+    expect(res).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `syncprims: RemoteSync ${ns()}/twin: ConfigMap ${ns()}/twin-cm is owned by RemoteSync/${ns()}/twin (applied from managing cluster another-mgmt): left alone (OwnershipConflict)\n`,
+    });
+    expect(await find(edge, cmPath('twin-cm'))).toMatchObject({ data: { by: 'theirs' } });
+  });
+
   test('a ProxySync: a changed template shows in the Sync it keeps in edge-1', async () => {
     const template = { spec: { source: { configMap: { name: 'proxy-src' } }, defaultNamespace: ns(), prune: false } };
     const changed = file('proxy.yaml', [{ apiVersion: 'syncprims.dev/v1alpha1', kind: 'ProxySync', metadata: { name: 'proxy', namespace: ns() }, spec: { ...proxySpec(), template } }]);

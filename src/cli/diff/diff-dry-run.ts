@@ -4,7 +4,7 @@ import { display, type Owner } from '../../apply/engine.js';
 import { displayName, entryApiVersion, parseObjectId } from '../../apply/inventory.js';
 import { mapLimit } from '../../apply/map-limit.js';
 import { applyStages, pruneOrder } from '../../apply/order.js';
-import { keptFromPrune, ownedByOther, ownerLabelOf, unowned } from '../../apply/owner.js';
+import { holderText, keptFromPrune, ownedByOther, unowned } from '../../apply/owner.js';
 import { serverSideApply } from '../../kube/apply.js';
 import { getIfExists, type Requester } from '../../kube/client.js';
 import { UnknownKindError, type Discovery } from '../../kube/discovery.js';
@@ -106,7 +106,7 @@ async function dryRunOne(target: DiffTarget, obj: KubeObject, set: DesiredSet, f
     return { problem: `${object}: ${path.unknown.message}` };
   }
   const live = await getIfExists<KubeObject>(target.reader, path);
-  if (live && ownedByOther(live, set.owner)) return { problem: `${object} is owned by ${ownerLabelOf(live)}: left alone (OwnershipConflict)`, conflict: true };
+  if (live && ownedByOther(live, set.owner)) return { problem: `${object} is owned by ${holderText(live, set.owner)}: left alone (OwnershipConflict)`, conflict: true };
   if (live && set.matches?.(live, obj)) return { action: 'configured', object, live, merged: live };
   const notes = live && unowned(live) ? ['would be adopted'] : [];
   try {

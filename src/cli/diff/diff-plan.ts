@@ -61,7 +61,8 @@ export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
   const notes = value.spec.suspend ? [`${labelOf(obj)} is suspended: the operator applies nothing until it is resumed`] : [];
   if (value.kind === 'ProxySync') return { ...(await proxyPlan(obj, value, inventory, where)), notes };
   const spec = value.spec as SyncSpec;
-  const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+  // In a remote cluster only what carries our origin is ours, as the operator decides (apply/owner.ts ownedBy).
+  const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', ...(value.kind === 'RemoteSync' ? { origin: where.origin } : {}) };
   const account = spec.serviceAccountName ?? where.defaultServiceAccount;
   const target = targetOf(where.target, owner.namespace, account);
   const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, value.kind === 'RemoteSync' ? where.origin : undefined);
@@ -132,7 +133,7 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const mark = remoteMark(copiesDigest(copies), obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
   const desired = desiredRemoteSync(obj, spec, origin, mark, where.defaultServiceAccount);
   const objects = [desired, ...copies];
-  const owner = { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+  const owner = { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin: where.origin };
   const stale = staleEntries(inventory, inventoryOf(objects));
   // The operator applies only what does not already carry what it wants (fields it does not set are not fought over).
   const matches = (live: KubeObject, want: KubeObject) => (want.kind === 'Sync' ? remoteSyncMatches(live, want) : copyMatches(live, want));
