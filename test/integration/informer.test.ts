@@ -166,8 +166,9 @@ describe('informer resilience', () => {
     const client = await clusterClient('informer-restart');
     await createConfigMaps(client, ns(), ['before', 'doomed']);
     const metrics = new OperatorMetrics({ processMetrics: false });
-    // A long first backoff leaves time to change things while it is away.
-    const informer = startInformer(client, ns(), { metrics, backoff: { initialMs: 4000, maxMs: 8000 } });
+    // A long first backoff (12-18 s with its jitter) leaves time to change things while it is away, even when the
+    // restart itself takes seconds on a busy machine (with 4 s, one run here was back before the change was made).
+    const informer = startInformer(client, ns(), { metrics, backoff: { initialMs: 15_000, maxMs: 15_000 } });
     await informer.start();
     expect(informer.store.size).toBe(2);
 
