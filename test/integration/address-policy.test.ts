@@ -219,7 +219,7 @@ describe('the flag on the command line', () => {
     const res = await runCli([command, ...args, '--source-deny-cidrs', '127.0.0.0/8,127.0.0.0/33'], { timeoutMs: 60_000 });
     expect(res).toMatchObject({
       code: 2,
-      // Only parsed (text of the error message, its example CIDRs): never connected to.
+      // only parsed, never connected to: the error message's own example CIDRs, compared as text
       stderr: expect.stringContaining('--source-deny-cidrs: "127.0.0.0/33" is not a CIDR: want address/prefix, as 169.254.0.0/16 or fe80::/10'), // only parsed, never connected to
     });
   });

@@ -62,10 +62,11 @@ export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
   if (value.kind === 'ProxySync') return { ...(await proxyPlan(obj, value, inventory, where)), notes };
   const spec = value.spec as SyncSpec;
   // In a remote cluster only what carries our origin is ours, as the operator decides (apply/owner.ts ownedBy).
-  const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', ...(value.kind === 'RemoteSync' ? { origin: where.origin } : {}) };
+  const origin = value.kind === 'RemoteSync' ? where.origin : undefined;
+  const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin };
   const account = spec.serviceAccountName ?? where.defaultServiceAccount;
   const target = targetOf(where.target, owner.namespace, account);
-  const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, value.kind === 'RemoteSync' ? where.origin : undefined);
+  const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, origin);
   const stale = staleEntries(inventory, inventoryOf(objects));
   return { set: { owner, objects, stale, prune: spec.prune, force: spec.force ?? false }, target, notes };
 }

@@ -23,7 +23,9 @@ dryRun=All; objects of the sync's inventory that left the set are shown as remov
 pruned"). managedFields, resourceVersion, generation, uid, creationTimestamp, status and the
 syncprims.dev owner and origin labels are left out; Secret values are masked. For a ProxySync the
 diff is of the Sync (and the copies of its ConfigMaps and Secrets) it keeps in its cluster.
-Following a RemoteSync or ProxySync into its cluster needs get on its kubeconfig Secret.
+Following a RemoteSync or ProxySync into its cluster needs get on its kubeconfig Secret; there, as
+for the operator, only objects whose origin label is the cluster id are its own (another managing
+cluster's are an OwnershipConflict).
 Exit 0: no difference; 1: a difference (as kubectl diff), or an object that would fail to apply.`);
   examples(cmd, [
     'syncprims diff sync/app -n apps',
