@@ -12,7 +12,7 @@ import { mapLimit } from '../../src/apply/map-limit.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, steady } from '../support/eventually.js';
 import { createExternalArtifact, FLUX_SOURCE_API_VERSION, installFluxSourceCrd, setArtifact } from '../support/flux.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
@@ -172,11 +172,7 @@ describe('600 Syncs, each with a source object of its own', () => {
   test('editing one source re-applies its Sync, woken by the watch event, and no other', async () => {
     const names = [...cms, ...secrets, ...artifacts];
     // The lines that trail the last test's status writes land first: none new for a second.
-    const total = (): number => names.reduce((n, name) => n + reconciledLines(name).length, 0);
-    for (let seen = -1; total() !== seen; ) {
-      seen = total();
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
+    await steady(() => names.reduce((n, name) => n + reconciledLines(name).length, 0));
     const before = new Map(names.map((name) => [name, reconciledLines(name).length]));
     await writeConfigMap('src-cm-7', { 'app.yaml': cmYaml('out-cm-7', 'v2') });
     const edited = (await client.request<{ metadata: { resourceVersion: string } }>({ path: cmPath('src-cm-7') })).metadata.resourceVersion;

@@ -11,7 +11,7 @@ import { bindRole } from '../support/rbac.js';
 import { clusterApiClusterPath, createHeldCluster, installClusterApiCrd, releaseCluster } from '../support/cluster-api.js';
 import { clusterClient } from '../support/controlplane.js';
 import { schemalessCrd } from '../support/crds.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, steady } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { OperatorProcess, type LogLine } from '../support/operator.js';
@@ -467,11 +467,7 @@ describe('isolation', () => {
       const told = (): number => op.logs.filter((l) => l.msg === 'cluster not usable' && l.namespace === ns() && down.includes(String(l.name))).length;
       // A line trails the status write the waits above saw (a sync that met the cluster's fault mid-apply says it
       // otherwise): counted once none has come for a second.
-      for (let seen = -1; told() !== seen; ) {
-        seen = told();
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
-      const toldOnce = told();
+      const toldOnce = await steady(told);
       await new Promise((r) => setTimeout(r, 6_000));
       expect(told()).toBe(toldOnce);
       for (let i = 0; i < 5; i++) {

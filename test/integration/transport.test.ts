@@ -11,7 +11,7 @@ import { TransportError } from '../../src/kube/errors.js';
 import { KubeConfig } from '../../src/kube/kubeconfig.js';
 import { SharedTransports } from '../../src/kube/shared-transports.js';
 import { closeClients, ensureClusters, kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, steady } from '../support/eventually.js';
 import { Http1Proxy } from '../support/http1-proxy.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
 import { establishedTo } from '../support/proc.js';
@@ -63,18 +63,6 @@ async function gets(c: KubeClient, n: number): Promise<number> {
     Array.from({ length: n }, () => c.request<{ metadata: { name: string } }>({ path: '/api/v1/namespaces/default', timeoutMs: 20_000 })),
   );
   return answers.filter((a) => a.metadata.name === 'default').length;
-}
-
-/** `count()` once it has not changed for a second: sockets of earlier tests may still be closing. */
-async function steady(count: () => number): Promise<number> {
-  let last = -1;
-  let since = Date.now();
-  for (;;) {
-    const now = count();
-    if (now !== last) [last, since] = [now, Date.now()];
-    if (Date.now() - since >= 1000) return now;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('the process', () => {

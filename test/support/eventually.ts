@@ -20,3 +20,18 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * `count()` once it has not changed for `quietMs`: what trails an action (log lines after a status
+ * write, sockets of earlier tests closing) has landed.
+ */
+export async function steady(count: () => number, quietMs = 1_000): Promise<number> {
+  let last = -1;
+  let since = Date.now();
+  for (;;) {
+    const now = count();
+    if (now !== last) [last, since] = [now, Date.now()];
+    if (Date.now() - since >= quietMs) return now;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

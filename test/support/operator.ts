@@ -7,7 +7,7 @@ import { afterAll, beforeAll } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import { clusterClient, closeClients, kubeconfigPath, ROOT } from './controlplane.js';
 import { installCrds } from './crds.js';
-import { eventually } from './eventually.js';
+import { eventually, steady } from './eventually.js';
 import { sampleValue } from './prometheus.js';
 
 export interface LogLine {
@@ -119,12 +119,7 @@ export class OperatorProcess {
 
   /** The reconciles of an object once none has been logged for `quietMs` (the echoes of its own writes handled). */
   async settledReconciles(kind: string, namespace: string, name: string, quietMs = 1_000): Promise<number> {
-    for (let seen = this.reconcilesOf(kind, namespace, name); ; ) {
-      await new Promise((r) => setTimeout(r, quietMs));
-      const now = this.reconcilesOf(kind, namespace, name);
-      if (now === seen) return now;
-      seen = now;
-    }
+    return steady(() => this.reconcilesOf(kind, namespace, name), quietMs);
   }
 
   async readyz(): Promise<number> {
