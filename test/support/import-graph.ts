@@ -87,3 +87,28 @@ export function cycles(graph: ImportGraph): string[][] {
 export function inFolder(file: string, folder: string): boolean {
   return file.startsWith(folder.endsWith('/') ? folder : `${folder}/`);
 }
+
+/** The top folder of a module under src/ (`src/cli/run/run.ts` -> `cli`); undefined for a module at src/'s top (`src/version.ts`). */
+export function layerOf(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts.length > 2 && parts[0] === 'src' ? parts[1] : undefined;
+}
+
+/**
+ * One rule per folder of `layers` (lowest first): its modules import only
+ * folders before it in the list, and modules at src/'s top (`version.ts`,
+ * which import nothing of ours). `exempt(from, to)` lets an arrow through
+ * that another rule decides (the wiring of `run`).
+ */
+export function layerRules(layers: readonly string[], exempt: (from: string, to: string) => boolean = () => false): ImportRule[] {
+  return layers.map((layer, rank) => ({
+    name: rank === 0 ? `${layer}/ imports nothing of ours` : `${layer}/ imports only ${layers.slice(0, rank).join(', ')}`,
+    breaks: (from: string, to: string) => {
+      if (layerOf(from) !== layer) return false;
+      const target = layerOf(to);
+      if (target === undefined || target === layer || exempt(from, to)) return false;
+      const at = layers.indexOf(target);
+      return at < 0 || at >= rank;
+    },
+  }));
+}

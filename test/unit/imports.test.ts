@@ -1,26 +1,32 @@
-// The rules of the house, read from the imports of src/ (issue 33): no
-// circles; kube/ stands on nothing of ours; the read models (views/) sit
-// below both the CLI and the web view, which do not import each other but
-// at the command that starts the web view; and neither reaches into the
-// controllers but at that same wiring.
+// The rules of the house, read from the imports of src/ (issues 33 and 44):
+// no circles; every folder imports only the folders below it in LAYERS
+// (../shared/DESIGN.md's list: kube/ stands on nothing of ours, ui/ below
+// cli/); the read models (views/) sit below both the CLI and the web view,
+// which do not import each other but at the command that starts the web
+// view; and neither reaches into the controllers but at that same wiring.
 import { describe, expect, test } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cycles, importGraph, inFolder, readSources, specifiersOf, violations, type ImportRule } from '../support/import-graph.js';
+import { cycles, importGraph, inFolder, layerRules, readSources, specifiersOf, violations, type ImportRule } from '../support/import-graph.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The command that starts the operator, and with it the web view: the one module of cli/ that wires ui/ and controllers/. */
 const WIRING = ['src/cli/run/run.ts'];
 
+/**
+ * The folders of src/, lowest first (DESIGN.md's list, docs/adr/0007): each
+ * imports only those before it. fleet/ (the pure fleet rules) stands below
+ * proxy/ and controllers/; ui/ below cli/, whose `run` wires it.
+ */
+const LAYERS = ['kube', 'api', 'runtime', 'source', 'apply', 'deps', 'clusters', 'fleet', 'proxy', 'controllers', 'views', 'ui', 'cli'] as const;
+
+/** cli/ -> controllers/ and ui/ at run's wiring: decided by the rules below, not by the layers. */
+const atWiring = (from: string, to: string): boolean => WIRING.includes(from) && (inFolder(to, 'src/controllers') || inFolder(to, 'src/ui'));
+
 const RULES: ImportRule[] = [
-  { name: 'kube/ imports nothing of ours', breaks: (from, to) => inFolder(from, 'src/kube') && !inFolder(to, 'src/kube') },
-  {
-    name: 'views/ imports neither cli/ nor ui/',
-    breaks: (from, to) => inFolder(from, 'src/views') && (inFolder(to, 'src/cli') || inFolder(to, 'src/ui')),
-  },
-  { name: 'ui/ imports no cli/', breaks: (from, to) => inFolder(from, 'src/ui') && inFolder(to, 'src/cli') },
+  ...layerRules(LAYERS, atWiring),
   {
     name: "cli/ imports ui/ only at the web view's wiring",
     breaks: (from, to) => inFolder(from, 'src/cli') && inFolder(to, 'src/ui') && !WIRING.includes(from),
@@ -70,6 +76,8 @@ describe('the rules, over a made-up house that breaks each', () => {
     ['src/cli/run/run.ts', "const { startUi } = await import('../../ui/index.js');\nconst c = await import('../../controllers/index.js');"],
     ['src/cli/events-run.ts', "import { remoteSyncName } from '../controllers/proxysync-remote.js';"],
     ['src/views/graph.ts', "import { remoteSyncName } from '../controllers/proxysync-remote.js';"],
+    ['src/fleet/rollout.ts', "import { gateUnmet } from '../controllers/fleetsync.js';\nimport { selectClusters } from '../clusters/inventory.js';"],
+    ['src/apply/engine.ts', "import { dependentsOf } from '../deps/graph.js';"],
     ['src/a.ts', "import { b } from './b.js';"],
     ['src/b.ts', "import type { C } from './c.js';"],
     ['src/c.ts', "export { a } from './a.js';"],
@@ -78,15 +86,34 @@ describe('the rules, over a made-up house that breaks each', () => {
 
   test('each arrow that breaks a rule is named; the wiring is not', () => {
     expect(violations(graph, RULES)).toEqual([
+      'apply/ imports only kube, api, runtime, source: src/apply/engine.ts -> src/deps/graph.ts',
       "cli/ imports ui/ only at the web view's wiring: src/cli/get.ts -> src/ui/server.ts",
       "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/cli/events-run.ts -> src/controllers/proxysync-remote.ts",
       "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/cli/get.ts -> src/controllers/sync.ts",
       "cli/, ui/ and views/ import no controllers/ but at run's wiring: src/views/graph.ts -> src/controllers/proxysync-remote.ts",
+      'fleet/ imports only kube, api, runtime, source, apply, deps, clusters: src/fleet/rollout.ts -> src/controllers/fleetsync.ts',
       'kube/ imports nothing of ours: src/kube/client.ts -> src/runtime/logger.ts',
-      'ui/ imports no cli/: src/ui/model.ts -> src/cli/sync-rows.ts',
-      'views/ imports neither cli/ nor ui/: src/views/rows.ts -> src/cli/terminal.ts',
-      'views/ imports neither cli/ nor ui/: src/views/rows.ts -> src/ui/page.ts',
+      'ui/ imports only kube, api, runtime, source, apply, deps, clusters, fleet, proxy, controllers, views: src/ui/model.ts -> src/cli/sync-rows.ts',
+      'views/ imports only kube, api, runtime, source, apply, deps, clusters, fleet, proxy, controllers: src/views/rows.ts -> src/cli/terminal.ts',
+      'views/ imports only kube, api, runtime, source, apply, deps, clusters, fleet, proxy, controllers: src/views/rows.ts -> src/ui/page.ts',
     ]);
+  });
+
+  test('every arrow up the layers breaks a rule, and no arrow down them does (but into controllers/ from the read side)', () => {
+    for (const [rank, from] of LAYERS.entries()) {
+      for (const [at, to] of LAYERS.entries()) {
+        if (at === rank) continue;
+        const arrow = new Map([[`src/${from}/a.ts`, `import { b } from '../${to}/b.js';`]]);
+        const broken = violations(importGraph(arrow), RULES);
+        const readSideIntoControllers = ['views', 'ui', 'cli'].includes(from) && to === 'controllers';
+        const cliIntoUi = from === 'cli' && to === 'ui';
+        expect([`${from} -> ${to}`, broken.length > 0]).toEqual([`${from} -> ${to}`, at > rank || readSideIntoControllers || cliIntoUi]);
+      }
+    }
+  });
+
+  test('a module at the top of src/ (version.ts) may be imported by any folder', () => {
+    expect(violations(importGraph(new Map([['src/kube/a.ts', "import { v } from '../version.js';"]])), RULES)).toEqual([]);
   });
 
   test('a circle is found, through type-only imports and re-exports too', () => {
