@@ -69,10 +69,10 @@ export function tally(states: Map<string, ClusterState>): { counts: FleetCounts;
   return { counts, failures, unreachable };
 }
 
-/** `edge-1, edge-2 and 3 more`. */
-export function someNames(names: readonly string[], max = 3): string {
-  if (names.length <= max) return names.join(', ');
-  return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+/** `edge-1, edge-2 and 3 more`; `total` counts the names there are when `names` holds only the first of them (a capped list). */
+export function someNames(names: readonly string[], max = 3, total = names.length): string {
+  if (total <= max) return names.slice(0, max).join(', ');
+  return `${names.slice(0, max).join(', ')} and ${total - Math.min(max, names.length)} more`;
 }
 
 /**
@@ -95,7 +95,7 @@ export function fleetStatus(base: FleetSyncStatus, states: Map<string, ClusterSt
     conditions = removeCondition(conditions, ConditionType.Reconciling);
   } else if (counts.failed > 0) {
     const named = failures.map((f) => `${f.cluster} (${f.reason})`);
-    set(ConditionType.Ready, 'False', Reason.ClustersFailing, `${of}; ${counts.failed} failing: ${someNames(named)}`);
+    set(ConditionType.Ready, 'False', Reason.ClustersFailing, `${of}; ${counts.failed} failing: ${someNames(named, 3, counts.failed)}`);
     conditions = removeCondition(conditions, ConditionType.Reconciling);
   } else if (counts.unreachable > 0) {
     set(ConditionType.Ready, 'False', Reason.ClusterUnreachable, `${of}; unreachable: ${someNames(unreachable)}`);
