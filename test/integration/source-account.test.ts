@@ -15,6 +15,8 @@ import { applySync, eventsFor, find, readyOf, waitForReady } from '../support/sy
 
 const CLUSTER = 'mgmt';
 const ACCOUNT = 'tenant';
+/** An account that may read the one Secret, and nothing else. */
+const READER = 'secret-reader';
 let client: KubeClient;
 const ns = useOperatedNamespace(CLUSTER, 'source-account', (o) => ({ client } = o));
 
@@ -95,5 +97,15 @@ describe('a sync reads its source as its account', () => {
     await applyProxySync(client, ns(), 'readable', { clusterRef: { name: 'edge-1' }, template: template({ configMap: { name: 'plain' } }) });
     const copy = await eventually('the ConfigMap copied to edge-1', () => find<{ data?: Record<string, string> }>(edge, `/api/v1/namespaces/${ns()}/configmaps/plain`));
     expect(copy.data).toEqual({ 'manifests.yaml': manifest('allowed', 'public') });
+
+    // The positive control: the same Secret, for an account that may read it, is copied (copying Secrets works).
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: READER } } });
+    await bindRole(client, ns(), READER, [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['crown-jewels'], verbs: ['get'] }], { name: READER, namespace: ns() });
+    const readerTemplate = { metadata: { namespace: ns() }, spec: { serviceAccountName: READER, defaultNamespace: ns(), source: { secret: { name: 'crown-jewels' } } } };
+    await applyProxySync(client, ns(), 'permitted', { clusterRef: { name: 'edge-1' }, template: readerTemplate });
+    const secret = await eventually('the Secret copied to edge-1 for the account that may read it', () =>
+      find<{ data?: Record<string, string> }>(edge, `/api/v1/namespaces/${ns()}/secrets/crown-jewels`),
+    );
+    expect(Buffer.from(secret.data?.['manifests.yaml'] ?? '', 'base64').toString()).toBe(manifest('laundered', 'the-secret-value'));
   });
 });
