@@ -9,6 +9,7 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { assertCliBuilt, runCli, tableCells, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
 import { useTestNamespace } from '../support/namespace.js';
+import { find } from '../support/syncs.js';
 
 const MGMT = kubeconfigPath('mgmt');
 const EDGE = kubeconfigPath('edge-1');
@@ -20,8 +21,9 @@ const add = (name: string, ...args: string[]) => runCli(['cluster', 'add', name,
 const getClusters = (...args: string[]) => runCli(['get', 'clusters', '--kubeconfig', MGMT, '-n', ns(), ...args]);
 const secretPath = (name: string) => `/api/v1/namespaces/${ns()}/secrets/${name}`;
 
+/** The Secret; undefined only when it does not exist (404): a 403 or a 500 fails the test. */
 async function secretOrUndefined(name: string): Promise<KubeObject | undefined> {
-  return client.request<KubeObject>({ path: secretPath(name) }).catch(() => undefined);
+  return find<KubeObject>(client, secretPath(name));
 }
 
 beforeAll(async () => {
