@@ -62,6 +62,13 @@ export interface RenderOptions {
   /** The managing cluster's id, on objects applied to remote clusters. */
   origin?: string;
   scopeOf: ScopeOf;
+  /**
+   * An object of a kind whose scope nobody gives: an error (the default: it
+   * cannot be applied), or, with `asWritten`, rendered with its namespace as
+   * written (none added, none refused) and listed in `unknownKinds` only:
+   * `syncprims build` offline, which has no server to ask.
+   */
+  unknownScope?: 'error' | 'asWritten';
 }
 
 export interface KindKey {
@@ -72,7 +79,7 @@ export interface KindKey {
 export interface RenderResult {
   objects: KubeObject[];
   errors: string[];
-  /** Kinds that neither the server nor a CRD in the set defines (their objects are in `errors`). */
+  /** Kinds that neither the server nor a CRD in the set defines (their objects are in `errors`, but with `unknownScope: 'asWritten'`). */
   unknownKinds: KindKey[];
 }
 
@@ -100,7 +107,7 @@ export async function render(objects: readonly unknown[], opts: RenderOptions): 
   for (const obj of valid) {
     const scope = scopes.get(kindKey(obj));
     if (scope === undefined) unknown.set(kindKey(obj), { apiVersion: obj.apiVersion, kind: obj.kind });
-    const error = placeNamespace(obj, scope, opts.defaultNamespace);
+    const error = scope === undefined && opts.unknownScope === 'asWritten' ? emptyNamespaceDropped(obj) : placeNamespace(obj, scope, opts.defaultNamespace);
     if (error !== undefined) {
       errors.push(error);
       continue;
@@ -234,6 +241,12 @@ function crdVersions(spec: Record<string, unknown>): string[] {
   const names = versions.map((v: unknown) => (isRecord(v) ? v.name : undefined)).filter(isNonEmptyString);
   if (isNonEmptyString(spec.version)) names.push(spec.version);
   return names;
+}
+
+/** An empty namespace counts as none (placeNamespace's first rule); nothing else is decided without a scope. */
+function emptyNamespaceDropped(obj: KubeObject): undefined {
+  if (obj.metadata.namespace === '') delete obj.metadata.namespace;
+  return undefined;
 }
 
 /** Gives the object its namespace; the error naming it when it cannot. */

@@ -7,14 +7,15 @@ import { ApplyEngine, UNREACHABLE, type ObjectResult } from '../apply/engine.js'
 import { ChangeSet, formatChangeSet } from '../apply/changeset.js';
 import { nudgeCrdDeletions } from '../apply/crd-deletion.js';
 import { leastReady, summarize } from '../apply/health.js';
-import { compareIds, inventoryOf, mergeInventories, staleEntries } from '../apply/inventory.js';
+import { compareIds, mergeInventories, staleEntries } from '../apply/inventory.js';
 import type { OwnedObjects } from '../apply/owned-objects.js';
 import { ownerOf, type Owner } from '../apply/owner.js';
-import { render, revisionOf, type KindKey } from '../apply/render.js';
+import type { KindKey } from '../apply/render.js';
+import { renderSet, scopesOf } from '../apply/render-set.js';
 import type { KubeClient, Requester } from '../kube/client.js';
-import { UnknownKindError, type Discovery } from '../kube/discovery.js';
+import type { Discovery } from '../kube/discovery.js';
 import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
-import { fetchSource, referencedObjectsOf } from '../source/index.js';
+import { referencedObjectsOf } from '../source/index.js';
 import { jitter } from '../runtime/backoff.js';
 import { listProblems } from '../runtime/messages.js';
 import { oversized } from './stored-size.js';
@@ -292,25 +293,19 @@ export class SyncPipeline {
     const owner = ownerOf(obj);
     try {
       const account = this.accountOf(spec);
-      const fetched = await fetchSource({
+      const set = await renderSet({
         // Read as the sync's account (API.md): what it may not read, it cannot have applied either.
-        client: account ? this.deps.home.asServiceAccount(owner.namespace, account) : this.deps.home,
-        account: account ? `${owner.namespace}/${account}` : undefined,
+        reader: account ? { client: this.deps.home.asServiceAccount(owner.namespace, account), account: `${owner.namespace}/${account}` } : { client: this.deps.home },
         discovery: this.deps.homeDiscovery,
         namespace: owner.namespace,
-        source: spec.source,
-        paths: spec.paths,
-        cached: (ref) => this.deps.references.cached(ref),
-      });
-      onFetched?.(fetched.objects);
-      const rendered = await render(fetched.objects, {
+        spec,
         owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' | 'ProxySync' },
-        defaultNamespace: spec.defaultNamespace,
-        commonMetadata: spec.commonMetadata,
         origin: target.origin,
-        scopeOf: (apiVersion, kind) => scopeOf(target.discovery, apiVersion, kind),
+        scopeOf: scopesOf(target.discovery),
+        cached: (ref) => this.deps.references.cached(ref),
+        onFetched,
       });
-      return renderErrors(rendered) ?? { objects: rendered.objects, entries: inventoryOf(rendered.objects), revision: fetched.revision ?? revisionOf(rendered.objects) };
+      return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision! };
     } catch (err) {
       // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
       return renderFailure(err, target.client.name, target.outage);
@@ -484,16 +479,6 @@ interface Run {
   target: ApplyTarget;
 }
 
-
-/** A kind's scope as discovery has it; undefined when it is not served (a failure to ask is thrown). */
-async function scopeOf(discovery: Discovery, apiVersion: string, kind: string): Promise<'Namespaced' | 'Cluster' | undefined> {
-  try {
-    return (await discovery.resolve(apiVersion, kind)).namespaced ? 'Namespaced' : 'Cluster';
-  } catch (err) {
-    if (err instanceof UnknownKindError) return undefined;
-    throw err;
-  }
-}
 
 /** The drifts, less the deletions of objects the sync no longer has (its own prune's, seen by the watch). */
 function stillOwned<T extends { due: Drift[] }>(drift: T, prev: AppliedState | undefined): T {

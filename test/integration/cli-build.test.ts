@@ -181,7 +181,7 @@ describe('a kind whose CRD another sync of the file applies', () => {
   const edge = { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } } };
   const sync = (kind: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: 'syncprims.dev/v1alpha1', kind, metadata: { name }, spec });
 
-  test('renders when that sync applies to the same cluster; not when it goes to another (a RemoteSync\'s CRD serves a ProxySync to its cluster, not a Sync)', async () => {
+  test('takes its scope when that sync applies to the same cluster; not when it goes to another (a RemoteSync\'s CRD serves a ProxySync to its cluster, not a Sync)', async () => {
     const file = path.join(dir, 'crd-elsewhere.yaml');
     const syncs = [
       sync('RemoteSync', 'installer', { ...edge, source: { inline: [crd('gadgets', 'Gadget')] } }),
@@ -192,11 +192,14 @@ describe('a kind whose CRD another sync of the file applies', () => {
     ];
     writeFileSync(file, syncs.map((s) => stringify(s)).join('---\n'));
     const res = await runCli(['build', file]);
-    expect(res.code).toBe(1);
-    expect(res.stderr).toContain('Sync default/stranded: unknown kind Gadget in x.example.com/v1');
-    expect(res.stderr).toContain('1 of 5 syncs did not render (Sync default/stranded)');
+    // The stranded Gadget (its CRD goes to another cluster) is rendered as written, with a warning: no scope to give it.
+    expect(res.code).toBe(0);
+    expect(res.stderr.trim().split('\n')).toEqual([
+      'syncprims build: warning: Sync default/stranded: kind Gadget in x.example.com/v1 is not a built-in kind and no CustomResourceDefinition in the set defines it: rendered as written, its namespace untouched (the operator gives a namespaced kind the defaultNamespace); pass --kubeconfig to look up its scope',
+      "syncprims build: note: RemoteSync default/installer: without --cluster-id the syncprims.dev/origin label the operator adds is left out (and so the revision differs from the operator's)",
+    ]);
     const rendered = docsOf(res.stdout).map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-    expect(rendered).toEqual(expect.arrayContaining(['Widget default/w1', 'Gadget default/g2']));
+    expect(rendered).toEqual(expect.arrayContaining(['Widget default/w1', 'Gadget default/g2', 'Gadget /g1']));
   });
 });
 
@@ -260,7 +263,35 @@ describe('plain manifests and URLs', () => {
 });
 
 describe('what needs a cluster', () => {
-  test('a kind neither built in nor defined in the set: unknown without a cluster, discovered with --kubeconfig', async () => {
+  test("a Flux user's repository offline (HelmReleases, ClusterIssuers, Gateways: kinds only a cluster knows): rendered as written, one warning per kind, exit 0", async () => {
+    const repo = path.join(dir, 'flux-repo');
+    mkdirSync(path.join(repo, 'apps', 'production'), { recursive: true });
+    mkdirSync(path.join(repo, 'infrastructure', 'configs'), { recursive: true });
+    writeFileSync(path.join(repo, 'apps', 'production', 'kustomization.yaml'), stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: ['podinfo.yaml'] }));
+    writeFileSync(
+      path.join(repo, 'apps', 'production', 'podinfo.yaml'),
+      stringify({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'podinfo', namespace: 'podinfo' }, spec: { interval: '10m', chart: { spec: { chart: 'podinfo' } } } }),
+    );
+    writeFileSync(
+      path.join(repo, 'infrastructure', 'configs', 'issuers.yaml'),
+      [
+        stringify({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'letsencrypt' }, spec: { acme: { server: 'https://acme.invalid/directory' } } }),
+        stringify({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'public', namespace: 'edge' }, spec: { gatewayClassName: 'any', listeners: [] } }),
+      ].join('---\n'),
+    );
+    const [apps, configs] = await Promise.all([runCli(['build', '--path', path.join(repo, 'apps', 'production')]), runCli(['build', '--path', path.join(repo, 'infrastructure', 'configs')])]);
+    expect({ code: apps.code, warnings: apps.stderr.trim().split('\n').map((l) => l.replace(/ is not a built-in kind.*$/, '')) }).toEqual({
+      code: 0,
+      warnings: ['syncprims build: warning: Sync default/production: kind HelmRelease in helm.toolkit.fluxcd.io/v2'],
+    });
+    expect(docsOf(apps.stdout).map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`)).toEqual(['HelmRelease podinfo/podinfo']);
+    expect(configs.code).toBe(0);
+    expect(configs.stderr.match(/warning: .*?: kind \S+/g)).toEqual(['warning: Sync default/configs: kind ClusterIssuer', 'warning: Sync default/configs: kind Gateway']);
+    // As written: the cluster-scoped one gets no namespace, the one that names its namespace keeps it.
+    expect(docsOf(configs.stdout).map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`)).toEqual(['ClusterIssuer /letsencrypt', 'Gateway edge/public']);
+  });
+
+  test('a kind neither built in nor defined in the set: rendered as written without a cluster (a warning), discovered with --kubeconfig', async () => {
     const file = path.join(dir, 'nested.yaml');
     const inner = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'inner' }, spec: { source: { inline: [] } } };
     writeFileSync(file, stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'outer' }, spec: { defaultNamespace: 'team', source: { inline: [inner] } } }));
@@ -269,8 +300,11 @@ describe('what needs a cluster', () => {
       runCli(['build', file, '--kubeconfig', KUBECONFIG]),
       runCli(['build', file, '--kubeconfig', unreachable]),
     ]);
-    expect(alone.code).toBe(1);
-    expect(alone.stderr.split('\n')[0]).toBe('syncprims build: Sync default/outer: unknown kind Sync in syncprims.dev/v1alpha1: not a built-in kind and no CustomResourceDefinition in the set defines it: pass --kubeconfig to look it up in a cluster');
+    expect(alone.code).toBe(0);
+    expect(alone.stderr.split('\n')[0]).toBe(
+      'syncprims build: warning: Sync default/outer: kind Sync in syncprims.dev/v1alpha1 is not a built-in kind and no CustomResourceDefinition in the set defines it: rendered as written, its namespace untouched (the operator gives a namespaced kind the defaultNamespace); pass --kubeconfig to look up its scope',
+    );
+    expect(docsOf(alone.stdout)[0]?.metadata.namespace).toBeUndefined();
     expect({ code: withCluster.code, stderr: withCluster.stderr }).toEqual({ code: 0, stderr: '' });
     expect(docsOf(withCluster.stdout)[0]?.metadata).toMatchObject({ name: 'inner', namespace: 'team' });
     expect(unreachableCluster).toMatchObject({ code: 3, stderr: expect.stringMatching(/^syncprims: cannot reach the cluster at https:\/\/127\.0\.0\.1:\d+ /) });

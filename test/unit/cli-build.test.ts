@@ -1,7 +1,7 @@
 // `syncprims build` without a cluster: inputs from sync objects, the built-in scopes, CRDs in the set, unknown kinds.
 import { describe, expect, test } from '@jest/globals';
 import { render, revisionOf } from '../../src/apply/render.js';
-import { buildInputsOf, buildOne, clusterReadOf } from '../../src/cli/build/build-render.js';
+import { buildInputsOf, buildOne, clusterReadOf, unknownKindWarning } from '../../src/cli/build/build-render.js';
 import { builtinScope } from '../../src/cli/build/builtin-scopes.js';
 import { CliError } from '../../src/cli/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
@@ -82,7 +82,7 @@ describe('buildOne without a cluster', () => {
     expect(built.revision).toBe(revisionOf(expected.objects));
   });
 
-  test('a kind defined by a CRD in the set takes its scope; an unknown kind asks for --kubeconfig', async () => {
+  test('a kind defined by a CRD in the set takes its scope; an unknown kind is rendered as written, its namespace untouched, and listed', async () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -95,11 +95,16 @@ describe('buildOne without a cluster', () => {
     expect(ok.objects[1]?.metadata.namespace).toBe('web');
 
     const gadget = { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g' } };
-    const bad = await buildOne(input([gadget]), undefined);
-    expect(bad.errors).toEqual([
-      'unknown kind Gadget in example.com/v1: not a built-in kind and no CustomResourceDefinition in the set defines it: pass --kubeconfig to look it up in a cluster',
-    ]);
-    expect(bad.revision).toBeUndefined();
+    const placed = { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'h', namespace: 'elsewhere' } };
+    const unknown = await buildOne(input([gadget, placed], { defaultNamespace: 'web' }), undefined);
+    expect(unknown.errors).toEqual([]);
+    expect(unknown.discovered).toBe(false);
+    expect(unknown.unknownKinds).toEqual([{ apiVersion: 'example.com/v1', kind: 'Gadget' }]);
+    expect(unknown.objects.map((o) => o.metadata.namespace)).toEqual([undefined, 'elsewhere']);
+    expect(unknown.objects[0]?.metadata.labels?.['syncprims.dev/owner-name']).toBe('app');
+    expect(unknownKindWarning(unknown.unknownKinds[0]!)).toBe(
+      'kind Gadget in example.com/v1 is not a built-in kind and no CustomResourceDefinition in the set defines it: rendered as written, its namespace untouched (the operator gives a namespaced kind the defaultNamespace); pass --kubeconfig to look up its scope',
+    );
   });
 
   test('render errors come as the operator words them; a ConfigMap source needs a cluster', async () => {

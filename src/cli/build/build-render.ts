@@ -2,23 +2,24 @@ import type { ProxySync, RemoteSync, Sync } from '../../api/objects.js';
 import type { SyncSource } from '../../api/source.js';
 import type { CommonMetadata } from '../../api/sync-spec.js';
 import { parseAnySyncObject } from '../../api/validate.js';
-import { kindKey, render, revisionOf, type KindKey, type RenderOwner, type Scope } from '../../apply/render.js';
+import { kindKey, type KindKey, type RenderOwner, type Scope, type ScopeOf } from '../../apply/render.js';
+import { renderSet, scopesOf } from '../../apply/render-set.js';
 import { remoteLocation } from '../../proxy/remote-sync.js';
 import type { KubeClient } from '../../kube/client.js';
-import { Discovery, UnknownKindError } from '../../kube/discovery.js';
+import { Discovery } from '../../kube/discovery.js';
 import { TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { fetchSource, SourceError } from '../../source/index.js';
+import { SourceError, type FetchedSource } from '../../source/index.js';
 import { builtinScope } from './builtin-scopes.js';
 import { CliError, findCause } from '../errors.js';
 
 /**
- * What `syncprims build` renders: a sync's source, fetched and rendered by
- * the operator's own code (src/source `fetchSource`, src/apply `render`,
- * `revisionOf`), with the same owner, defaultNamespace, commonMetadata and
- * origin as the operator's pipeline gives them (sync-pipeline.ts
- * `fetchAndRender`). Only the scope of kinds comes from elsewhere when there
- * is no cluster: a built-in table, then CRDs in the set (render.ts).
+ * What `syncprims build` renders: a sync's set by the operator's own step
+ * (apply/render-set.ts `renderSet`, which the sync pipeline and `diff` call
+ * too), with the same owner, defaultNamespace, commonMetadata and origin.
+ * Only the scope of kinds comes from elsewhere when there is no cluster: a
+ * built-in table, then CRDs in the set (render.ts); a kind neither knows is
+ * rendered as written, with a warning.
  */
 
 export interface BuildInput {
@@ -44,7 +45,12 @@ export interface Built {
   revision?: string;
   /** One line each; when not empty, the operator would refuse the set. */
   errors: string[];
+  /** Kinds nobody defined: rendered as written when no cluster was asked (`discovered` false), else in `errors`. */
   unknownKinds: KindKey[];
+  /** Whether the cluster was asked for the scopes of kinds neither built in nor in the set. */
+  discovered?: boolean;
+  /** What was read of the source, to render again without reading again. */
+  fetched?: FetchedSource;
 }
 
 /** Where a build may reach a cluster: asked only when a source or a kind needs one. */
@@ -115,87 +121,73 @@ export function clusterReadOf(source: SyncSource): string | undefined {
   return undefined;
 }
 
-/** An input's source as read: its objects, or why it cannot be read. */
-export type Fetched = { objects: unknown[]; revision?: string } | { errors: string[] };
-
-/** Reads one input's source; what goes wrong with the source is in `errors` (transport errors are thrown). */
-export async function fetchInput(input: BuildInput, cluster: BuildCluster | undefined): Promise<Fetched> {
+/**
+ * Reads and renders one input by the operator's own step (apply/render-set.ts); what goes wrong with the source or the
+ * set is in `errors` (a cluster that does not answer is thrown). The scope of a kind comes from the built-in table,
+ * the set's CRDs, `scopes.defined` (the CRDs other syncs of the same build apply to the same cluster, by kindKey),
+ * and last, when `scopes.discover` and there is a cluster, the cluster. Without one, an object of a kind nobody
+ * defines is rendered as written (its namespace untouched) and listed in `unknownKinds`: report() warns of it.
+ * `before`: an earlier build of the same input, whose source is rendered again, not read again.
+ */
+export async function renderInput(
+  input: BuildInput,
+  cluster: BuildCluster | undefined,
+  scopes: { defined?: ReadonlyMap<string, Scope>; discover: boolean },
+  before?: Built,
+): Promise<Built> {
   const needs = clusterReadOf(input.source);
-  if (needs && !cluster) return { errors: [`${needs} is read from the cluster the sync lives in: pass --kubeconfig (and --context) to read it`] };
+  if (needs && !cluster) return { input, objects: [], errors: [`${needs} is read from the cluster the sync lives in: pass --kubeconfig (and --context) to read it`], unknownKinds: [] };
+  const discover = scopes.discover && cluster !== undefined;
   try {
     const client = needs && cluster ? await cluster.client() : NO_CLUSTER;
-    return await fetchSource({ client, namespace: input.namespace, source: input.source, paths: input.paths });
+    const set = await renderSet({
+      reader: { client },
+      namespace: input.namespace,
+      spec: input,
+      owner: input.owner,
+      origin: input.origin,
+      scopeOf: scopeFinder(discover ? cluster : undefined, scopes.defined ?? new Map()),
+      unknownScope: discover ? 'error' : 'asWritten',
+      fetched: before?.fetched,
+    });
+    return { input, objects: set.objects, revision: set.revision, errors: set.errors, unknownKinds: set.unknownKinds, fetched: set.fetched, discovered: discover };
   } catch (err) {
     // A source that cannot be read is the build's answer; a cluster that does not answer is not.
-    if (err instanceof SourceError && !findCause(err, TransportError)) return { errors: [err.message] };
+    if (err instanceof SourceError && !findCause(err, TransportError)) return { input, objects: [], errors: [err.message], unknownKinds: [] };
     throw err;
   }
 }
 
-/**
- * Renders what was read of one input (render copies it: it can be rendered again); what goes wrong with the set is
- * in `errors`. The scope of a kind comes from the built-in table, the set's CRDs, `scopes.defined` (the CRDs other
- * syncs of the same build apply to the same cluster, by kindKey), and last, when `scopes.discover`, the cluster.
- */
-export async function renderInput(
-  input: BuildInput,
-  fetched: Fetched,
-  cluster: BuildCluster | undefined,
-  scopes: { defined?: ReadonlyMap<string, Scope>; discover: boolean },
-): Promise<Built> {
-  if ('errors' in fetched) return { input, objects: [], errors: fetched.errors, unknownKinds: [] };
-  const rendered = await render(fetched.objects, {
-    owner: input.owner,
-    defaultNamespace: input.defaultNamespace,
-    commonMetadata: input.commonMetadata,
-    origin: input.origin,
-    scopeOf: scopeFinder(scopes.discover ? cluster : undefined, scopes.defined ?? new Map()),
-  });
-  const errors = renderErrors(rendered, Boolean(cluster && scopes.discover));
-  const revision = errors.length === 0 ? (fetched.revision ?? revisionOf(rendered.objects)) : undefined;
-  return { input, objects: rendered.objects, revision, errors, unknownKinds: rendered.unknownKinds };
-}
-
 /** Fetches and renders one input, its kinds looked up in the cluster when they are neither built in nor in the set. */
 export async function buildOne(input: BuildInput, cluster: BuildCluster | undefined): Promise<Built> {
-  return renderInput(input, await fetchInput(input, cluster), cluster, { discover: true });
+  return renderInput(input, cluster, { discover: true });
 }
 
-/** The render's errors; without a cluster asked, an unknown kind is said as such (not in the server's words). */
-function renderErrors(rendered: { errors: string[]; unknownKinds: KindKey[] }, discovered: boolean): string[] {
-  if (discovered) return rendered.errors;
-  return [...rendered.errors.filter((e) => !UNSERVED.test(e)), ...rendered.unknownKinds.map(unknownKindError)];
-}
-
-/** render.ts's words for an object whose kind no one defines (the server's words: wrong without a server). */
-const UNSERVED = /: the server does not serve .+, and no CustomResourceDefinition in the set defines it$/;
-
-function unknownKindError(k: KindKey): string {
-  return `unknown kind ${k.kind} in ${k.apiVersion}: not a built-in kind and no CustomResourceDefinition in the set defines it: pass --kubeconfig to look it up in a cluster`;
+/** What `build` says of a kind it rendered as written, for want of a cluster to ask its scope. */
+export function unknownKindWarning(k: KindKey): string {
+  return (
+    `kind ${k.kind} in ${k.apiVersion} is not a built-in kind and no CustomResourceDefinition in the set defines it: ` +
+    'rendered as written, its namespace untouched (the operator gives a namespaced kind the defaultNamespace); pass --kubeconfig to look up its scope'
+  );
 }
 
 /**
  * The built-in table first; then a CRD another sync of the build applies;
  * then, with a cluster, its discovery (as the operator's `scopeOf`).
  */
-function scopeFinder(cluster: BuildCluster | undefined, defined: ReadonlyMap<string, Scope>): (apiVersion: string, kind: string) => Promise<Scope | undefined> {
-  let discovery: Promise<Discovery> | undefined;
+function scopeFinder(cluster: BuildCluster | undefined, defined: ReadonlyMap<string, Scope>): ScopeOf {
+  let served: Promise<ScopeOf> | undefined;
   return async (apiVersion, kind) => {
     const builtin = builtinScope(apiVersion, kind) ?? defined.get(kindKey({ apiVersion, kind }));
     if (builtin || !cluster) return builtin;
-    discovery ??= cluster.client().then((c) => new Discovery(c));
-    try {
-      return (await (await discovery).resolve(apiVersion, kind)).namespaced ? 'Namespaced' : 'Cluster';
-    } catch (err) {
-      if (err instanceof UnknownKindError) return undefined;
-      throw err;
-    }
+    served ??= cluster.client().then((c) => scopesOf(new Discovery(c)));
+    return (await served)(apiVersion, kind);
   };
 }
 
 /**
- * The client given to fetchSource when no cluster is: inline and http
- * sources never use it, and buildOne refuses the others before it is asked.
+ * The client the source is read with when no cluster is: inline and http
+ * sources never use it, and renderInput refuses the others before it is asked.
  */
 const NO_CLUSTER = {
   name: 'no cluster',

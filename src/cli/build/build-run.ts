@@ -7,7 +7,7 @@ import type { KubeObject } from '../../kube/resources.js';
 import { parseManifests, selectSource, SourceError, sourceLimits } from '../../source/index.js';
 import { isKustomizationFile } from '../../source/kustomize-files.js';
 import { buildLocalKustomizations } from './build-kustomize.js';
-import { buildInputsOf, fetchInput, HOME, renderInput, type BuildCluster, type BuildInput, type Built, type Fetched } from './build-render.js';
+import { buildInputsOf, HOME, renderInput, unknownKindWarning, type BuildCluster, type BuildInput, type Built } from './build-render.js';
 import type { Cluster, ClusterFlags } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
 import { parseSyncRef } from '../kind-name.js';
@@ -51,15 +51,13 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
  * what is left, from the cluster.
  */
 async function buildAll(inputs: BuildInput[], cluster: BuildCluster | undefined): Promise<Built[]> {
-  const fetched: Fetched[] = [];
-  for (const input of inputs) fetched.push(await fetchInput(input, cluster));
   const built: Built[] = [];
-  for (const [i, input] of inputs.entries()) built.push(await renderInput(input, fetched[i]!, cluster, { discover: false }));
+  for (const input of inputs) built.push(await renderInput(input, cluster, { discover: false }));
   for (const [i, b] of built.entries()) {
     const defined = crdScopes(built.filter((o) => o.input.target === b.input.target).flatMap((o) => o.objects));
     const more = cluster !== undefined || b.unknownKinds.some((k) => defined.has(kindKey(k)));
     // Rendered again from what was read (no second fetch).
-    if (b.unknownKinds.length > 0 && more) built[i] = await renderInput(b.input, fetched[i]!, cluster, { defined, discover: true });
+    if (b.unknownKinds.length > 0 && more) built[i] = await renderInput(b.input, cluster, { defined, discover: true }, b);
   }
   return built;
 }
@@ -169,6 +167,7 @@ function report(built: Built[], flags: BuildFlags): void {
   const ok = built.filter((b) => b.errors.length === 0);
   if (flags.output === 'json') process.stdout.write(toJson(listOf(ok.flatMap((b) => b.objects))));
   else process.stdout.write(ok.map(yamlOf).join('---\n'));
+  for (const b of ok) if (!b.discovered) for (const k of b.unknownKinds) process.stderr.write(`syncprims build: warning: ${b.input.label}: ${unknownKindWarning(k)}\n`);
   const missingOrigin = ok.filter((b) => b.input.owner.kind === 'RemoteSync' && b.input.origin === undefined);
   for (const b of missingOrigin) {
     process.stderr.write(`syncprims build: note: ${b.input.label}: without --cluster-id the syncprims.dev/origin label the operator adds is left out (and so the revision differs from the operator's)\n`);

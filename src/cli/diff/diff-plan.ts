@@ -4,22 +4,22 @@ import type { InventoryEntry } from '../../api/status.js';
 import type { SyncSpec } from '../../api/sync-spec.js';
 import { parseAnySyncObject } from '../../api/validate.js';
 import { inventoryOf, staleEntries } from '../../apply/inventory.js';
-import { render } from '../../apply/render.js';
+import { renderSet, scopesOf } from '../../apply/render-set.js';
 import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../../kube/client.js';
 import { getIfExists } from '../../kube/client.js';
-import { Discovery, UnknownKindError } from '../../kube/discovery.js';
+import { Discovery } from '../../kube/discovery.js';
 import { TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { fetchSource, SourceError, type SourceReader } from '../../source/index.js';
+import { SourceError, type SourceReader } from '../../source/index.js';
 import type { DesiredSet, DiffTarget } from './diff-dry-run.js';
 import { CliError, findCause } from '../errors.js';
 
 /**
- * What the operator would apply for a sync, and where: the Sync pipeline's
- * steps (sync-pipeline.ts `fetchAndRender` and `applyAndPrune`: the source
- * read in the sync's cluster, rendered with the target's scopes, the stale
- * inventory entries pruned) for a Sync or RemoteSync; for a ProxySync, the
+ * What the operator would apply for a sync, and where: for a Sync or
+ * RemoteSync, its set as the operator renders it (apply/render-set.ts: the
+ * source read in the sync's cluster, rendered with the target's scopes) and
+ * the stale inventory entries pruned (sync-pipeline.ts `applyAndPrune`); for a ProxySync, the
  * remote Sync and the copies of its related objects as proxysync.ts keeps
  * them (built by proxy/remote-sync.ts).
  */
@@ -85,37 +85,30 @@ function readerOf(home: KubeClient, namespace: string, account: string | undefin
   return account ? { client: home.asServiceAccount(namespace, account), account: `${namespace}/${account}` } : { client: home };
 }
 
-/** The source read in the sync's cluster and rendered for the target (sync-pipeline.ts `fetchAndRender`). */
+/** The source read in the sync's cluster and rendered for the target: the operator's own step (apply/render-set.ts). */
 async function rendered(obj: KubeObject, spec: SyncSpec, home: SourceReader, discovery: Discovery, origin: string | undefined): Promise<KubeObject[]> {
   const label = labelOf(obj);
   const namespace = obj.metadata.namespace ?? '';
-  let fetched;
+  let set;
   try {
-    fetched = await fetchSource({ ...home, namespace, source: spec.source, paths: spec.paths });
+    set = await renderSet({
+      reader: home,
+      namespace,
+      spec,
+      owner: { kind: obj.kind as 'Sync' | 'RemoteSync', namespace, name: obj.metadata.name ?? '' },
+      origin,
+      scopeOf: scopesOf(discovery),
+    });
   } catch (err) {
     if (findCause(err, TransportError)) throw err;
     if (err instanceof SourceError) throw new CliError(`${label}: ${err.message} (the operator reports SourceError)`, undefined, { cause: err });
     throw err;
   }
-  const result = await render(fetched.objects, {
-    owner: { kind: obj.kind as 'Sync' | 'RemoteSync', namespace, name: obj.metadata.name ?? '' },
-    defaultNamespace: spec.defaultNamespace,
-    commonMetadata: spec.commonMetadata,
-    origin,
-    scopeOf: async (apiVersion, kind) => {
-      try {
-        return (await discovery.resolve(apiVersion, kind)).namespaced ? 'Namespaced' : 'Cluster';
-      } catch (err) {
-        if (err instanceof UnknownKindError) return undefined;
-        throw err;
-      }
-    },
-  });
-  if (result.errors.length > 0) {
-    const reason = result.unknownKinds.length > 0 ? 'CRDNotInstalled' : 'SourceError';
-    throw new CliError(`${label}: ${result.errors.join('; ')} (the operator reports ${reason})`);
+  if (set.errors.length > 0) {
+    const reason = set.unknownKinds.length > 0 ? 'CRDNotInstalled' : 'SourceError';
+    throw new CliError(`${label}: ${set.errors.join('; ')} (the operator reports ${reason})`);
   }
-  return result.objects;
+  return set.objects;
 }
 
 /** A ProxySync: its remote Sync and the copies beside it, as proxysync.ts `maintain` keeps them. */
