@@ -198,11 +198,11 @@ describe('revision trust', () => {
   test('not controlled by this FleetSync (by uid) is not, whatever its label: a StatefulSet\'s history, another FleetSync of the name, none', () => {
     const statefulSet = written((r) => (r.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 's-1', controller: true }]));
     expect(revisionTrust(statefulSet, fleet)).toEqual({ trusted: false, why: 'its controller is StatefulSet db (apps/v1), not this FleetSync' });
-    const older = written((r) => (r.metadata.ownerReferences![0]!.uid = 'u-0'));
+    const older = written((r) => ((r.metadata.ownerReferences as Record<string, unknown>[])[0]!.uid = 'u-0'));
     expect(revisionTrust(older, fleet)).toEqual({ trusted: false, why: 'its controller is another FleetSync of this name (uid u-0, not u-1)' });
-    const notController = written((r) => (r.metadata.ownerReferences![0]!.controller = false));
+    const notController = written((r) => ((r.metadata.ownerReferences as Record<string, unknown>[])[0]!.controller = false));
     expect(revisionTrust(notController, fleet)).toEqual({ trusted: false, why: 'it has no controller ownerReference' });
-    const otherGroup = written((r) => (r.metadata.ownerReferences![0]!.apiVersion = 'evil.example/v1'));
+    const otherGroup = written((r) => ((r.metadata.ownerReferences as Record<string, unknown>[])[0]!.apiVersion = 'evil.example/v1'));
     expect(revisionTrust(otherGroup, fleet).trusted).toBe(false);
   });
 
