@@ -169,6 +169,9 @@ export type FleetPhase = (typeof FLEET_PHASES)[number];
 
 const count = z.number().int().min(0);
 
+/** At most this many revisions are listed in status as recorded (the 10 kept, and those children still have). */
+export const MAX_RECORDED_REVISIONS = 50;
+
 /** At most this many failing clusters are listed in status (the children say the rest). */
 export const MAX_FLEET_FAILURES = 20;
 
@@ -181,6 +184,11 @@ export const fleetSyncStatusSchema = z.object({
   phase: z.enum(FLEET_PHASES).optional(),
   currentRevision: z.string().optional().describe('the template revision every selected cluster is Ready with'),
   updateRevision: z.string().optional().describe('the template revision being rolled out'),
+  revisions: z
+    .array(z.string().max(16))
+    .max(MAX_RECORDED_REVISIONS)
+    .optional()
+    .describe('the template revisions the operator recorded as ControllerRevisions and keeps: the only ones rollout history and undo take'),
   clusters: z
     .object({ selected: count, updated: count, ready: count, failed: count, unreachable: count, progressing: count })
     .optional()

@@ -7,9 +7,10 @@
 // deleted (fleet/revisions.ts says which): any other that carries the
 // FleetSync's label (planted, edited, or a StatefulSet's history whose pod
 // template has our label) is left alone, and told once.
+import { MAX_RECORDED_REVISIONS } from '../api/fleet.js';
 import { API_VERSION } from '../api/kinds.js';
 import { FLEET_REVISION_ANNOTATION, FLEETSYNC_LABEL, type FleetOwner } from '../fleet/children.js';
-import { CONTROLLER_REVISIONS, revisionName, revisionTrust, type ControllerRevision, type RevisionData } from '../fleet/revisions.js';
+import { CONTROLLER_REVISIONS, revisionName, revisionTrust, type ControllerRevision, type RevisionData, type RevisionOwner } from '../fleet/revisions.js';
 import type { Requester } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
 import { collectionPath, objectPath, type KubeObject } from '../kube/resources.js';
@@ -24,7 +25,8 @@ const BY_FLEET = 'syncprims.dev/fleetsync-revisions';
 /** How many untrusted revisions (by uid and resourceVersion) are remembered as told; past it the memory starts again. */
 const MAX_TOLD = 10_000;
 
-type Owner = Pick<FleetOwner, 'namespace' | 'name' | 'uid'>;
+/** The FleetSync, and the digests its status says were recorded (fleet/revisions.ts). */
+type Owner = Pick<FleetOwner, 'namespace'> & RevisionOwner;
 
 /** A revision carrying the FleetSync's label that is not its own, and why. */
 export interface UntrustedRevision {
@@ -66,6 +68,12 @@ export class FleetRevisions {
     return trust?.trusted && trust.digest === revision ? trust.data : undefined;
   }
 
+  /** The digests of the own revisions kept, `update` (just recorded) first: what the status lists as recorded (`status.revisions`). */
+  recorded(owner: Owner, update: string): string[] {
+    const digests = this.list(owner).map((r) => r.metadata.annotations?.[FLEET_REVISION_ANNOTATION] ?? '');
+    return [...new Set([update, ...digests])].slice(0, MAX_RECORDED_REVISIONS);
+  }
+
   /** The bytes (as JSON) of the own revisions kept besides `except`, newest first: those the next record keeps. */
   keptBytes(owner: Owner, except: string): number[] {
     return this.list(owner)
@@ -95,7 +103,7 @@ export class FleetRevisions {
    * revisions are raised or deleted; an untrusted one of the same name stays
    * (the create is refused: the revision is then not kept).
    */
-  async record(owner: FleetOwner, revision: string, data: RevisionData, inUse: Set<string>): Promise<void> {
+  async record(owner: FleetOwner & Owner, revision: string, data: RevisionData, inUse: Set<string>): Promise<void> {
     const list = this.list(owner);
     const newest = list[0]?.revision ?? 0;
     const mine = list.find((r) => r.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === revision);

@@ -157,9 +157,11 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       if ('done' in begun) return begun.done;
       const { obj, value, status, generation } = begun.ctx;
       const spec = (value as FleetSync).spec;
-      const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec };
       const previous = status as FleetSyncStatus;
       const update = templateRevision(spec);
+      // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
+      const recorded = previous.revisions && [update, ...previous.revisions];
+      const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
       const { inventory, revisions } = await settings.parts();
       const listed = inventory.list(owner.namespace);
       const selected = selectClusters(listed, spec.clusters);
@@ -180,7 +182,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       const wanted = new Set([...kept, ...selected.map((c) => `${targets.get(c.name)?.data.kind ?? spec.kind}/${childName(owner.name, c.name)}`)]);
       await deleteLeaving(childrenOf(obj), wanted, deleteChild, log);
       await tellTroubled(deps, obj, previous, troubled, states, log);
-      let next = withRollout(fleetStatus(previous, states, update, generation), plan, generation);
+      let next: FleetSyncStatus = { ...withRollout(fleetStatus(previous, states, update, generation), plan, generation), revisions: revisions.recorded(owner, update) };
       if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
       await report(deps, obj, previous, next, log);
       return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};

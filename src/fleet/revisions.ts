@@ -33,13 +33,23 @@ export type RevisionTrust = { trusted: true; digest: string; data: RevisionData 
 
 const DIGEST = /^[0-9a-f]{16}$/;
 
+/** The FleetSync a revision is judged for: its name, uid, and the digests its status says the operator recorded (`status.revisions`; unset before the operator first wrote it). */
+export interface RevisionOwner {
+  name: string;
+  uid: string;
+  recorded?: readonly string[];
+}
+
 /**
  * Whether `obj` is a revision of FleetSync `fleet` as the operator wrote it:
  * controlled by that FleetSync (its uid), named and annotated with one digest,
- * its data exactly `{kind, template}` and hashing to that digest. Else why
- * not, in words for an Event or a refusal.
+ * its data exactly `{kind, template}` and hashing to that digest, and that
+ * digest one the operator recorded. Else why not, in words for an Event or a
+ * refusal. (The hash makes a digest name one content; the record, which only
+ * the operator writes, says which digests are its own: a revision planted
+ * with an honest hash and the FleetSync's uid is not.)
  */
-export function revisionTrust(obj: ControllerRevision, fleet: { name: string; uid: string }): RevisionTrust {
+export function revisionTrust(obj: ControllerRevision, fleet: RevisionOwner): RevisionTrust {
   const notOurs = ownerProblem(obj, fleet);
   if (notOurs) return { trusted: false, why: notOurs };
   const digest = obj.metadata.annotations?.[FLEET_REVISION_ANNOTATION] ?? '';
@@ -49,11 +59,14 @@ export function revisionTrust(obj: ControllerRevision, fleet: { name: string; ui
   if (!isRevisionData(data)) return { trusted: false, why: 'its data is not exactly a kind (ProxySync or RemoteSync) and a template' };
   const actual = templateRevision(data);
   if (actual !== digest) return { trusted: false, why: `its data hashes to ${actual}, not to ${digest} as its name says: it was changed after the operator wrote it` };
+  if (fleet.recorded && !fleet.recorded.includes(digest)) {
+    return { trusted: false, why: `its digest ${digest} is not one the operator recorded (the FleetSync's status.revisions): the operator did not write it` };
+  }
   return { trusted: true, digest, data };
 }
 
 /** Why the revision's controller is not FleetSync `fleet` (its uid), or undefined: it is. */
-function ownerProblem(obj: ControllerRevision, fleet: { name: string; uid: string }): string | undefined {
+function ownerProblem(obj: ControllerRevision, fleet: RevisionOwner): string | undefined {
   const refs = (obj.metadata.ownerReferences ?? []) as { apiVersion?: string; kind?: string; name?: string; uid?: string; controller?: boolean }[];
   const controller = refs.find((r) => r.controller === true);
   if (!controller) return 'it has no controller ownerReference';

@@ -5,6 +5,7 @@
 // writes nothing; a second claim of a cluster's name prunes nothing there.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { API_VERSION } from '../../src/api/kinds.js';
+import { templateRevision } from '../../src/fleet/children.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';
 import { assertCliBuilt, runCli } from '../support/cli.js';
@@ -125,6 +126,21 @@ describe('FleetSync trust', () => {
     expect(undo.code).toBe(1);
     expect(undo.stderr).toContain(`revision 1 (ControllerRevision held-${good}) is not this FleetSync's own: its data hashes to`);
     expect((await getFleet('held')).spec).toMatchObject({ template: { spec: { source: { inline: [{ data: { value: 'v2' } }] } } } });
+
+    // Planted with an honest hash, the FleetSync's uid and the highest number: not one the operator recorded.
+    const forged = { kind: 'RemoteSync' as const, template: { ...revision.data.template, spec: { ...revision.data.template.spec, source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held' }, data: { value: 'forged' } }] } } } };
+    const digest = templateRevision(forged as unknown as Parameters<typeof templateRevision>[0]);
+    await mgmt.request({
+      method: 'POST',
+      path: revisionsPath(),
+      body: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: `held-${digest}`, labels, annotations: { 'syncprims.dev/fleet-revision': digest }, ownerReferences }, data: forged, revision: 99 },
+    });
+    const history = await runCli(['rollout', 'history', 'fleetsync/held', '--kubeconfig', kubeconfigPath(HOME), '-n', ns()], { timeoutMs: 60_000 });
+    expect(history.stdout).toContain(`ignored: ControllerRevision held-${digest} (revision 99): its digest ${digest} is not one the operator recorded`);
+    expect(history.stdout).toContain(`ignored: ControllerRevision held-${good} (revision 1): its data hashes to`);
+    const forgedUndo = await runCli(['rollout', 'undo', 'fleetsync/held', '--kubeconfig', kubeconfigPath(HOME), '-n', ns()], { timeoutMs: 60_000 });
+    expect(forgedUndo.code).toBe(1);
+    expect(forgedUndo.stderr).toContain(`revision 99 (ControllerRevision held-${digest}) is not this FleetSync's own`);
 
     // Approved: west gets the update revision, never the planted one; the planted revision is left where it is.
     await mgmt.request({

@@ -206,6 +206,15 @@ describe('revision trust', () => {
     expect(revisionTrust(otherGroup, fleet).trusted).toBe(false);
   });
 
+  test('one planted with an honest hash and our uid is not, once the status records which digests the operator wrote', () => {
+    const digest = templateRevision(s);
+    expect(revisionTrust(written(), { ...fleet, recorded: ['0123456789abcdef', digest] }).trusted).toBe(true);
+    expect(revisionTrust(written(), { ...fleet, recorded: ['0123456789abcdef'] })).toEqual({
+      trusted: false,
+      why: `its digest ${digest} is not one the operator recorded (the FleetSync's status.revisions): the operator did not write it`,
+    });
+  });
+
   test("a name or annotation that does not carry the data's digest is not", () => {
     const renamed = written((r) => (r.metadata.name = 'web-0000000000000000'));
     expect(revisionTrust(renamed, fleet)).toEqual({ trusted: false, why: `its name is not ${revisionName('web', templateRevision(s))}, as its annotation says` });

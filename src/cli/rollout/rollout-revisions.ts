@@ -1,5 +1,5 @@
 import { FLEET_REVISION_ANNOTATION, FLEETSYNC_LABEL } from '../../fleet/children.js';
-import { CONTROLLER_REVISIONS, revisionTrust, type ControllerRevision, type RevisionData } from '../../fleet/revisions.js';
+import { CONTROLLER_REVISIONS, revisionTrust, type ControllerRevision, type RevisionData, type RevisionOwner } from '../../fleet/revisions.js';
 import type { KubeClient } from '../../kube/client.js';
 import { collectionPath } from '../../kube/resources.js';
 import { CliError, describeApiError } from '../errors.js';
@@ -27,8 +27,8 @@ export interface Revision {
   untrusted?: { name: string; why: string };
 }
 
-/** The revisions labelled with the FleetSync (of that uid), newest first, each judged. */
-export async function listRevisions(client: KubeClient, namespace: string, fleet: { name: string; uid: string }): Promise<Revision[]> {
+/** The revisions labelled with the FleetSync, newest first, each judged (its uid and `status.revisions`: fleet/revisions.ts). */
+export async function listRevisions(client: KubeClient, namespace: string, fleet: RevisionOwner): Promise<Revision[]> {
   let list: { items: ControllerRevision[] };
   try {
     list = await client.request({ path: collectionPath(CONTROLLER_REVISIONS, namespace), query: { labelSelector: `${FLEETSYNC_LABEL}=${fleet.name}` } });
@@ -38,7 +38,7 @@ export async function listRevisions(client: KubeClient, namespace: string, fleet
   return sortRevisions(list.items.map((obj) => revisionOf(obj, fleet)));
 }
 
-function revisionOf(obj: ControllerRevision, fleet: { name: string; uid: string }): Revision {
+function revisionOf(obj: ControllerRevision, fleet: RevisionOwner): Revision {
   // Raised again by an undo: the last write says when, not the creation.
   const times = ((obj.metadata.managedFields ?? []) as { time?: string }[]).map((f) => f.time).filter((t): t is string => t !== undefined);
   const at = [obj.metadata.creationTimestamp, ...times].filter((t): t is string => typeof t === 'string').sort().at(-1);
