@@ -14,7 +14,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { kubeconfigOf, REMOTESYNCS } from '../support/remote.js';
+import { registerCluster as registerInventoryCluster, REMOTESYNCS } from '../support/remote.js';
 import { eventOf, find, getSync, readyOf, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -36,18 +36,8 @@ const cmPath = (name: string): string => `/api/v1/namespaces/${edgeNs()}/configm
 const valueIn = async (edge: KubeClient, name: string): Promise<string | undefined> => (await find<{ data?: { value?: string } }>(edge, cmPath(name)))?.data?.value;
 
 /** A kubeconfig Secret `secret` claiming the cluster name `cluster`, for `edge`. */
-async function registerCluster(cluster: string, edge: string, labels: Record<string, string> = {}, secret = `${cluster}-kubeconfig`): Promise<void> {
-  await mgmt.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns()}/secrets`,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: secret, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
+const registerCluster = (cluster: string, edge: string, labels: Record<string, string> = {}, secret?: string): Promise<void> =>
+  registerInventoryCluster(mgmt, ns(), cluster, edge, labels, secret);
 
 /** A FleetSync of RemoteSyncs over the clusters `names`, each applying the ConfigMap `cm` with `value` into the edges' namespace. */
 function applyFleet(name: string, names: string[], cm: string, value: string, rollout?: Record<string, unknown>): Promise<SyncObject> {
