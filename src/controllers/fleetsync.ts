@@ -2,8 +2,10 @@
 // cluster of the namespace's inventory that the FleetSync selects, written by
 // server-side apply (field manager syncprims-fleet) whenever it differs from
 // what the template says; children of clusters that left the selection are
-// deleted (they prune per their deletionPolicy); the status counts the
-// clusters by their child's state. Woken by the children's watch events, by
+// deleted (they prune per their deletionPolicy), but a cluster with a problem
+// in the inventory keeps its child as it is; the status counts the clusters by
+// their child's state. Past its quota (--fleet-max-clusters, --fleet-max-size)
+// a FleetSync writes nothing. Woken by the children's watch events, by
 // the inventory, and by its dependencies. See docs/fleet.md.
 import { ConditionType, Reason } from '../api/conditions.js';
 import type { FleetChildKind, FleetSyncSpec, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
