@@ -37,6 +37,12 @@ export const Reason = {
   ClustersFailing: 'ClustersFailing',
   /** A FleetSync's rollout past a wave's failure budget: no cluster takes the revision any more. */
   RolloutHalted: 'RolloutHalted',
+  /** A FleetSync past its quota (--fleet-max-clusters, --fleet-max-size): nothing is written. */
+  QuotaExceeded: 'QuotaExceeded',
+  /** A FleetSync's cluster with a problem in the inventory (a name claimed twice, no usable credentials): its child is kept as it is. */
+  InventoryProblem: 'InventoryProblem',
+  /** A ControllerRevision labelled with a FleetSync that is not its own (an Event): ignored. */
+  UntrustedRevision: 'UntrustedRevision',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

@@ -98,6 +98,40 @@ const ARTIFACT_MESSAGE =
   'an artifact source cannot be proxied: the remote clusters cannot read the Flux objects of the managing cluster; use kind RemoteSync, or serve the artifact over http';
 const REMOTE_NAME_MESSAGE = 'template.metadata.name and namespace name the remote Sync: only for ProxySync children';
 
+/**
+ * Secrets inline in a template are refused: the template is kept whole in
+ * every child and in the FleetSync's ControllerRevisions, which whoever may
+ * read the namespace's ordinary objects (the built-in `view` role) reads,
+ * also after the Secret left the template (docs/fleet.md).
+ */
+function inlineSecretMessage(found: string[]): string {
+  return (
+    `a FleetSync template may not hold Secrets inline (${found.join(', ')}): the template is kept in every child and in ControllerRevisions, ` +
+    `which readers without access to Secrets can read; put them in a Secret of this namespace and name it as the source ` +
+    `(source.secret: {name, key}; a ProxySync child copies it to its cluster), or use an http source with headersSecretRef`
+  );
+}
+
+/** The inline objects that are Secrets (in Lists too, to a bounded depth), as `inline[2] Secret app-creds`. */
+export function inlineSecrets(inline: readonly Record<string, unknown>[] | undefined): string[] {
+  const found: string[] = [];
+  const visit = (obj: unknown, where: string, depth: number): void => {
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || depth > 10) return;
+    const o = obj as { kind?: unknown; metadata?: { name?: unknown }; items?: unknown };
+    if (o.kind === 'Secret') found.push(`${where} Secret ${typeof o.metadata?.name === 'string' ? o.metadata.name : '(no name)'}`);
+    if (typeof o.kind === 'string' && o.kind.endsWith('List') && Array.isArray(o.items)) {
+      // A SecretList's items may leave out their kind.
+      o.items.forEach((item, i) => visit(o.kind === 'SecretList' && isRecord(item) && item.kind === undefined ? { ...item, kind: 'Secret' } : item, `${where}.items[${i}]`, depth + 1));
+    }
+  };
+  (inline ?? []).forEach((obj, i) => visit(obj, `inline[${i}]`, 0));
+  return found;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 export const fleetSyncSpecSchema = z
   .object({
     clusters: fleetClustersSchema.describe("which of the namespace's clusters get a child"),
@@ -117,6 +151,8 @@ export const fleetSyncSpecSchema = z
     if (spec.kind === 'RemoteSync' && (spec.template.metadata?.name !== undefined || spec.template.metadata?.namespace !== undefined)) {
       ctx.addIssue({ code: 'custom', message: REMOTE_NAME_MESSAGE, path: ['template', 'metadata'] });
     }
+    const secrets = inlineSecrets(spec.template.spec.source.inline);
+    if (secrets.length > 0) ctx.addIssue({ code: 'custom', message: inlineSecretMessage(secrets), path: ['template', 'spec', 'source', 'inline'] });
   })
   .meta({
     'x-kubernetes-validations': [
@@ -133,6 +169,9 @@ export type FleetPhase = (typeof FLEET_PHASES)[number];
 
 const count = z.number().int().min(0);
 
+/** At most this many revisions are listed in status as recorded (the 10 kept, and those children still have). */
+export const MAX_RECORDED_REVISIONS = 50;
+
 /** At most this many failing clusters are listed in status (the children say the rest). */
 export const MAX_FLEET_FAILURES = 20;
 
@@ -145,6 +184,11 @@ export const fleetSyncStatusSchema = z.object({
   phase: z.enum(FLEET_PHASES).optional(),
   currentRevision: z.string().optional().describe('the template revision every selected cluster is Ready with'),
   updateRevision: z.string().optional().describe('the template revision being rolled out'),
+  revisions: z
+    .array(z.string().max(16))
+    .max(MAX_RECORDED_REVISIONS)
+    .optional()
+    .describe('the template revisions the operator recorded as ControllerRevisions and keeps: the only ones rollout history and undo take'),
   clusters: z
     .object({ selected: count, updated: count, ready: count, failed: count, unreachable: count, progressing: count })
     .optional()

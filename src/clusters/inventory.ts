@@ -26,9 +26,24 @@ export { matchesSelector, type LabelSelector } from './label-selector.js';
 
 /** Pure: the clusters a FleetSync selects (by selector and/or names; both given: a cluster must match both), sorted by name; those with a problem are left out. */
 export function selectClusters(clusters: InventoryCluster[], sel: { selector?: LabelSelector; names?: string[] }): InventoryCluster[] {
+  return matching(clusters, sel).filter((c) => !c.problem);
+}
+
+/**
+ * Pure: the clusters the selection matches that have a problem (a name
+ * claimed twice, a ClusterProfile without usable credentials), one per name
+ * (its first claim, whose problem names the others), sorted by name. Their
+ * children are kept as they are, not written nor deleted, until the problem
+ * is fixed or the cluster leaves the inventory.
+ */
+export function troubledClusters(clusters: InventoryCluster[], sel: { selector?: LabelSelector; names?: string[] }): InventoryCluster[] {
+  const seen = new Set<string>();
+  return matching(clusters, sel).filter((c) => c.problem && !seen.has(c.name) && seen.add(c.name));
+}
+
+function matching(clusters: InventoryCluster[], sel: { selector?: LabelSelector; names?: string[] }): InventoryCluster[] {
   const names = sel.names ? new Set(sel.names) : undefined;
   return clusters
-    .filter((c) => !c.problem)
     .filter((c) => !names || names.has(c.name))
     .filter((c) => !sel.selector || matchesSelector(c.labels, sel.selector))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

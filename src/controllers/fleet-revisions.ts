@@ -3,34 +3,41 @@
 // template, its `revision` the order they were rolled out in (an undo to an
 // old revision raises its number again). The last 10 are kept, and any that a
 // child or the current revision still has. Read from the operator's watch.
-import type { FleetTemplate } from '../api/fleet.js';
+// Only revisions the operator wrote for this FleetSync are used, raised or
+// deleted (fleet/revisions.ts says which): any other that carries the
+// FleetSync's label (planted, edited, or a StatefulSet's history whose pod
+// template has our label) is left alone, and told once.
+import { MAX_RECORDED_REVISIONS } from '../api/fleet.js';
 import { API_VERSION } from '../api/kinds.js';
-import type { FleetChildKind } from '../api/fleet.js';
 import { FLEET_REVISION_ANNOTATION, FLEETSYNC_LABEL, type FleetOwner } from '../fleet/children.js';
+import { CONTROLLER_REVISIONS, revisionName, revisionTrust, type ControllerRevision, type RevisionData, type RevisionOwner } from '../fleet/revisions.js';
 import type { Requester } from '../kube/client.js';
 import { ApiError } from '../kube/errors.js';
-import { collectionPath, objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
+import { collectionPath, objectPath, type KubeObject } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
+
+export type { RevisionData } from '../fleet/revisions.js';
 
 /** How many revisions of a FleetSync are kept (besides those still in use). */
 export const KEPT_REVISIONS = 10;
 
-export const CONTROLLER_REVISIONS: ResourceInfo = { group: 'apps', version: 'v1', kind: 'ControllerRevision', resource: 'controllerrevisions', namespaced: true };
-
 const BY_FLEET = 'syncprims.dev/fleetsync-revisions';
+/** How many untrusted revisions (by uid and resourceVersion) are remembered as told; past it the memory starts again. */
+const MAX_TOLD = 10_000;
 
-/** What a revision holds: what each child of that revision is made from. */
-export interface RevisionData {
-  kind: FleetChildKind;
-  template: FleetTemplate;
-}
+/** The FleetSync, and the digests its status says were recorded (fleet/revisions.ts). */
+type Owner = Pick<FleetOwner, 'namespace'> & RevisionOwner;
 
-interface ControllerRevision extends KubeObject {
-  data?: RevisionData;
-  revision?: number;
+/** A revision carrying the FleetSync's label that is not its own, and why. */
+export interface UntrustedRevision {
+  name: string;
+  why: string;
 }
 
 export class FleetRevisions {
+  /** `uid@resourceVersion` of the untrusted revisions already told. */
+  private readonly told = new Set<string>();
+
   constructor(
     private readonly client: Requester,
     private readonly informer: Informer<KubeObject>,
@@ -43,23 +50,60 @@ export class FleetRevisions {
     }
   }
 
-  /** The FleetSync's revisions, newest (highest number) first. */
-  list(owner: Pick<FleetOwner, 'namespace' | 'name'>): ControllerRevision[] {
-    const all = this.informer.store.byIndex(BY_FLEET, `${owner.namespace}/${owner.name}`) as ControllerRevision[];
-    return all.sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0));
+  private labelled(owner: Owner): ControllerRevision[] {
+    return this.informer.store.byIndex(BY_FLEET, `${owner.namespace}/${owner.name}`) as ControllerRevision[];
   }
 
-  /** What revision `revision` of the FleetSync holds, if it is still kept. */
-  data(owner: Pick<FleetOwner, 'namespace' | 'name'>, revision: string): RevisionData | undefined {
-    return (this.informer.store.get(`${owner.namespace}/${revisionName(owner.name, revision)}`) as ControllerRevision | undefined)?.data;
+  /** The FleetSync's own revisions, newest (highest number) first. */
+  list(owner: Owner): ControllerRevision[] {
+    return this.labelled(owner)
+      .filter((r) => revisionTrust(r, owner).trusted)
+      .sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0));
+  }
+
+  /** What revision `revision` of the FleetSync holds, if it is still kept and is the FleetSync's own. */
+  data(owner: Owner, revision: string): RevisionData | undefined {
+    const obj = this.informer.store.get(`${owner.namespace}/${revisionName(owner.name, revision)}`) as ControllerRevision | undefined;
+    const trust = obj && revisionTrust(obj, owner);
+    return trust?.trusted && trust.digest === revision ? trust.data : undefined;
+  }
+
+  /** The digests of the own revisions kept, `update` (just recorded) first: what the status lists as recorded (`status.revisions`). */
+  recorded(owner: Owner, update: string): string[] {
+    const digests = this.list(owner).map((r) => r.metadata.annotations?.[FLEET_REVISION_ANNOTATION] ?? '');
+    return [...new Set([update, ...digests])].slice(0, MAX_RECORDED_REVISIONS);
+  }
+
+  /** The bytes (as JSON) of the own revisions kept besides `except`, newest first: those the next record keeps. */
+  keptBytes(owner: Owner, except: string): number[] {
+    return this.list(owner)
+      .filter((r) => r.metadata.annotations?.[FLEET_REVISION_ANNOTATION] !== except)
+      .slice(0, KEPT_REVISIONS - 1)
+      .map((r) => Buffer.byteLength(JSON.stringify(r.data)));
+  }
+
+  /** The revisions labelled with the FleetSync that are not its own, not told before (each is told once per version of it). */
+  untold(owner: Owner): UntrustedRevision[] {
+    const found: UntrustedRevision[] = [];
+    for (const r of this.labelled(owner)) {
+      const trust = revisionTrust(r, owner);
+      const key = `${r.metadata.uid}@${r.metadata.resourceVersion}`;
+      if (trust.trusted || this.told.has(key)) continue;
+      if (this.told.size >= MAX_TOLD) this.told.clear();
+      this.told.add(key);
+      found.push({ name: r.metadata.name ?? '', why: trust.why });
+    }
+    return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /**
    * Records `revision` as the newest: created when new, its number raised
    * when it is an old one rolled out again; then the oldest beyond
-   * KEPT_REVISIONS go, but for those in `inUse`.
+   * KEPT_REVISIONS go, but for those in `inUse`. Only the FleetSync's own
+   * revisions are raised or deleted; an untrusted one of the same name stays
+   * (the create is refused: the revision is then not kept).
    */
-  async record(owner: FleetOwner, revision: string, data: RevisionData, inUse: Set<string>): Promise<void> {
+  async record(owner: FleetOwner & Owner, revision: string, data: RevisionData, inUse: Set<string>): Promise<void> {
     const list = this.list(owner);
     const newest = list[0]?.revision ?? 0;
     const mine = list.find((r) => r.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === revision);
@@ -69,15 +113,23 @@ export class FleetRevisions {
         method: 'PATCH',
         path: objectPath(CONTROLLER_REVISIONS, mine.metadata.name!, owner.namespace),
         contentType: 'application/merge-patch+json',
-        body: { revision: newest + 1 },
-      });
+        // Only that object as it was read: one replaced meanwhile is not ours to raise.
+        body: { metadata: { uid: mine.metadata.uid, resourceVersion: mine.metadata.resourceVersion }, revision: newest + 1 },
+      }).catch(ignoreGoneOrReplaced);
     }
     const keep = new Set([...inUse, revision]);
     const old = this.list(owner)
       .slice(KEPT_REVISIONS)
       .filter((r) => !keep.has(r.metadata.annotations?.[FLEET_REVISION_ANNOTATION] ?? ''));
     for (const r of old) {
-      await this.client.request({ method: 'DELETE', path: objectPath(CONTROLLER_REVISIONS, r.metadata.name!, owner.namespace) }).catch(ignoreGone);
+      await this.client
+        .request({
+          method: 'DELETE',
+          path: objectPath(CONTROLLER_REVISIONS, r.metadata.name!, owner.namespace),
+          // Only the revision as it was judged: one replaced meanwhile is not deleted.
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion } },
+        })
+        .catch(ignoreGoneOrReplaced);
     }
   }
 
@@ -101,11 +153,7 @@ export class FleetRevisions {
   }
 }
 
-/** `<fleetsync>-<revision>` (a revision is 16 hex digits: at most 80 characters). */
-export function revisionName(fleet: string, revision: string): string {
-  return `${fleet}-${revision}`;
-}
-
-function ignoreGone(err: unknown): void {
-  if (!(err instanceof ApiError && err.notFound)) throw err;
+/** Gone already (404), or changed since it was judged (409: a precondition failed): left alone. */
+function ignoreGoneOrReplaced(err: unknown): void {
+  if (!(err instanceof ApiError && (err.notFound || err.status === 409))) throw err;
 }

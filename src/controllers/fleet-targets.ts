@@ -6,6 +6,7 @@ import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js'
 import type { InventoryCluster } from '../clusters/inventory.js';
 import { approvalsOf, childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, ROLLOUT_APPROVED_ANNOTATION, type FleetOwner } from '../fleet/children.js';
 import { clusterState } from '../fleet/fleet-status.js';
+import type { FleetQuota } from '../fleet/quota.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
 import type { Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
@@ -30,6 +31,8 @@ export interface FleetSettings {
   children: Record<FleetChildKind, { informer: Informer<KubeObject>; resource: ResourceInfo }>;
   /** Why a wave's gates (`gates.dependsOn`) are not met; undefined when they are. */
   gateUnmet: (owner: FleetOwner, wave: WaveSpec) => string | undefined;
+  /** The most children and bytes a FleetSync may have (`--fleet-max-clusters`, `--fleet-max-size`). */
+  quota: FleetQuota;
 }
 
 /** What one cluster's child is made of: a revision, what it holds, and when the child took it. */

@@ -2,14 +2,16 @@
 // cluster of the namespace's inventory that the FleetSync selects, written by
 // server-side apply (field manager syncprims-fleet) whenever it differs from
 // what the template says; children of clusters that left the selection are
-// deleted (they prune per their deletionPolicy); the status counts the
-// clusters by their child's state. Woken by the children's watch events, by
+// deleted (they prune per their deletionPolicy), but a cluster with a problem
+// in the inventory keeps its child as it is; the status counts the clusters by
+// their child's state. Past its quota (--fleet-max-clusters, --fleet-max-size)
+// a FleetSync writes nothing. Woken by the children's watch events, by
 // the inventory, and by its dependencies. See docs/fleet.md.
 import { ConditionType, Reason } from '../api/conditions.js';
 import type { FleetChildKind, FleetSyncSpec, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { FleetSync } from '../api/objects.js';
 import { mapLimit } from '../apply/map-limit.js';
-import { selectClusters, type InventoryCluster } from '../clusters/inventory.js';
+import { selectClusters, troubledClusters, type InventoryCluster } from '../clusters/inventory.js';
 import { serverSideApply } from '../kube/apply.js';
 import { ApiError } from '../kube/errors.js';
 import { objectPath, type KubeObject } from '../kube/resources.js';
@@ -30,13 +32,16 @@ import {
   templateRevision,
   type FleetOwner,
 } from '../fleet/children.js';
-import { clusterState, fleetStatus, type ClusterState } from '../fleet/fleet-status.js';
+import { clusterState, fleetStatus, troubledState, type ClusterState } from '../fleet/fleet-status.js';
+import { quotaExceeded } from '../fleet/quota.js';
 import { withRollout } from '../fleet/rollout-status.js';
 import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
 
 export type { FleetSettings } from './fleet-targets.js';
 import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
-import { suspended, type SyncStatusDraft } from './sync-status.js';
+import { failed, suspended, type SyncStatusDraft } from './sync-status.js';
+import type { FleetRevisions } from './fleet-revisions.js';
+import { tellTroubled, tellUntrusted } from './fleet-warnings.js';
 
 /** The index of each child kind's store: `namespace/fleetsync` -> its children. */
 export const FLEET_CHILDREN_INDEX = 'syncprims.dev/fleetsync-children';
@@ -98,13 +103,7 @@ async function deleteChildOf(settings: FleetSettings, kind: FleetChildKind, chil
 
 /** The FleetSync reconciler (see the top of this file). */
 export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' }, settings: FleetSettings): Reconciler {
-  const childrenOf = (obj: KubeObject): { kind: FleetChildKind; child: KubeObject }[] =>
-    (['ProxySync', 'RemoteSync'] as const).flatMap((kind) =>
-      settings.children[kind].informer.store
-        .byIndex(FLEET_CHILDREN_INDEX, `${obj.metadata.namespace}/${obj.metadata.name}`)
-        .filter((child) => ownedByFleet(child, obj.metadata.uid ?? ''))
-        .map((child) => ({ kind, child })),
-    );
+  const childrenOf = (obj: KubeObject): { kind: FleetChildKind; child: KubeObject }[] => childrenOfFleet(settings, obj);
   const kindOf = (namespace: string, name: string): FleetChildKind => childKindOf(deps.informer, namespace, name);
   const deleteChild = (kind: FleetChildKind, child: KubeObject): Promise<void> => deleteChildOf(settings, kind, child);
 
@@ -123,15 +122,13 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
     return { requeueAfterMs: CHILDREN_GONE_RETRY_MS };
   };
 
-  const liveChild = (owner: FleetOwner, kind: FleetChildKind, cluster: string): KubeObject | undefined => liveChildOf(settings, owner, kind, cluster);
-
   /**
    * Makes sure of one cluster's child at its target (none: left as it is);
    * says where the cluster stands against the update revision.
    */
   const ensureChild = async (owner: FleetOwner, cluster: InventoryCluster, target: Target | undefined, update: string, log: Logger): Promise<ClusterState> => {
     const kind = target?.data.kind ?? owner.spec.kind;
-    const live = liveChild(owner, kind, cluster.name);
+    const live = liveChildOf(settings, owner, kind, cluster.name);
     const name = `${kind} ${owner.namespace}/${childName(owner.name, cluster.name)}`;
     if (live && !ownedByFleet(live, owner.uid)) return clusterState(undefined, update, `${name} exists and is not this FleetSync's child: rename or delete it`);
     if (!target) return clusterState(live, update);
@@ -162,29 +159,88 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       if ('done' in begun) return begun.done;
       const { obj, value, status, generation } = begun.ctx;
       const spec = (value as FleetSync).spec;
-      const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec };
       const previous = status as FleetSyncStatus;
       const update = templateRevision(spec);
+      // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
+      const recorded = previous.revisions && [update, ...previous.revisions];
+      const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
       const { inventory, revisions } = await settings.parts();
-      const selected = selectClusters(inventory.list(owner.namespace), spec.clusters);
+      const listed = inventory.list(owner.namespace);
+      const selected = selectClusters(listed, spec.clusters);
+      const troubled = troubledClusters(listed, spec.clusters);
+      await tellUntrusted(deps, obj, revisions.untold(owner), log);
+      const overQuota = quotaOf(settings, owner, selected, revisions, update);
+      // Refused before anything is written: no child made or changed or deleted, no revision recorded.
+      if (overQuota !== undefined) return void (await report(deps, obj, previous, refusedStatus(previous, overQuota, generation), log));
       const plan = planOf(settings, obj, owner, selected, update, previous);
       const targets = targetsOf({ ...settings, revisions }, owner, selected, plan, update, previous.currentRevision);
       const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
       await revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
       const states = new Map<string, ClusterState>();
       await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, targets.get(cluster.name), update, log)));
-      for (const [cluster, failed] of plan?.failed ?? []) states.set(cluster, failed);
+      for (const [cluster, state] of plan?.failed ?? []) states.set(cluster, state);
+      const kept = keepTroubled(settings, owner, troubled, states, update);
       forgetOthers(matched.get(owner.uid), states);
-      const wanted = new Set(selected.map((c) => `${targets.get(c.name)?.data.kind ?? spec.kind}/${childName(owner.name, c.name)}`));
-      const leaving = childrenOf(obj).filter(({ kind, child }) => !wanted.has(`${kind}/${child.metadata.name}`) && !child.metadata.deletionTimestamp);
-      await Promise.all(leaving.map(({ kind, child }) => deleteChild(kind, child)));
-      if (leaving.length > 0) log.info({ children: leaving.map(({ child }) => child.metadata.name) }, 'children of clusters no longer selected deleted');
-      let next = withRollout(fleetStatus(previous, states, update, generation), plan, generation);
+      const wanted = new Set([...kept, ...selected.map((c) => `${targets.get(c.name)?.data.kind ?? spec.kind}/${childName(owner.name, c.name)}`)]);
+      await deleteLeaving(childrenOf(obj), wanted, deleteChild, log);
+      await tellTroubled(deps, obj, previous, troubled, states, log);
+      let next: FleetSyncStatus = { ...withRollout(fleetStatus(previous, states, update, generation), plan, generation), revisions: revisions.recorded(owner, update) };
       if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
       await report(deps, obj, previous, next, log);
       return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
     },
   };
+}
+
+/** The FleetSync's children of both kinds, as the cache has them. */
+function childrenOfFleet(settings: Pick<FleetSettings, 'children'>, obj: KubeObject): { kind: FleetChildKind; child: KubeObject }[] {
+  return (['ProxySync', 'RemoteSync'] as const).flatMap((kind) =>
+    settings.children[kind].informer.store
+      .byIndex(FLEET_CHILDREN_INDEX, `${obj.metadata.namespace}/${obj.metadata.name}`)
+      .filter((child) => ownedByFleet(child, obj.metadata.uid ?? ''))
+      .map((child) => ({ kind, child })),
+  );
+}
+
+/** Deletes the children not `wanted` (`kind/name`): those of clusters that left the selection or the inventory. */
+async function deleteLeaving(
+  children: { kind: FleetChildKind; child: KubeObject }[],
+  wanted: Set<string>,
+  deleteChild: (kind: FleetChildKind, child: KubeObject) => Promise<void>,
+  log: Logger,
+): Promise<void> {
+  const leaving = children.filter(({ kind, child }) => !wanted.has(`${kind}/${child.metadata.name}`) && !child.metadata.deletionTimestamp);
+  await Promise.all(leaving.map(({ kind, child }) => deleteChild(kind, child)));
+  if (leaving.length > 0) log.info({ children: leaving.map(({ child }) => child.metadata.name) }, 'children of clusters no longer selected deleted');
+}
+
+/** Ready=False, QuotaExceeded: the rest of the status as it was. */
+function refusedStatus(previous: FleetSyncStatus, why: string, generation: number | undefined): FleetSyncStatus {
+  const refused = failed(previous as SyncStatusDraft, Reason.QuotaExceeded, `past its quota, nothing written: ${why}`, generation);
+  return { ...(refused as FleetSyncStatus), observedGeneration: generation };
+}
+
+/** Why the FleetSync is past its quota (its children and bytes, the revisions it keeps), or undefined. */
+function quotaOf(settings: FleetSettings, owner: FleetOwner, selected: InventoryCluster[], revisions: FleetRevisions, update: string): string | undefined {
+  const templateBytes = Buffer.byteLength(JSON.stringify({ kind: owner.spec.kind, template: owner.spec.template }));
+  return quotaExceeded(settings.quota, { children: selected.length, templateBytes, otherRevisionBytes: revisions.keptBytes(owner, update) });
+}
+
+/**
+ * A cluster with a problem in the inventory keeps its child as it is (not
+ * written, not deleted): its state is failed, saying so. Returns the children
+ * kept (`kind/name`).
+ */
+function keepTroubled(settings: Pick<FleetSettings, 'children'>, owner: FleetOwner, troubled: InventoryCluster[], states: Map<string, ClusterState>, update: string): Set<string> {
+  const kept = new Set<string>();
+  for (const cluster of troubled) {
+    const live = (['ProxySync', 'RemoteSync'] as const)
+      .map((kind) => ({ kind, child: liveChildOf(settings, owner, kind, cluster.name) }))
+      .find((c) => c.child && ownedByFleet(c.child, owner.uid));
+    if (live) kept.add(`${live.kind}/${live.child!.metadata.name}`);
+    states.set(cluster.name, troubledState(cluster, live?.child, live?.kind, update));
+  }
+  return kept;
 }
 
 /** Drops what is remembered of clusters no longer selected. */
@@ -226,6 +282,6 @@ async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncSta
   const was = before.conditions?.find((c) => c.type === ConditionType.Ready);
   if (!ready || (ready.reason === was?.reason && ready.status === was?.status)) return;
   log.info({ reason: ready.reason, message: ready.message }, 'fleet status');
-  if (ready.reason === Reason.ClustersFailing || ready.reason === Reason.RolloutHalted) await deps.events.record(obj, 'Warning', ready.reason, ready.message);
+  if (ready.reason === Reason.ClustersFailing || ready.reason === Reason.RolloutHalted || ready.reason === Reason.QuotaExceeded) await deps.events.record(obj, 'Warning', ready.reason, ready.message);
   else if (ready.status === 'True') await deps.events.record(obj, 'Normal', ready.reason, ready.message);
 }

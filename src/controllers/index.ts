@@ -13,6 +13,7 @@ import { FleetRevisions } from './fleet-revisions.js';
 import { fleetSyncReconciler, followChildren, gateUnmet } from './fleetsync.js';
 import type { FleetParts } from './fleet-targets.js';
 import { FLEETSYNC_LABEL } from '../fleet/children.js';
+import { DEFAULT_FLEET_QUOTA, type FleetQuota } from '../fleet/quota.js';
 import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
 import { ProxySyncReconciler } from './proxysync.js';
@@ -42,6 +43,8 @@ export interface ControllerSettings {
   lostClusterGraceMs?: number;
   /** `--default-service-account`: syncs that name no service account apply as this one of their namespace. */
   defaultServiceAccount?: string;
+  /** `--fleet-max-clusters` / `--fleet-max-size`: the most children and bytes a FleetSync may have (DEFAULT_FLEET_QUOTA when unset). */
+  fleetQuota?: FleetQuota;
 }
 
 const DEFAULT_LOST_CLUSTER_GRACE_MS = 5 * 60_000;
@@ -241,6 +244,7 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
         throw err;
       })),
     gateUnmet: (owner, wave) => gateUnmet(shared.graph, owner, wave, settings.allowCrossNamespaceRefs ?? false),
+    quota: settings.fleetQuota ?? DEFAULT_FLEET_QUOTA,
     client: m.client,
     discovery: m.cache.discovery,
     children: {

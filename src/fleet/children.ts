@@ -43,6 +43,8 @@ export interface FleetOwner {
   name: string;
   uid: string;
   spec: FleetSyncSpec;
+  /** The revisions the operator recorded (its status' `revisions`, and the template's own): the only ones it trusts (fleet/revisions.ts). */
+  recorded?: readonly string[];
 }
 
 /** The template's revision: the first 16 hex digits of the SHA-256 of the kind and template, as canonical JSON. */

@@ -37,6 +37,22 @@ export function clusterState(child: KubeObject | undefined, revision: string, co
   return { state: 'progressing', updated };
 }
 
+/**
+ * A cluster whose inventory entry has a problem: failed, its child (if it has
+ * one) kept as it is, neither written nor deleted, so that a second claim of
+ * its name or a lost credential prunes nothing there.
+ */
+export function troubledState(cluster: { origin: string; problem?: string }, child: KubeObject | undefined, kind: string | undefined, revision: string): ClusterState {
+  const updated = child?.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === revision;
+  const kept = child ? `its child ${kind} ${child.metadata.name} is kept as it is (not written, not deleted)` : 'it gets no child';
+  return {
+    state: 'failed',
+    updated,
+    reason: Reason.InventoryProblem,
+    message: `${cluster.origin}: ${cluster.problem ?? 'unusable'}; ${kept} until the problem is fixed or the cluster leaves the inventory`,
+  };
+}
+
 /** The child's Ready condition, once it speaks for the child's generation (else undefined: not observed yet). */
 function observedReady(child: KubeObject): Condition | undefined {
   const status = (child.status ?? {}) as { observedGeneration?: number; conditions?: Condition[] };

@@ -12,7 +12,7 @@ import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
-import { kubeconfigOf } from '../support/remote.js';
+import { registerCluster as registerInventoryCluster } from '../support/remote.js';
 import { find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -35,18 +35,7 @@ const valueIn = async (edge: KubeClient): Promise<string | undefined> =>
 const values = async (): Promise<(string | undefined)[]> => [await valueIn(edge1), await valueIn(edge2)];
 
 /** A kubeconfig Secret registered in the inventory as `cluster`. */
-async function registerCluster(cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
-  await mgmt.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns()}/secrets`,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${cluster}-kubeconfig`, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
+const registerCluster = (cluster: string, edge: string, labels: Record<string, string>): Promise<void> => registerInventoryCluster(mgmt, ns(), cluster, edge, labels);
 
 /** The template of revision `value`: one ConfigMap; `broken` adds labels and applies into a namespace that exists nowhere. */
 function template(value: string, broken = false): Record<string, unknown> {

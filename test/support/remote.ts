@@ -72,6 +72,20 @@ export async function putKubeconfigSecret(client: KubeClient, namespace: string,
   });
 }
 
+/** Creates a kubeconfig Secret `secret` (default `<cluster>-kubeconfig`) of the local cluster `edge`, labelled into the namespace's inventory as `cluster`. */
+export async function registerCluster(client: KubeClient, namespace: string, cluster: string, edge: string, labels: Record<string, string> = {}, secret = `${cluster}-kubeconfig`): Promise<void> {
+  await client.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/secrets`,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secret, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
+      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
+    },
+  });
+}
+
 /** Creates or updates a RemoteSync with server-side apply (manager `test`). */
 export function applyRemoteSync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
   return applyKind(client, 'RemoteSync', REMOTESYNCS, namespace, name, spec);

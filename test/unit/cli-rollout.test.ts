@@ -142,4 +142,22 @@ describe('history and undo', () => {
     expect(() => undoTarget([{ number: 1, digest: C, data }], C)).toThrow('there is no earlier revision to go back to (kept: 1)');
     expect(() => undoTarget([{ number: 1, digest: A }], C)).toThrow(`revision 1 (${A}) holds no template`);
   });
+
+  const planted: Revision = { number: 9, digest: A, untrusted: { name: 'app-planted', why: 'its data hashes to x, not to y as its name says' } };
+
+  test('a revision that is not the FleetSync\'s own is not listed in the table but named as ignored, with why', () => {
+    const now = Date.parse('2030-01-01T00:05:00Z');
+    const lines = historyLines([...revisions, planted], { currentRevision: B, updateRevision: C }, now);
+    expect(lines.slice(0, 4)).toEqual(historyLines(revisions, { currentRevision: B, updateRevision: C }, now));
+    expect(lines.slice(4)).toEqual(['ignored: ControllerRevision app-planted (revision 9): its data hashes to x, not to y as its name says']);
+  });
+
+  test('undo refuses one that is not the FleetSync\'s own, saying why, by default and by number; of two of one number it takes its own', () => {
+    expect(() => undoTarget([...revisions, planted], C)).toThrow(
+      "revision 9 (ControllerRevision app-planted) is not this FleetSync's own: its data hashes to x, not to y as its name says; it is not written back (its own revisions: 3, 2, 1;",
+    );
+    expect(() => undoTarget([...revisions, planted], C, 9)).toThrow('is not this FleetSync\'s own');
+    expect(undoTarget([...revisions, { ...planted, number: 1 }], C, 1)).toMatchObject({ number: 1, digest: A, data });
+    expect(() => undoTarget([revisions[1]!, { ...planted, number: 1, digest: C }], C, 1)).toThrow('is not this FleetSync\'s own');
+  });
 });

@@ -1,7 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
-import { fleetSyncSpecSchema, type FleetSyncSpec } from '../../src/api/fleet.js';
+import { fleetSyncSpecSchema, inlineSecrets, type FleetSyncSpec } from '../../src/api/fleet.js';
+import { selectClusters, troubledClusters, type InventoryCluster } from '../../src/clusters/inventory.js';
+import { withConflicts } from '../../src/clusters/inventory-sources.js';
 import { childDependencies, childName, desiredChild, ownedByFleet, templateRevision, type FleetOwner } from '../../src/fleet/children.js';
-import { clusterState, fleetStatus, type ClusterState } from '../../src/fleet/fleet-status.js';
+import { clusterState, fleetStatus, troubledState, type ClusterState } from '../../src/fleet/fleet-status.js';
+import { DEFAULT_FLEET_QUOTA, footprintBytes, quotaExceeded } from '../../src/fleet/quota.js';
+import { revisionName, revisionTrust, type ControllerRevision } from '../../src/fleet/revisions.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 const spec = (over: Record<string, unknown> = {}): FleetSyncSpec =>
@@ -152,5 +156,153 @@ describe('the status', () => {
 
   test('no cluster selected is Ready, and says so', () => {
     expect(ready(fleetStatus({}, new Map(), 'r1', 1))).toMatchObject({ status: 'True', message: 'no cluster is selected' });
+  });
+});
+
+describe('revision trust', () => {
+  const s = spec();
+  const fleet = { name: 'web', uid: 'u-1' };
+  /** A revision as the operator writes it (controllers/fleet-revisions.ts create). */
+  const written = (over: (r: ControllerRevision) => void = () => undefined): ControllerRevision => {
+    const digest = templateRevision(s);
+    const r: ControllerRevision = {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name: revisionName('web', digest),
+        namespace: 'fleet',
+        labels: { 'syncprims.dev/fleetsync': 'web' },
+        annotations: { 'syncprims.dev/fleet-revision': digest },
+        ownerReferences: [{ apiVersion: 'syncprims.dev/v1alpha1', kind: 'FleetSync', name: 'web', uid: 'u-1', controller: true }],
+      },
+      // As read back from the API server: JSON, its keys in another order.
+      data: JSON.parse(JSON.stringify({ template: s.template, kind: s.kind })),
+      revision: 1,
+    };
+    over(r);
+    return r;
+  };
+
+  test("one the operator wrote is trusted, read back as JSON: its digest recomputed from exactly what it holds", () => {
+    expect(revisionTrust(written(), fleet)).toEqual({ trusted: true, digest: templateRevision(s), data: { kind: s.kind, template: s.template } });
+  });
+
+  test('planted content under our name is not: the data no longer hashes to the name', () => {
+    const planted = written((r) => ((r.data as { template: { spec: { source: unknown } } }).template.spec.source = { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'evil' } }] }));
+    const trust = revisionTrust(planted, fleet);
+    expect(trust).toEqual({ trusted: false, why: expect.stringContaining(`not to ${templateRevision(s)} as its name says: it was changed after the operator wrote it`) });
+    // Anything beside kind and template is not ours either.
+    expect(revisionTrust(written((r) => ((r.data as Record<string, unknown>).extra = 1)), fleet)).toMatchObject({ trusted: false, why: expect.stringContaining('not exactly a kind') });
+  });
+
+  test('not controlled by this FleetSync (by uid) is not, whatever its label: a StatefulSet\'s history, another FleetSync of the name, none', () => {
+    const statefulSet = written((r) => (r.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 's-1', controller: true }]));
+    expect(revisionTrust(statefulSet, fleet)).toEqual({ trusted: false, why: 'its controller is StatefulSet db (apps/v1), not this FleetSync' });
+    const older = written((r) => ((r.metadata.ownerReferences as Record<string, unknown>[])[0]!.uid = 'u-0'));
+    expect(revisionTrust(older, fleet)).toEqual({ trusted: false, why: 'its controller is another FleetSync of this name (uid u-0, not u-1)' });
+    const notController = written((r) => ((r.metadata.ownerReferences as Record<string, unknown>[])[0]!.controller = false));
+    expect(revisionTrust(notController, fleet)).toEqual({ trusted: false, why: 'it has no controller ownerReference' });
+    const otherGroup = written((r) => ((r.metadata.ownerReferences as Record<string, unknown>[])[0]!.apiVersion = 'evil.example/v1'));
+    expect(revisionTrust(otherGroup, fleet).trusted).toBe(false);
+  });
+
+  test('one planted with an honest hash and our uid is not, once the status records which digests the operator wrote', () => {
+    const digest = templateRevision(s);
+    expect(revisionTrust(written(), { ...fleet, recorded: ['0123456789abcdef', digest] }).trusted).toBe(true);
+    expect(revisionTrust(written(), { ...fleet, recorded: ['0123456789abcdef'] })).toEqual({
+      trusted: false,
+      why: `its digest ${digest} is not one the operator recorded (the FleetSync's status.revisions): the operator did not write it`,
+    });
+  });
+
+  test("a name or annotation that does not carry the data's digest is not", () => {
+    const renamed = written((r) => (r.metadata.name = 'web-0000000000000000'));
+    expect(revisionTrust(renamed, fleet)).toEqual({ trusted: false, why: `its name is not ${revisionName('web', templateRevision(s))}, as its annotation says` });
+    const unmarked = written((r) => (r.metadata.annotations = {}));
+    expect(revisionTrust(unmarked, fleet)).toMatchObject({ trusted: false, why: expect.stringContaining('is not a revision (16 hex digits)') });
+  });
+});
+
+describe('inline Secrets in a template', () => {
+  const withInline = (inline: unknown[]) => fleetSyncSpecSchema.safeParse({ clusters: { selector: {} }, template: { spec: { source: { inline } } } });
+
+  test('are refused, in Lists too, with a message that points at a Secret reference', () => {
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, stringData: { password: 'x' } };
+    const result = withInline([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }, secret]);
+    expect(result.success).toBe(false);
+    const message = result.error!.issues[0]!.message;
+    expect(result.error!.issues[0]!.path).toEqual(['template', 'spec', 'source', 'inline']);
+    expect(message).toContain('may not hold Secrets inline (inline[1] Secret creds)');
+    expect(message).toContain('source.secret');
+    expect(inlineSecrets([{ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'List', items: [secret] }] }])).toEqual(['inline[0].items[0].items[0] Secret creds']);
+    expect(inlineSecrets([{ apiVersion: 'v1', kind: 'SecretList', items: [{ metadata: { name: 'bare' } }] }])).toEqual(['inline[0].items[0] Secret bare']);
+  });
+
+  test('other objects, and Secrets named by reference, are not', () => {
+    expect(withInline([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }, { apiVersion: 'v1', kind: 'List', items: [] }]).success).toBe(true);
+    expect(fleetSyncSpecSchema.safeParse({ clusters: { selector: {} }, template: { spec: { source: { secret: { name: 'manifests' } } } } }).success).toBe(true);
+  });
+});
+
+describe('the quota on fan-out', () => {
+  const quota = { maxClusters: 3, maxBytes: 10_000 };
+
+  test('bytes: the template in each child and in its own revision, and the other revisions kept', () => {
+    expect(footprintBytes({ children: 3, templateBytes: 1000, otherRevisionBytes: [500, 700] })).toBe(5200);
+    expect(quotaExceeded(quota, { children: 3, templateBytes: 1000, otherRevisionBytes: [500, 700] })).toBeUndefined();
+    expect(quotaExceeded(quota, { children: 3, templateBytes: 2500, otherRevisionBytes: [] })).toBeUndefined();
+  });
+
+  test('past either limit: refused with the figures and the flag to raise', () => {
+    expect(quotaExceeded(quota, { children: 4, templateBytes: 10, otherRevisionBytes: [] })).toBe(
+      '4 clusters selected, more than the 3 children a FleetSync may have (--fleet-max-clusters of syncprims run): select fewer clusters, or split the fleet',
+    );
+    const bytes = quotaExceeded(quota, { children: 3, templateBytes: 2200, otherRevisionBytes: [1500] });
+    expect(bytes).toContain('would take 10.1 KiB in the managing cluster (a template of 2.1 KiB in 3 children and 2 revisions)');
+    expect(bytes).toContain('more than the 9.8 KiB a FleetSync may take (--fleet-max-size of syncprims run)');
+  });
+
+  test('the defaults: 1000 children, 64 MiB', () => {
+    expect(DEFAULT_FLEET_QUOTA).toEqual({ maxClusters: 1000, maxBytes: 64 * 1024 * 1024 });
+  });
+});
+
+describe('clusters with an inventory problem', () => {
+  const cluster = (name: string, origin: string, labels: Record<string, string>, problem?: string): InventoryCluster => ({
+    name,
+    namespace: 'fleet',
+    labels,
+    source: 'Secret',
+    origin,
+    ref: { kubeConfig: { secretRef: { name: origin, key: 'value' } } },
+    ...(problem !== undefined && { problem }),
+  });
+
+  test('are not selected, but listed as troubled once per name when the selection matches them', () => {
+    const listed = withConflicts([
+      cluster('east', 'Secret fleet/east-kubeconfig', { env: 'prod' }),
+      cluster('east', 'Secret fleet/east-again', { env: 'prod' }),
+      cluster('west', 'Secret fleet/west-kubeconfig', { env: 'prod' }),
+      cluster('dev', 'Secret fleet/dev-kubeconfig', { env: 'dev' }, 'broken'),
+    ]);
+    const sel = { selector: { matchLabels: { env: 'prod' } } };
+    expect(selectClusters(listed, sel).map((c) => c.name)).toEqual(['west']);
+    const troubled = troubledClusters(listed, sel);
+    expect(troubled.map((c) => [c.name, c.problem])).toEqual([['east', 'the name east is claimed by Secret fleet/east-kubeconfig too: remove or rename one of them']]);
+    expect(troubledClusters(listed, { names: ['dev', 'west'] }).map((c) => c.name)).toEqual(['dev']);
+  });
+
+  test('fail, their child kept as it is, saying why and until when', () => {
+    const child: KubeObject = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { name: 'web-east', annotations: { 'syncprims.dev/fleet-revision': 'r1' } } };
+    const state = troubledState({ origin: 'Secret fleet/east-again', problem: 'the name east is claimed twice' }, child, 'RemoteSync', 'r1');
+    expect(state).toEqual({
+      state: 'failed',
+      updated: true,
+      reason: 'InventoryProblem',
+      message: 'Secret fleet/east-again: the name east is claimed twice; its child RemoteSync web-east is kept as it is (not written, not deleted) until the problem is fixed or the cluster leaves the inventory',
+    });
+    expect(troubledState({ origin: 'ClusterProfile fleet/p', problem: 'no credentials' }, undefined, undefined, 'r1')).toMatchObject({ updated: false, message: expect.stringContaining('it gets no child') });
+    const status = fleetStatus({}, new Map<string, ClusterState>([['east', state], ['west', { state: 'ready' }]]), 'r1', 1);
+    expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ClustersFailing', message: '1/2 clusters Ready; 1 failing: east (InventoryProblem)' });
   });
 });

@@ -123,7 +123,7 @@ function settle(subject: Subject, verdict: RolloutVerdict, progress: ProgressLin
 /** `rollout history`: the revisions, newest first. */
 export async function rolloutHistory(target: string, flags: ClusterFlags): Promise<void> {
   await withFleet(target, flags, async (subject, obj) => {
-    const revisions = await listRevisions(subject.client, subject.namespace, subject.name);
+    const revisions = await listRevisions(subject.client, subject.namespace, { name: subject.name, uid: obj.metadata.uid ?? '', recorded: obj.status?.revisions });
     if (revisions.length === 0) {
       console.log(`${subject.what} has no revisions yet (the operator keeps them as ControllerRevisions once it has seen the FleetSync)`);
       return;

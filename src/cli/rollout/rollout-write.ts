@@ -89,7 +89,7 @@ export async function rolloutApprove(target: string, flags: ClusterFlags & { wav
 /** Writes revision `to` (by default the one before the template's) back into `spec.template` and `spec.kind`: it rolls as any change. */
 export async function rolloutUndo(target: string, flags: ClusterFlags & { toRevision?: number }): Promise<void> {
   await withFleet(target, flags, async (subject, obj) => {
-    const revisions = await listRevisions(subject.client, subject.namespace, subject.name);
+    const revisions = await listRevisions(subject.client, subject.namespace, { name: subject.name, uid: obj.metadata.uid ?? '', recorded: obj.status?.revisions });
     const update = obj.status?.observedGeneration === obj.metadata.generation ? obj.status?.updateRevision : undefined;
     if (update === undefined) throw new CliError(`${subject.what}: the operator has not yet seen its latest change; wait for it (syncprims rollout status ${subject.ref}) and run undo again`);
     const back = undoTarget(revisions, update, flags.toRevision);

@@ -10,8 +10,11 @@ import { DEFAULT_DEBUG_ADDR, parseAddr } from '../../runtime/http-endpoints.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Manager } from '../../runtime/manager.js';
 import { packageVersion } from '../../version.js';
-import { durationFlag } from '../flag-values.js';
+import { DEFAULT_FLEET_QUOTA } from '../../fleet/quota.js';
+import { durationFlag, wholeNumberFlag } from '../flag-values.js';
 import { addSourceOptions, useSourceFlags, type SourceFlags } from '../source-flags.js';
+
+const MiB = 1024 * 1024;
 
 /** How long in-flight reconciles may run on after SIGTERM (a Deployment's default grace is 30 s). */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -58,6 +61,8 @@ interface RunFlags extends SourceFlags {
   defaultServiceAccount?: string;
   livenessLeaseDuration: string;
   uiAddr?: string;
+  fleetMaxClusters: string;
+  fleetMaxSize: string;
 }
 
 /** `syncprims run`: the operator. */
@@ -99,6 +104,12 @@ export function addRunCommand(program: Command): void {
     .option(
       '--default-service-account <name>',
       'syncs that name no serviceAccountName apply as this service account of their namespace (a RemoteSync: of the namespace of that name in its cluster; a ProxySync: its remote Sync gets it)',
+    )
+    .option('--fleet-max-clusters <n>', 'the most children (selected clusters) one FleetSync may have; past it the FleetSync is refused (QuotaExceeded) before anything is written', String(DEFAULT_FLEET_QUOTA.maxClusters))
+    .option(
+      '--fleet-max-size <MiB>',
+      "the most one FleetSync may place in the managing cluster's etcd, in MiB: its template's size times its children, plus its revisions kept; past it it is refused (QuotaExceeded) before anything is written",
+      String(DEFAULT_FLEET_QUOTA.maxBytes / MiB),
     )
     .option(
       '--ui-addr <addr>',
@@ -164,7 +175,8 @@ async function run(flags: RunFlags): Promise<void> {
   const clusterId = flags.clusterId ?? (await defaultClusterId(client));
   const defaultServiceAccount = defaultServiceAccountOf(flags);
   log.info({ clusterId, ...remote.remoteRateLimit, lostClusterGraceMs: remote.lostClusterGraceMs, defaultServiceAccount: defaultServiceAccount ?? '(none)', ...remote.kubeconfigPolicy }, 'remote clusters');
-  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, userAgent, defaultServiceAccount, ...remote });
+  const fleetQuota = { maxClusters: wholeNumberFlag('--fleet-max-clusters', flags.fleetMaxClusters, 'clusters'), maxBytes: wholeNumberFlag('--fleet-max-size', flags.fleetMaxSize, 'MiB') * MiB };
+  const controllers = syncControllers({ concurrency, allowCrossNamespaceRefs, clusterId, userAgent, defaultServiceAccount, fleetQuota, ...remote });
   // A signal while it still waits (for its CRDs) ends the start: then there is nothing to run.
   await manager.start(controllers).catch((err: unknown) => {
     if (!manager.shuttingDown) throw err;

@@ -1,0 +1,38 @@
+// What a FleetSync says once, beside its status: revisions carrying its label
+// that are not its own (ignored), and clusters whose inventory entry has a
+// problem (their children kept as they are). Each a Warning Event and a log line.
+import { Reason } from '../api/conditions.js';
+import type { FleetSyncStatus } from '../api/fleet.js';
+import type { InventoryCluster } from '../clusters/inventory.js';
+import type { ClusterState } from '../fleet/fleet-status.js';
+import type { KubeObject } from '../kube/resources.js';
+import type { Logger } from '../runtime/logger.js';
+import type { UntrustedRevision } from './fleet-revisions.js';
+import type { LifecycleDeps } from './lifecycle.js';
+
+/** Revisions not seen before that carry the FleetSync's label and are not its own: one Warning Event for them all. */
+export async function tellUntrusted(deps: Pick<LifecycleDeps, 'events'>, obj: KubeObject, untrusted: UntrustedRevision[], log: Logger): Promise<void> {
+  if (untrusted.length === 0) return;
+  const named = untrusted.map((r) => `ControllerRevision ${r.name} (${r.why})`).join('; ');
+  const message = `ignored, never used, changed or deleted: ${named}; they carry this FleetSync's label but are not revisions it wrote`;
+  log.warn({ revisions: untrusted }, 'ControllerRevisions with the FleetSync\'s label that are not its own: ignored');
+  await deps.events.record(obj, 'Warning', Reason.UntrustedRevision, message);
+}
+
+/** Clusters with an inventory problem not reported before (by the previous status' failures): a Warning Event each. */
+export async function tellTroubled(
+  deps: Pick<LifecycleDeps, 'events'>,
+  obj: KubeObject,
+  previous: FleetSyncStatus,
+  troubled: InventoryCluster[],
+  states: Map<string, ClusterState>,
+  log: Logger,
+): Promise<void> {
+  const before = new Set((previous.failures ?? []).map((f) => `${f.cluster}\n${f.reason}\n${f.message}`));
+  for (const cluster of troubled) {
+    const state = states.get(cluster.name);
+    if (state?.state !== 'failed' || before.has(`${cluster.name}\n${state.reason}\n${state.message}`)) continue;
+    log.warn({ cluster: cluster.name, problem: cluster.problem }, 'cluster with an inventory problem: its child is kept as it is');
+    await deps.events.record(obj, 'Warning', Reason.InventoryProblem, `cluster ${cluster.name}: ${state.message}`);
+  }
+}
