@@ -172,6 +172,16 @@ describe('-o json and -o yaml', () => {
     expect(await find(mgmt, `/api/v1/namespaces/${ns()}/configmaps/edge-cm`)).toBeUndefined();
   });
 
+  test("in a remote cluster only the managing cluster's origin is ours: seen from another managing cluster (--cluster-id), the same object is another's twin", async () => {
+    // The object carries our origin (mgmt's kube-system uid, the operator's default --cluster-id) and is ours by default (above).
+    const cm = await find<{ metadata: { labels?: Record<string, string> } }>(edge, `/api/v1/namespaces/${ns()}/configmaps/edge-cm`);
+    const uid = (await mgmt.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' })).metadata.uid;
+    expect(cm?.metadata.labels?.['syncprims.dev/origin']).toBe(uid);
+    const [ours, theirs] = await Promise.all([treeJson('rsy/edge'), tree('rsy/edge', '--cluster-id', 'another-managing-cluster', '-o', 'json')]);
+    expect(ours.objects?.map((o) => `${o.name} ${o.status}`)).toEqual(['edge-cm Current']);
+    expect((JSON.parse(theirs.stdout) as Tree).objects?.map((o) => `${o.name} ${o.status}`)).toEqual(['edge-cm NotFound']);
+  });
+
   test('a ProxySync: the remote Sync nested under its object, with its own objects', async () => {
     const t = await treeJson('proxysync/proxy');
     const sync = t.objects?.[0];

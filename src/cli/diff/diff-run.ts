@@ -1,13 +1,12 @@
 // `syncprims diff`: what it does (diff.ts declares it; this is loaded when it runs).
-import { kubeSystemUid } from '../../kube/cluster-id.js';
-import { getIfExists, type KubeClient } from '../../kube/client.js';
-import { TransportError } from '../../kube/errors.js';
+import { getIfExists } from '../../kube/client.js';
 import type { KubeObject } from '../../kube/resources.js';
 import type { Cluster } from '../cluster.js';
 import { dryRun } from './diff-dry-run.js';
 import { labelOf, parsed, planOf } from './diff-plan.js';
 import { cleanSides, differs, unifiedDiff, type ObjectChange } from './diff-render.js';
-import { CliError, ExitCode, findCause } from '../errors.js';
+import { CliError, ExitCode } from '../errors.js';
+import { lazyClusterId } from '../managing-cluster-id.js';
 import type { DiffFlags, DiffRequest } from './diff-request.js';
 import { toJson, toYaml } from '../output.js';
 import { getSync, syncObjectPath, withKind } from '../../views/sync-api.js';
@@ -43,18 +42,6 @@ async function fromFile(objects: KubeObject[], cluster: Cluster): Promise<KubeOb
       return withKind({ ...obj, metadata: { ...obj.metadata, namespace }, status: live?.status }, kind);
     }),
   );
-}
-
-/** The managing cluster's id, read once and only when a RemoteSync or ProxySync needs it (as the operator's default). */
-function lazyClusterId(client: KubeClient, given: string | undefined): () => Promise<string> {
-  let id: Promise<string> | undefined = given === undefined ? undefined : Promise.resolve(given);
-  return () =>
-    (id ??= kubeSystemUid(client).catch(
-      (err: unknown) => {
-        if (findCause(err, TransportError)) throw err;
-        throw new CliError(`cannot read the kube-system namespace for the cluster id (${err instanceof Error ? err.message : String(err)}): pass --cluster-id as given to the operator`);
-      },
-    ));
 }
 
 /** Plans and dry-runs one sync in its target cluster; a remote cluster that does not answer is exit 3, said in one line. */

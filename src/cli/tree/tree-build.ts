@@ -13,6 +13,7 @@ import { Discovery } from '../../kube/discovery.js';
 import { ApiError, TransportError } from '../../kube/errors.js';
 import { splitApiVersion, type KubeObject } from '../../kube/resources.js';
 import { errorLine, findCause } from '../errors.js';
+import { lazyClusterId } from '../managing-cluster-id.js';
 import { openRemote, remoteFailure } from '../remote.js';
 import { relatedTree } from './tree-deps.js';
 import { syncState, type AppliedObject, type ClusterView, type Forest, type SyncTree, type Tree } from '../../views/tree-model.js';
@@ -34,12 +35,18 @@ interface Place {
   discovery: Discovery;
   /** The FleetSyncs' children, when already read (else each FleetSync's are read by their label). */
   members?: FleetMembers;
+  /** This cluster's id as its operator has it: in a remote cluster only objects of that origin are its syncs' (read only when one is entered). */
+  origin: () => Promise<string>;
 }
 
-/** The whole tree of `root`, a sync read from the managing cluster through `client`. */
-export async function buildTree(client: KubeClient, root: KubeObject): Promise<Tree> {
+/**
+ * The whole tree of `root`, a sync read from the managing cluster through
+ * `client`; `origin` gives the managing cluster's id (`--cluster-id`, else
+ * kube-system's uid), asked only when a remote cluster is entered.
+ */
+export async function buildTree(client: KubeClient, root: KubeObject, origin: () => Promise<string>): Promise<Tree> {
   const node = nodeOf(root.kind as Kind, root);
-  const [set, applied] = await Promise.all([readSetAround(client, node.namespace), syncTree({ client, discovery: new Discovery(client) }, root, 0, new Set())]);
+  const [set, applied] = await Promise.all([readSetAround(client, node.namespace), syncTree({ client, discovery: new Discovery(client), origin }, root, 0, new Set())]);
   const { kind, namespace, name, cluster, objects, children, notFollowed: _notFollowed, ...state } = applied;
   const cycle = set.cycleThrough(node);
   return {
@@ -61,11 +68,11 @@ export async function buildTree(client: KubeClient, root: KubeObject): Promise<T
  * Every sync of `namespace` as a root with what it has; a FleetSync's
  * children are under it, not roots of their own.
  */
-export async function buildForest(client: KubeClient, namespace: string): Promise<Forest> {
+export async function buildForest(client: KubeClient, namespace: string, origin: () => Promise<string>): Promise<Forest> {
   const objects = (await listKinds(client, namespace)).flatMap((l) => l.items);
   const members = new FleetMembers(objects);
   const roots = objects.filter((o) => !members.isMember(o)).sort((a, b) => compareRows(syncRow(a), syncRow(b)));
-  const place: Place = { client, discovery: new Discovery(client), members };
+  const place: Place = { client, discovery: new Discovery(client), members, origin };
   const seen = new Set<string>();
   return { server: client.server.origin, namespace, roots: await mapLimit(roots, CONCURRENCY, (root) => syncTree(place, root, 0, seen)) };
 }
@@ -95,7 +102,9 @@ async function remoteApplied(place: Place, obj: KubeObject, depth: number, seen:
   try {
     // Nothing to read there: ask the server something, to say whether it can be reached.
     if (entries.length === 0) await target.client.request({ path: '/version' });
-    const objects = await appliedIn({ client: target.client, discovery: new Discovery(target.client) }, obj, depth, seen);
+    // The syncs found there are that cluster's own: their remote objects carry its id (its operator's default --cluster-id).
+    const remote: Place = { client: target.client, discovery: new Discovery(target.client), origin: lazyClusterId(target.client, undefined) };
+    const objects = await appliedIn(remote, obj, depth, seen, await place.origin());
     return { cluster, objects };
   } catch (err) {
     const problem = clusterProblem(err, target.client);
@@ -121,9 +130,14 @@ function clusterProblem(err: unknown, client: KubeClient): Pick<ClusterView, 'pr
   return { problem: 'error', message: line };
 }
 
-/** The inventory of `obj` as found in `place`; syncs among the objects are followed in turn. */
-async function appliedIn(place: Place, obj: KubeObject, depth: number, seen: Set<string>): Promise<AppliedObject[]> {
-  const owner = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+/**
+ * The inventory of `obj` as found in `place`; syncs among the objects are
+ * followed in turn. `origin`: in a remote cluster, the managing cluster's id,
+ * which its objects there carry: another managing cluster's twin (the same
+ * owner labels, another origin) is not its (apply/owner.ts ownedBy).
+ */
+async function appliedIn(place: Place, obj: KubeObject, depth: number, seen: Set<string>, origin?: string): Promise<AppliedObject[]> {
+  const owner = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin };
   const live = await readApplied(place.client, place.discovery, owner, inventoryEntries(obj));
   return mapLimit(live, CONCURRENCY, async ({ ref, apiVersion, object, health }) => {
     const applied: AppliedObject = { apiVersion, kind: ref.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, status: health.status, message: health.message };

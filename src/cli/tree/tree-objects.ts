@@ -101,7 +101,8 @@ async function listOwned(client: Requester, info: ResourceInfo, group: Group, ow
       path,
       query: { labelSelector: ownerSelector(owner), limit: PAGE, continue: token },
     });
-    for (const item of page.items) {
+    // Selected by the owner labels; ownedBy also holds the origin (another managing cluster's twin is not ours).
+    for (const item of page.items.filter((o) => ownedBy(o, owner))) {
       byName.set(item.metadata.name ?? '', { ...item, apiVersion: item.apiVersion || group.apiVersion, kind: item.kind || group.kind });
     }
     token = page.metadata.continue || undefined;

@@ -9,6 +9,7 @@ import { styleFor } from '../terminal.js';
 
 export interface TreeFlags extends ClusterFlags {
   output: OutputFormat;
+  clusterId?: string;
 }
 
 /** One sync (kind and name), or (neither) every sync of the namespace. */
@@ -19,8 +20,9 @@ export function treeRequest(target: string | undefined): TreeRequest {
 }
 
 export async function tree({ kind, name }: TreeRequest, flags: TreeFlags): Promise<void> {
-  const [{ withCluster }, { buildForest, buildTree }, { getSync }, { renderForest, renderTree }] = await Promise.all([
+  const [{ withCluster }, { lazyClusterId }, { buildForest, buildTree }, { getSync }, { renderForest, renderTree }] = await Promise.all([
     import('../cluster.js'),
+    import('../managing-cluster-id.js'),
     import('./tree-build.js'),
     import('../../views/sync-api.js'),
     import('./tree-render.js'),
@@ -29,11 +31,12 @@ export async function tree({ kind, name }: TreeRequest, flags: TreeFlags): Promi
     const style = styleFor(process.stdout);
     let result: unknown;
     let lines: () => string[];
+    const origin = lazyClusterId(cluster.client, flags.clusterId);
     if (kind !== undefined && name !== undefined) {
-      const one = await buildTree(cluster.client, await getSync(cluster.client, kind, cluster.namespace, name));
+      const one = await buildTree(cluster.client, await getSync(cluster.client, kind, cluster.namespace, name), origin);
       [result, lines] = [one, () => renderTree(one, style)];
     } else {
-      const forest = await buildForest(cluster.client, cluster.namespace);
+      const forest = await buildForest(cluster.client, cluster.namespace, origin);
       [result, lines] = [forest, () => renderForest(forest, style)];
     }
     if (flags.output === 'json') process.stdout.write(toJson(result));

@@ -12,6 +12,7 @@ export function addTreeCommand(program: Command): void {
     )
     .argument('[kind/name]', `the sync (none: every sync of the namespace); kinds: ${KIND_HELP}`);
   clusterOptions(cmd, { kubeconfig: 'kubeconfig of the managing cluster, where the sync lives (default: $KUBECONFIG, ~/.kube/config, in-cluster)' });
+  cmd.option('--cluster-id <id>', "the managing cluster's id, as given to the operator's --cluster-id (default: the uid of its kube-system namespace): in a remote cluster only objects of that origin are a sync's");
   outputOption(cmd);
   cmd.addHelpText(
     'after',
