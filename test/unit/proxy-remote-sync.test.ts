@@ -183,7 +183,7 @@ describe('the mirrored status', () => {
       pendingDependencies: [{ kind: 'Sync', name: 'db', reason: 'NotReady' }, { kind: 'Sync', name: 'Bad\x1b[2K', reason: 'NotReady' }, { kind: 'Pod', name: 'p', reason: 'NotReady' }],
     };
     const s = mirroredStatus({}, live(forged), remote, 5, now);
-    const r = ready(s) as { reason: string; message: string };
+    const r = ready(s) as unknown as { reason: string; message: string };
     expect(r.reason).toBe('Healthyok');
     expect(r.message.startsWith('linefine next xxx')).toBe(true);
     expect(r.message.length).toBeLessThanOrEqual(MAX_REMOTE_MESSAGE);
