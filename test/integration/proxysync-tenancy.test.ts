@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince } from '../support/audit.js';
-import { closeClients, clusterClient, ensureClusters } from '../support/controlplane.js';
+import { assertCliBuilt, runCli } from '../support/cli.js';
+import { closeClients, clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
@@ -47,7 +48,12 @@ async function othersObjects(): Promise<(Obj | undefined)[]> {
   return Promise.all([find<Obj>(edge, cmPath(other(), 'shared-cm')), find<Obj>(edge, secretPath(other(), 'shared-secret')), find<Obj>(edge, syncPath(other(), 'shared'))]);
 }
 
+/** `syncprims diff` of a ProxySync, as its operator would judge it (the same cluster id; `more`: the same account flag). */
+const diff = (namespace: string, name: string, ...more: string[]) =>
+  runCli(['diff', `psy/${name}`, '-n', namespace, '--kubeconfig', kubeconfigPath(HOME), '--cluster-id', CLUSTER_ID, ...more]);
+
 beforeAll(async () => {
+  assertCliBuilt();
   await ensureClusters([HOME, EDGE]);
   [mgmt, edge] = await Promise.all([clusterClient(HOME), clusterClient(EDGE)]);
   await installCrds(HOME);
@@ -114,6 +120,8 @@ describe('with --default-service-account (the multi-tenant mode)', () => {
     await eventOf(mgmt, tenant(), 'grab', 'InvalidSpec', 'Warning');
     expect(await othersObjects()).toEqual(before);
     expect(await find(edge, syncPath(tenant(), 'grab'))).toBeUndefined();
+    // `diff` says the same, as the operator's flag makes it.
+    expect((await diff(tenant(), 'grab', '--default-service-account', 'default')).stderr).toMatch(/: spec\.adopt: true is refused when the operator impersonates .* \(the operator reports InvalidSpec\)\n$/);
     expect((await writesSince(EDGE, since, OPERATOR_UA)).filter((e) => e.objectRef?.namespace === other() || e.objectRef?.name === 'grab')).toEqual([]);
   });
 
@@ -168,6 +176,9 @@ describe('without it (the single-tenant mode)', () => {
       expect((await eventOf(mgmt, single(), name, 'OwnershipConflict', 'Warning')).message).toBe(readyOf(conflict)?.message);
       await plain.waitForLog(`the conflict of ${name} logged`, (l) => l.name === name && l.reason === 'OwnershipConflict' && l.msg === 'cannot go on');
     }
+    // `diff` says the same of each.
+    expect((await diff(single(), 'take-secret')).stderr).toContain(`Secret ${other()}/shared-secret carries no syncprims owner labels: left alone (OwnershipConflict; spec.adopt: true takes it over)`);
+    expect((await diff(single(), 'take-sync')).stderr).toContain(`Sync ${other()}/shared carries no syncprims owner labels: left alone (OwnershipConflict; spec.adopt: true takes it over)`);
     expect(await othersObjects()).toEqual(before);
     // Nothing of ours was made beside them either (the copies come before the remote Sync).
     expect(await find(edge, syncPath(other(), 'take-cm'))).toBeUndefined();
