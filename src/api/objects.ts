@@ -22,7 +22,7 @@ export const proxySyncTemplateSchema = z.object({
         .describe("the remote Sync's name; the ProxySync's by default"),
       namespace: namespaceName()
         .optional()
-        .describe("the remote Sync's namespace (created when missing); the ProxySync's namespace by default"),
+        .describe("the remote Sync's namespace (created when missing, unless the operator impersonates: then it must exist, and be the ProxySync's); the ProxySync's namespace by default"),
     })
     .optional(),
   spec: syncSpecSchema,
@@ -46,6 +46,12 @@ export const proxySyncSpecSchema = withOneCluster(
       .enum(['Delete', 'Orphan'])
       .optional()
       .describe('Delete (default): deleting the ProxySync deletes the remote Sync, which prunes; Orphan: the remote Sync stays and runs on its own'),
+    adopt: z
+      .boolean()
+      .optional()
+      .describe(
+        'take over objects in the remote cluster that carry no syncprims owner labels (the remote Sync, the copies): false by default, when they are left alone and reported (OwnershipConflict); refused when the operator impersonates (--default-service-account: the multi-tenant mode)',
+      ),
     template: proxySyncTemplateSchema.describe('the Sync to maintain in the remote cluster'),
   }),
 );

@@ -341,7 +341,7 @@ function heldBack(obj: KubeObject, leaving: string[]): ObjectResult {
 }
 
 /** The namespace a 404 names as missing (`namespaces "x" not found`), if that is what it says. */
-function missingNamespaceOf(err: unknown): Pick<ObjectResult, 'missingNamespace'> {
+export function missingNamespaceOf(err: unknown): Pick<ObjectResult, 'missingNamespace'> {
   if (!(err instanceof ApiError) || !err.notFound) return {};
   const details = err.details as { kind?: string; name?: string } | undefined;
   return details?.kind === 'namespaces' && details.name ? { missingNamespace: details.name } : {};

@@ -2,31 +2,19 @@
 // must not drive the terminal: an Event whose message holds `\x1b]0;...\x07`
 // would retitle the window, `\x1b[2J` clear the screen, a `\r` overwrite
 // what came before. The CLI's output streams are filtered once, at the
-// bottom (installOutputFilter): every escape sequence and control
-// character goes, but newlines and tabs, and, on a stream that shows
-// colour, the few colour codes of the CLI's own Style (terminal.ts) and the
-// progress line's erase.
+// bottom (installOutputFilter): every escape sequence and control character
+// goes (stripControls, of runtime/control-chars.ts), but newlines and tabs,
+// and, on a stream that shows colour, the few colour codes of the CLI's own
+// Style (terminal.ts) and the progress line's erase.
+
+import { stripControls } from '../runtime/control-chars.js';
+
+export { stripControls };
 
 /* eslint-disable no-control-regex */
-/** Escape sequences, whole: CSI (7- and 8-bit), OSC and the other strings (DCS, SOS, PM, APC) up to their terminator, and two-character escapes. */
-const SEQUENCES = new RegExp(
-  [
-    '(?:\\x1b\\[|\\x9b)[\\x30-\\x3f]*[\\x20-\\x2f]*[\\x40-\\x7e]',
-    '(?:\\x1b[\\]PX^_]|[\\x90\\x98\\x9d-\\x9f])[^\\x07\\x1b\\x9c]*(?:\\x07|\\x1b\\\\|\\x9c)',
-    '\\x1b[\\x20-\\x2f]*[\\x30-\\x7e]',
-  ].join('|'),
-  'g',
-);
-/** What is left of control characters: C0 but tab and newline, DEL, C1 (a lone ESC among them). */
-const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 /** The CLI's own codes (terminal.ts COLOURED, progress.ts ERASE_LINE), kept where colour is shown. */
 const OWN_CODES = /(\x1b\[(?:1|2|22|31|32|33|39)m|\r\x1b\[2K)/;
 /* eslint-enable no-control-regex */
-
-/** `text` without escape sequences and control characters (newlines and tabs kept). */
-export function stripControls(text: string): string {
-  return text.replace(SEQUENCES, '').replace(CONTROLS, '');
-}
 
 /** As stripControls, but the CLI's own colour codes and line erase are kept (for a stream that shows colour). */
 export function stripForeignControls(text: string): string {

@@ -33,7 +33,10 @@ export interface RemoteSettings {
   homeDiscovery: Discovery;
   /** `--lost-cluster-grace`: how long, from its deletion, a sync whose kubeconfig Secret is gone keeps trying. */
   lostClusterGraceMs: number;
-  /** `--default-service-account`, given to remote Syncs whose template names none (ProxySync). */
+  /**
+   * `--default-service-account`, given to remote Syncs whose template names none (ProxySync); set, the
+   * operator impersonates: a ProxySync writes in its cluster as its account (proxy/remote-sync.ts remoteWriter).
+   */
   defaultServiceAccount?: string;
 }
 

@@ -3,13 +3,14 @@
 // step, when a halted ProxySync goes again and what its status says, whether
 // the remote Sync is created, adopted or a conflict, whether it is applied or
 // left as it is, what a suspended ProxySync says, and whether a deleted one's
-// remote Sync is gone. proxysync.ts does the I/O around them.
+// remote Sync is gone; a spec the operator's mode refuses, a namespace an
+// impersonated write did not find. proxysync.ts does the I/O around them.
 import { Reason } from '../api/conditions.js';
 import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
-import { UNREACHABLE, type ObjectResult } from '../apply/engine.js';
+import { missingNamespaceOf, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { objectId } from '../apply/inventory.js';
 import { holderText, ownedByOther, unowned, type Owner } from '../apply/owner.js';
 import { ApiError, NotKubernetesError } from '../kube/errors.js';
@@ -89,21 +90,54 @@ export interface RemotePlace {
 }
 
 /**
- * The claim on the remote Sync (phase 3): none there (`create`, its namespace
- * first), one without owner labels (`adopt`: the apply labels it), or ours.
- * One that another owner's labels name is a Conflict, thrown.
+ * The claim on an object the ProxySync writes in the remote cluster (the
+ * remote Sync in phase 3, a copy in phase 5; `what`: it and its cluster, as
+ * messages name it): none there (`create`; for the remote Sync, its namespace
+ * first), one without owner labels taken over only with `adopt`
+ * (`spec.adopt`: the apply labels it), or ours. One that another owner's
+ * labels name, or that carries none without `adopt`, is a Conflict, thrown:
+ * nothing is written to it, and it is never deleted by us (our prune deletes
+ * only what carries our marks).
  */
-export function claimOf(existing: KubeObject | undefined, owner: Owner, place: RemotePlace): 'create' | 'adopt' | 'ours' {
+export function claimOf(existing: KubeObject | undefined, owner: Owner, what: string, adopt: boolean): 'create' | 'adopt' | 'ours' {
   if (!existing) return 'create';
-  if (ownedByOther(existing, owner)) {
-    throw new Conflict(`the Sync ${place.namespace}/${place.name} in cluster ${place.cluster} is owned by ${holderText(existing, owner)}`, objectId(existing));
-  }
-  return unowned(existing) ? 'adopt' : 'ours';
+  if (ownedByOther(existing, owner)) throw new Conflict(`${what} is owned by ${holderText(existing, owner)}: left alone`, objectId(existing));
+  if (!unowned(existing)) return 'ours';
+  if (adopt) return 'adopt';
+  throw new Conflict(
+    `${what} carries no syncprims owner labels (made by someone else, or by hand): left alone, neither changed nor deleted; delete it there, or set spec.adopt: true to take it over (refused when the operator impersonates)`,
+    objectId(existing),
+  );
+}
+
+/** The remote Sync, as claimOf and messages name it. */
+export function remoteSyncText(place: RemotePlace): string {
+  return `the Sync ${place.namespace}/${place.name} in cluster ${place.cluster}`;
 }
 
 /** The remote namespace is missing and the identity may not create it (`err`, the 403): ApplyFailed, saying what to do. */
 export function namespaceRefused(err: ApiError, place: Pick<RemotePlace, 'namespace' | 'cluster'>): Halt {
   return new Halt(Reason.ApplyFailed, `cannot create namespace ${place.namespace} in cluster ${place.cluster}: ${err.message}; create it, or grant the kubeconfig's identity create on namespaces`);
+}
+
+/**
+ * A write as the ProxySync's account (see remoteWriter) met a missing
+ * namespace (`err`, the 404 that names it): ApplyFailed, saying what to do,
+ * since that account creates no namespaces (and we create none for it).
+ * Undefined for any other error.
+ */
+export function namespaceMissing(err: unknown, place: Pick<RemotePlace, 'namespace' | 'cluster'>, account: string): Halt | undefined {
+  const missing = missingNamespaceOf(err).missingNamespace;
+  if (missing === undefined) return undefined;
+  return new Halt(
+    Reason.ApplyFailed,
+    `namespace ${missing} does not exist in cluster ${place.cluster}: the ProxySync writes there as the service account ${place.namespace}/${account} (the operator impersonates), and no namespace is created for it; create the namespace there, and grant that account get, create, patch and delete on syncs.syncprims.dev, configmaps and secrets in it`,
+  );
+}
+
+/** A spec the operator's mode refuses (see tenancyProblem): InvalidSpec (Stalled), not tried again until the spec changes. */
+export function invalidSpec(message: string): Halt {
+  return new Halt(Reason.InvalidSpec, message, {});
 }
 
 /**

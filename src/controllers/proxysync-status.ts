@@ -1,30 +1,30 @@
 // The status a ProxySync mirrors from its remote Sync: Ready once the remote
 // Sync speaks for what it was last given (and is not suspended by hand), its
-// revisions and summary, and where it is. Pure; proxysync.ts reads the remote
-// Sync and writes it.
+// revisions and summary, and where it is. What is read of the remote status is
+// checked, stripped and bounded first (proxy/remote-status.ts), and it counts
+// only when it holds together for the spec we gave. Pure; proxysync.ts reads
+// the remote Sync and writes it.
 import { ConditionType, Reason } from '../api/conditions.js';
 import type { InventoryEntry } from '../api/status.js';
 import type { Drift } from '../apply/drift.js';
 import { holds, type ManagedFieldsEntry } from '../apply/managed-fields.js';
 import type { KubeObject } from '../kube/resources.js';
 import { equalJson } from '../proxy/remote-sync.js';
-import { findCondition, removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
+import { remoteStatusOf, type RemoteCondition, type RemoteStatus } from '../proxy/remote-status.js';
+import { removeCondition, setCondition, type Condition } from '../runtime/conditions.js';
 import { driftChange } from './sync-drift.js';
 import type { SyncStatusDraft } from './sync-status.js';
 
-interface RemoteStatus {
-  observedGeneration?: number;
-  conditions?: Condition[];
-  lastAttemptedRevision?: string;
-  lastAppliedRevision?: string;
-  summary?: SyncStatusDraft['summary'];
-  pendingDependencies?: unknown[];
-  lastHandledReconcileAt?: string;
-}
-
-/** Why the remote Sync's status does not yet speak for what we gave it; undefined when it does. */
-export function remoteLag(live: KubeObject, mark: string | undefined): string | undefined {
-  const status = (live.status ?? {}) as RemoteStatus;
+/**
+ * Why the remote Sync's status does not yet speak for what we gave it;
+ * undefined when it does. It does when it has observed the generation we
+ * applied (its spec is what we gave: see remoteSyncStep) and handled our
+ * mark, and its Ready condition holds together with that: written for the
+ * same generation, and, when True, for the revision it last attempted (as a
+ * dependency's is judged: API.md). A condition written alone (a forged Ready,
+ * one left from an older spec) counts for nothing.
+ */
+export function remoteLag(live: KubeObject, mark: string | undefined, status: RemoteStatus = remoteStatusOf(live)): string | undefined {
   const where = `${live.metadata.namespace}/${live.metadata.name}`;
   const generation = live.metadata.generation;
   if (generation !== undefined && status.observedGeneration !== generation) {
@@ -32,6 +32,20 @@ export function remoteLag(live: KubeObject, mark: string | undefined): string | 
   }
   if (mark !== undefined && status.lastHandledReconcileAt !== mark) {
     return `waiting for the remote Sync ${where} to handle the latest reconcile request or content of its related objects`;
+  }
+  return readyLag(where, status, generation);
+}
+
+/** Why the remote Sync's Ready condition does not hold together with the rest of its status (see remoteLag); undefined when it does. */
+function readyLag(where: string, status: RemoteStatus, generation: number | undefined): string | undefined {
+  const ready = status.conditions.find((c) => c.type === ConditionType.Ready);
+  if (!ready) return undefined;
+  if (generation !== undefined && ready.observedGeneration !== generation) {
+    return `waiting for the remote Sync ${where} to report Ready for generation ${generation}: its Ready condition is of generation ${ready.observedGeneration ?? 'none'} (not counted)`;
+  }
+  const { lastAppliedRevision: applied, lastAttemptedRevision: attempted } = status;
+  if (ready.status === 'True' && (applied === undefined || applied !== attempted)) {
+    return `waiting for the remote Sync ${where} to apply the revision it attempted: it says Ready with lastAppliedRevision ${applied ?? 'none'} and lastAttemptedRevision ${attempted ?? 'none'} (not counted: a Ready that does not hold together with its revisions; is anything but its syncprims operator writing its status?)`;
   }
   return undefined;
 }
@@ -90,9 +104,9 @@ export function mirroredStatus(
   generation: number | undefined,
   now: Date,
 ): SyncStatusDraft {
-  const rs = (live.status ?? {}) as RemoteStatus;
-  const lag = remote.heldBack ? heldBackMessage(live, remote.heldBack) : remoteLag(live, remote.mark);
-  const ready = findCondition(rs.conditions, ConditionType.Ready);
+  const rs = remoteStatusOf(live);
+  const lag = remote.heldBack ? heldBackMessage(live, remote.heldBack) : remoteLag(live, remote.mark, rs);
+  const ready = rs.conditions.find((c) => c.type === ConditionType.Ready);
   let conditions = base.conditions ?? [];
   if (remote.suspendedBy) {
     const message = handSuspendedMessage(live, remote.cluster, remote.suspendedBy);
@@ -130,8 +144,8 @@ export function mirroredStatus(
 }
 
 /** The remote condition of `type` as ours (its observedGeneration: ours), or ours removed when the remote has none. */
-function mirrorCondition(ours: Condition[], theirs: Condition[] | undefined, type: string, generation: number | undefined, now: Date): Condition[] {
-  const c = findCondition(theirs, type);
+function mirrorCondition(ours: Condition[], theirs: RemoteCondition[], type: string, generation: number | undefined, now: Date): Condition[] {
+  const c = theirs.find((t) => t.type === type);
   if (!c) return removeCondition(ours, type);
   return setCondition(ours, { type, status: c.status, reason: c.reason, message: c.message, observedGeneration: generation }, now);
 }

@@ -2,10 +2,12 @@
 // reflects its status back, in the phases of a sync agent
 // (../shared/seeds/004): find the remote Sync (by the labels of its owner, in
 // the cluster's shared watch of Syncs), handle deletion (the finalizer),
-// ensure it exists (its namespace created when missing; adopted only when
-// nobody else's), keep its content (the template, by server-side apply, and
-// the related objects copied beside it), and bring its status back. See
-// docs/proxysync.md.
+// ensure it exists (its namespace created when missing; one without owner
+// labels adopted only with spec.adopt), keep its content (the template, by
+// server-side apply, and the related objects copied beside it), and bring its
+// status back. When the operator impersonates (--default-service-account),
+// everything it writes there is written as the ProxySync's account, in the
+// namespace of its own name (no namespace created). See docs/proxysync.md.
 import { ConditionType, Reason } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
 import { API_VERSION, syncResource } from '../api/kinds.js';
@@ -16,10 +18,10 @@ import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import type { Drift, DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
-import { holderText, ownedBy, ownedByOther, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
+import { ownedBy, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { serverSideApply } from '../kube/apply.js';
-import { getIfExists } from '../kube/client.js';
+import { getIfExists, type Requester } from '../kube/client.js';
 import { ensureNamespace } from '../kube/namespaces.js';
 import { UnknownKindError } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
@@ -42,6 +44,8 @@ import {
   relatedRefs,
   remoteLocation,
   remoteMark,
+  remoteWriter,
+  tenancyProblem,
   type RelatedObject,
 } from '../proxy/remote-sync.js';
 import {
@@ -51,10 +55,13 @@ import {
   Halt,
   haltRetry,
   haltStatus,
+  invalidSpec,
+  namespaceMissing,
   namespaceRefused,
   refusal,
   remoteDeletion,
   remoteSyncStep,
+  remoteSyncText,
   suspendedStatus,
   type RemotePlace,
 } from './proxysync-phases.js';
@@ -73,6 +80,13 @@ interface Maintain {
   log: Logger;
   /** Settles once the ProxySync's finalizer is on: nothing is written in the cluster before (a deletion could leave it behind). */
   finalizer: Promise<unknown>;
+}
+
+/** Who writes in the remote cluster for a ProxySync: its account there (see remoteWriter), else the kubeconfig's identity. */
+interface RemoteWriter {
+  client: Requester;
+  /** The service account (of the ProxySync's namespace) it is, when the operator impersonates. */
+  account?: string;
 }
 
 /** How soon a cluster without our CRDs is looked at again, where its CRDs cannot be watched (else their arrival wakes it). */
@@ -180,6 +194,8 @@ export class ProxySyncReconciler implements Reconciler {
   /** Phases 1, 3, 4 and 5: find and claim the remote Sync, keep its content (the copies, then the Sync), bring its status back. */
   private async maintain(run: Maintain): Promise<ReconcileResult | undefined> {
     const { key, obj, spec, cluster, log } = run;
+    const problem = tenancyProblem(obj, spec, this.settings.defaultServiceAccount);
+    if (problem) throw invalidSpec(problem);
     const place = this.placeOf(run);
     const live = await this.findAndClaim(run, place);
     const interval = parseDuration(spec.template.spec.interval);
@@ -203,7 +219,8 @@ export class ProxySyncReconciler implements Reconciler {
     cluster.owned.awaitRelease(ownerOfKey('ProxySync', key), []);
     // Not among ours: missing, or there without (or with another) owner's labels.
     const existing = live ?? (await this.getRemoteSync(cluster, place));
-    if (claimOf(existing, this.ownerOf(obj), place) === 'create') {
+    // As its account (when the operator impersonates), the namespace must be there: none is made for it.
+    if (claimOf(existing, this.ownerOf(obj), remoteSyncText(place), run.spec.adopt ?? false) === 'create' && !this.writerOf(run).account) {
       await ensureNamespace(cluster.client, place.namespace).catch((err: unknown) => {
         throw err instanceof ApiError && err.status === 403 ? namespaceRefused(err, place) : err;
       });
@@ -225,7 +242,7 @@ export class ProxySyncReconciler implements Reconciler {
     const applying = `${generation}|${mark ?? ''}`;
     const step = remoteSyncStep(live, desired, { applying, lastApplied: this.lastApplied.get(key) }, () => cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id));
     if (!step.apply) return { live: live!, desired, mark, heldBack: step.heldBack };
-    const applied = await serverSideApply(cluster.client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true });
+    const applied = await this.written(run, (client) => serverSideApply(client, cluster.discovery, desired, { fieldManager: FIELD_MANAGER, force: true }));
     this.lastApplied.set(key, applying);
     corrected.push({ id, action: live ? 'configured' : 'created' });
     log.info({ remote: `${desired.metadata.namespace}/${desired.metadata.name}`, cluster: cluster.name, generation: applied.metadata.generation }, 'remote Sync applied');
@@ -235,10 +252,10 @@ export class ProxySyncReconciler implements Reconciler {
 
   /** Phase 5: what left the inventory removed there, and the status mirrored from the remote Sync. */
   private async statusBack(run: Maintain, kept: KeptRemoteSync, copies: KubeObject[]): Promise<void> {
-    const { obj, spec, status, cluster, generation, log } = run;
+    const { obj, spec, status, generation, log } = run;
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
     const inventory = inventoryOf([kept.desired, ...copies]);
-    await this.removeStale(obj, status, inventory.map((e) => e.id), cluster);
+    await this.removeStale(run, status, inventory.map((e) => e.id));
     // Held back, the remote Sync is not what the template says: its status does not speak for the ProxySync.
     // Suspended by hand there, it applies nothing we give it: neither does it.
     const suspendedBy = await this.suspendedBy(run, kept.live);
@@ -272,6 +289,22 @@ export class ProxySyncReconciler implements Reconciler {
   /** Where the remote Sync lives, and the name of its cluster (in messages). */
   private placeOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemotePlace {
     return { ...remoteLocation(obj, spec), cluster: cluster.name };
+  }
+
+  /** Who writes in the remote cluster for this ProxySync (see RemoteWriter). */
+  private writerOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemoteWriter {
+    const account = remoteWriter(spec, this.settings.defaultServiceAccount);
+    return account ? { client: cluster.client.asServiceAccount(obj.metadata.namespace ?? '', account), account } : { client: cluster.client };
+  }
+
+  /** A write in the remote cluster, by its writer; a namespace missing for its account said as such (see namespaceMissing). */
+  private async written<T>(run: Pick<Maintain, 'obj' | 'spec' | 'cluster'>, write: (client: Requester) => Promise<T>): Promise<T> {
+    const writer = this.writerOf(run);
+    try {
+      return await write(writer.client);
+    } catch (err) {
+      throw (writer.account !== undefined && namespaceMissing(err, this.placeOf(run), writer.account)) || err;
+    }
   }
 
   /** The owner a ProxySync is of what it writes in its cluster: there, only what carries our origin is ours. */
@@ -347,7 +380,7 @@ export class ProxySyncReconciler implements Reconciler {
       copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }
     for (const copy of copies) {
-      const action = await this.ensureCopy(copy, owner, cluster);
+      const action = await this.ensureCopy({ obj, spec, cluster }, copy, owner);
       if (action) corrected.push({ id: objectId(copy), action });
     }
     const entry = { versions, digest: copiesDigest(copies), shells: copies.map((c) => ({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: c.metadata.name, namespace } })) };
@@ -357,22 +390,25 @@ export class ProxySyncReconciler implements Reconciler {
     return entry;
   }
 
-  /** One copy in the remote namespace, applied where it differs (and not someone else's): what the apply did, if it was sent. */
-  private async ensureCopy(copy: KubeObject, owner: Owner, cluster: RemoteCluster): Promise<'created' | 'configured' | undefined> {
+  /**
+   * One copy in the remote namespace, applied where it differs, and only when it is ours (or adopted: see
+   * claimOf): what the apply did, if it was sent. It is read as the kubeconfig's identity, written by the writer.
+   */
+  private async ensureCopy(run: Pick<Maintain, 'obj' | 'spec' | 'cluster'>, copy: KubeObject, owner: Owner): Promise<'created' | 'configured' | undefined> {
+    const { spec, cluster } = run;
     const existing = await getIfExists<KubeObject>(cluster.client, relatedPath(copy.kind as 'ConfigMap' | 'Secret', copy.metadata.name ?? '', copy.metadata.namespace ?? ''));
-    if (existing && ownedByOther(existing, owner)) {
-      throw new Conflict(`${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name} is owned by ${holderText(existing, owner)}`, objectId(copy));
-    }
+    claimOf(existing, owner, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name}`, spec.adopt ?? false);
     if (copyMatches(existing, copy)) return undefined;
-    await serverSideApply(cluster.client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true });
+    await this.written(run, (client) => serverSideApply(client, cluster.discovery, copy, { fieldManager: FIELD_MANAGER, force: true }));
     return existing ? 'configured' : 'created';
   }
 
   /** What the last inventory lists and this one does not (a moved remote Sync, a copy no longer named) is deleted there. */
-  private async removeStale(obj: KubeObject, status: SyncStatusDraft, keep: string[], cluster: RemoteCluster): Promise<void> {
+  private async removeStale(run: Pick<Maintain, 'obj' | 'spec' | 'cluster'>, status: SyncStatusDraft, keep: string[]): Promise<void> {
+    const { obj, cluster } = run;
     const stale = (status.inventory?.entries ?? []).filter((e) => !keep.includes(e.id));
     if (stale.length === 0) return;
-    const results = await new ApplyEngine(cluster.client, cluster.discovery).prune(stale, this.ownerOf(obj), 4);
+    const results = await new ApplyEngine(this.writerOf(run).client, cluster.discovery).prune(stale, this.ownerOf(obj), 4);
     const failures = results.filter((r) => r.action === 'failed');
     if (failures.length > 0) throw new Halt(Reason.PruneFailed, `removing what the ProxySync no longer keeps failed: ${listProblems(failures.map((f) => f.message ?? ''))}`);
   }
@@ -401,7 +437,8 @@ export class ProxySyncReconciler implements Reconciler {
       const entered = await enterCluster(this.settings.registry, obj, spec, true);
       try {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
-        const engine = new ApplyEngine(entered.cluster.client, entered.cluster.discovery);
+        // Deleted as it wrote them: as its account when the operator impersonates.
+        const engine = new ApplyEngine(this.writerOf({ obj, spec, cluster: entered.cluster }).client, entered.cluster.discovery);
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
         const deletion = remoteDeletion(await engine.prune(syncs, this.ownerOf(obj)));
         if ('refused' in deletion) throw new CleanUpFailed(deletion.refused);

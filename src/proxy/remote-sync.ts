@@ -67,6 +67,42 @@ export function relatedAccount(spec: ProxySyncSpec, defaultServiceAccount: strin
   return spec.template.spec.serviceAccountName ?? defaultServiceAccount;
 }
 
+/**
+ * The account a ProxySync writes as in its remote cluster (the remote Sync,
+ * the copies, their removal), in the namespace of the ProxySync's own name
+ * there: when the operator impersonates (`--default-service-account`, which
+ * `install --multi-tenant` sets), the template's service account, else that
+ * default, the account the remote Sync then applies as; undefined otherwise
+ * (the kubeconfig's own identity writes, as the one who registered the
+ * cluster decided).
+ */
+export function remoteWriter(spec: ProxySyncSpec, defaultServiceAccount: string | undefined): string | undefined {
+  return defaultServiceAccount === undefined ? undefined : (spec.template.spec.serviceAccountName ?? defaultServiceAccount);
+}
+
+/**
+ * What a ProxySync may not ask for when the operator impersonates (see
+ * remoteWriter), as the InvalidSpec message; undefined when it asks for
+ * nothing of the kind. A tenant's namespace is, in every remote cluster,
+ * the namespace of the same name (as for RemoteSync): the remote Sync names
+ * an account of its own namespace, so one in another namespace would run
+ * as an account that namespace's tenant owns. And it takes over nothing it
+ * did not make (`adopt`).
+ */
+export function tenancyProblem(obj: KubeObject, spec: ProxySyncSpec, defaultServiceAccount: string | undefined): string | undefined {
+  if (defaultServiceAccount === undefined) return undefined;
+  const home = obj.metadata.namespace ?? '';
+  const mode = `the operator impersonates (--default-service-account ${defaultServiceAccount}: the multi-tenant mode)`;
+  const { namespace } = remoteLocation(obj, spec);
+  if (namespace !== home) {
+    return `spec.template.metadata.namespace ${namespace}: when ${mode}, a ProxySync of namespace ${home} keeps its remote Sync in the namespace ${home} of the remote cluster, written as its account there; the service accounts of ${namespace} are not this namespace's: remove spec.template.metadata.namespace, or make the ProxySync in ${namespace}`;
+  }
+  if (spec.adopt === true) {
+    return `spec.adopt: true is refused when ${mode}: a tenant takes over nothing in the remote cluster it did not make; remove spec.adopt (an object there without syncprims owner labels is then reported as an OwnershipConflict and left alone)`;
+  }
+  return undefined;
+}
+
 /** The ConfigMaps and Secrets a template's source names (copied beside the remote Sync), with the field that names each. */
 export function relatedRefs(spec: ProxySyncSpec): { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] {
   const source = spec.template.spec.source;

@@ -334,7 +334,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await proxyReady('holder', 'True', 'Succeeded');
     await applyProxySync(mgmt, ns(), 'claimant', spec('claimant'));
     const conflict = await proxyReady('claimant', 'False', 'OwnershipConflict');
-    expect(readyOf(conflict)?.message).toBe(`the Sync ${ns()}/contested in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/holder`);
+    expect(readyOf(conflict)?.message).toBe(`the Sync ${ns()}/contested in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/holder: left alone`);
     // The holder deleted: its remote Sync goes (its finalizer prunes there), and that deletion, seen by the
     // watch of edge-1, wakes the claimant (a conflict has no retry timer).
     const released = Date.now();
@@ -400,7 +400,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await edge.request({ method: 'POST', path: syncPath(ns(), ''), body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'twin-sync', namespace: ns(), labels }, spec: theirs } });
     await applyProxySync(mgmt, ns(), 'twin', { clusterRef: { name: 'edge-1' }, template: { metadata: { name: 'twin-sync' }, spec: { source: { inline: [configMap('twin-ours-cm')] } } } });
     const conflict = await proxyReady('twin', 'False', 'OwnershipConflict');
-    expect(readyOf(conflict)?.message).toBe(`the Sync ${ns()}/twin-sync in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/twin (applied from managing cluster another-mgmt)`);
+    expect(readyOf(conflict)?.message).toBe(`the Sync ${ns()}/twin-sync in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/twin (applied from managing cluster another-mgmt): left alone`);
     expect((await edgeSync('twin-sync'))?.spec?.source).toEqual(theirs.source);
     // Deleted, it leaves the other cluster's Sync where it is.
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'twin', PROXYSYNCS) });
@@ -421,7 +421,7 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     await proxyReady('first-copier', 'True', 'Succeeded');
     await applyProxySync(mgmt, ns(), 'second-copier', spec);
     const conflict = await proxyReady('second-copier', 'False', 'OwnershipConflict');
-    expect(readyOf(conflict)?.message).toBe(`ConfigMap ${ns()}/shared-src in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/first-copier`);
+    expect(readyOf(conflict)?.message).toBe(`ConfigMap ${ns()}/shared-src in cluster ${edgeCluster()} is owned by ProxySync/${ns()}/first-copier: left alone`);
     // The first deleted: it deletes its remote Sync, then its copy; that deletion wakes the second (no retry timer).
     const released = Date.now();
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'first-copier', PROXYSYNCS) });

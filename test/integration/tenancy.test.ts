@@ -14,6 +14,7 @@ import { clusterApi, clusterClient, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
+import { bindRole, PROXYSYNC_WRITER_RULES } from '../support/rbac.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyProxySync, applyRemoteSync, kubeconfigOf, putKubeconfigSecret, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
 import { applySync, eventsFor, find, waitForReady } from '../support/syncs.js';
@@ -88,7 +89,7 @@ describe('--default-service-account', () => {
     expect(refused.status!.conditions!.find((c) => c.type === 'Ready')!.message).toMatch(forbidden);
   });
 
-  test('in a remote cluster: a RemoteSync applies as the account of its namespace there; a ProxySync gives its remote Sync the account', async () => {
+  test('in a remote cluster: a RemoteSync applies as the account of its namespace there; a ProxySync writes its remote Sync as the account, and gives it the account', async () => {
     await putKubeconfigSecret(client, ns(), 'edge-1-kubeconfig', await kubeconfigOf('edge-1'));
     const edge = await clusterClient('edge-1');
     // The account does not exist in edge-1, so it may do nothing there: the admin kubeconfig is not used as such.
@@ -101,6 +102,9 @@ describe('--default-service-account', () => {
         return ready?.reason === 'ApplyFailed' ? ready : undefined;
       });
       expect(remote.message).toContain(`system:serviceaccount:${ns()}:${ACCOUNT}`);
+      // The ProxySync writes there as the account (the template's, else the default): both may write its Sync in edge-1.
+      await bindRole(edge, ns(), 'proxysync-writer', PROXYSYNC_WRITER_RULES, { name: ACCOUNT, namespace: ns() });
+      await bindRole(edge, ns(), 'proxysync-writer-own', PROXYSYNC_WRITER_RULES, { name: 'own', namespace: ns() });
       await applyProxySync(client, ns(), 'proxy', { clusterRef: { name: 'edge-1' }, template: { metadata: { namespace: ns() }, spec: { source: { inline: [] } } } });
       const remoteSync = await eventually('the remote Sync in edge-1', () => find<{ spec: { serviceAccountName?: string } }>(edge, `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/syncs/proxy`));
       expect(remoteSync.spec.serviceAccountName).toBe(ACCOUNT);

@@ -17,3 +17,13 @@ export async function bindRole(client: KubeClient, namespace: string, name: stri
     },
   });
 }
+
+/**
+ * What a ProxySync's account needs in its namespace of the remote cluster
+ * when the operator impersonates (docs/proxysync.md): its remote Sync and
+ * the copies beside it, written, read and deleted as that account.
+ */
+export const PROXYSYNC_WRITER_RULES = [
+  { apiGroups: ['syncprims.dev'], resources: ['syncs'], verbs: ['get', 'create', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get', 'create', 'patch', 'delete'] },
+];

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { historyLines, undoTarget, type Revision } from '../../src/cli/rollout/rollout-revisions.js';
 import { approvalsWith, awaitingWave, NOT_OBSERVED, renderStatus, rolloutVerdict, type FleetObject } from '../../src/cli/rollout/rollout-state.js';
+import { styleFor } from '../../src/cli/terminal.js';
 
 const REF = 'fleetsync/app -n fleet';
 const A = 'aaaaaaaaaaaaaaaa';
@@ -161,3 +162,17 @@ describe('history and undo', () => {
     expect(() => undoTarget([revisions[1]!, { ...planted, number: 1, digest: C }], C, 1)).toThrow('is not this FleetSync\'s own');
   });
 });
+
+describe('renderStatus on a terminal that shows colour', () => {
+  test("a cluster's reason and message that would erase a line and rewrite it in green lose their control sequences; our colours stay", () => {
+    const erase = '\x1b[1A\x1b[2K\r\x1b[32m';
+    const obj = fleet({ phase: 'Halted', message: `${erase}every cluster Ready`, failures: [{ cluster: 'east', reason: `${erase}Halted`, message: `${erase}all good\x1b]0;title\x07` }] });
+    const lines = renderStatus(obj, 'FleetSync fleet/app', styleFor({ isTTY: true }, { TERM: 'xterm' }));
+    expect(lines[0]).toBe('FleetSync fleet/app: \x1b[31mHalted\x1b[39m');
+    expect(lines).toContain('message:    every cluster Ready');
+    expect(lines.at(-1)).toBe('  east: Halted: all good');
+    expect(rolloutVerdict(obj, REF)).toEqual({ state: 'halted', message: 'every cluster Ready' });
+    expect(rolloutVerdict(fleet({ phase: 'Progressing', message: `${erase}wave one` }), REF)).toEqual({ state: 'working', doing: 'Progressing: wave one' });
+  });
+});
+

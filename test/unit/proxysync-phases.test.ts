@@ -16,10 +16,13 @@ import {
   Halt,
   haltRetry,
   haltStatus,
+  invalidSpec,
+  namespaceMissing,
   namespaceRefused,
   refusal,
   remoteDeletion,
   remoteSyncStep,
+  remoteSyncText,
   suspendedStatus,
 } from '../../src/controllers/proxysync-phases.js';
 import { handSuspenders, mirroredStatus } from '../../src/controllers/proxysync-status.js';
@@ -116,47 +119,95 @@ test('clusterName: the kubeconfig Secret, else the Cluster', () => {
   expect(clusterName(spec({ clusterRef: { name: 'edge-1' } } as Partial<ProxySyncSpec>))).toBe('edge-1');
 });
 
-describe('claimOf: the remote Sync is created, adopted, ours, or a conflict', () => {
-  const owner = { kind: 'ProxySync' as const, namespace: 'home', name: 'app' };
-  const place = { namespace: 'team', name: 'app', cluster: 'edge-1' };
+describe('claimOf: the remote Sync is created, adopted (only with spec.adopt), ours, or a conflict', () => {
+  const owner = { kind: 'ProxySync' as const, namespace: 'home', name: 'app', origin: 'mgmt' };
+  const what = remoteSyncText({ namespace: 'team', name: 'app', cluster: 'edge-1' });
   const sync = (labels?: Record<string, string>): KubeObject => ({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'app', namespace: 'team', labels } });
-  const ownerLabels = (name: string) => ({ 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/owner-namespace': 'home', 'syncprims.dev/owner-name': name });
+  const ownerLabels = (name: string, origin = 'mgmt') => ({
+    'syncprims.dev/owner-kind': 'ProxySync',
+    'syncprims.dev/owner-namespace': 'home',
+    'syncprims.dev/owner-name': name,
+    'syncprims.dev/origin': origin,
+  });
+  const conflictOf = (existing: KubeObject, adopt: boolean): Conflict => {
+    try {
+      claimOf(existing, owner, what, adopt);
+    } catch (err) {
+      if (err instanceof Conflict) return err;
+      throw err;
+    }
+    throw new Error('no Conflict');
+  };
 
-  test('none there: created (its namespace first); one without owner labels: adopted; one with ours: ours', () => {
-    expect(claimOf(undefined, owner, place)).toBe('create');
-    expect(claimOf(sync(), owner, place)).toBe('adopt');
-    expect(claimOf(sync({ app: 'x' }), owner, place)).toBe('adopt');
-    expect(claimOf(sync(ownerLabels('app')), owner, place)).toBe('ours');
+  test('none there: created (its namespace first); one with our marks: ours, with or without adopt', () => {
+    expect(claimOf(undefined, owner, what, false)).toBe('create');
+    expect(claimOf(sync(ownerLabels('app')), owner, what, false)).toBe('ours');
+    expect(claimOf(sync(ownerLabels('app')), owner, what, true)).toBe('ours');
   });
 
-  test("another owner's: a Conflict naming it, on the remote Sync's id", () => {
-    let thrown: unknown;
-    try {
-      claimOf(sync(ownerLabels('other')), owner, place);
-    } catch (err) {
-      thrown = err;
+  test('one without owner labels: adopted only with spec.adopt, else a Conflict that says it is left alone and how to take it over', () => {
+    expect(claimOf(sync(), owner, what, true)).toBe('adopt');
+    expect(claimOf(sync({ app: 'x' }), owner, what, true)).toBe('adopt');
+    for (const existing of [sync(), sync({ app: 'x' })]) {
+      const conflict = conflictOf(existing, false);
+      expect(conflict.message).toBe(
+        'the Sync team/app in cluster edge-1 carries no syncprims owner labels (made by someone else, or by hand): left alone, neither changed nor deleted; delete it there, or set spec.adopt: true to take it over (refused when the operator impersonates)',
+      );
+      expect(conflict.id).toBe('team_app_syncprims.dev_Sync');
+      expect(conflict.reason).toBe(Reason.OwnershipConflict);
     }
-    expect(thrown).toBeInstanceOf(Conflict);
-    expect((thrown as Conflict).message).toBe('the Sync team/app in cluster edge-1 is owned by ProxySync/home/other');
-    expect((thrown as Conflict).id).toBe('team_app_syncprims.dev_Sync');
-    expect((thrown as Conflict).reason).toBe(Reason.OwnershipConflict);
+  });
+
+  test("another owner's, or ours from another managing cluster: a Conflict naming it, even with adopt", () => {
+    for (const adopt of [false, true]) {
+      const conflict = conflictOf(sync(ownerLabels('other')), adopt);
+      expect(conflict.message).toBe('the Sync team/app in cluster edge-1 is owned by ProxySync/home/other: left alone');
+      expect(conflict.id).toBe('team_app_syncprims.dev_Sync');
+      expect(conflict.reason).toBe(Reason.OwnershipConflict);
+      expect(conflictOf(sync(ownerLabels('app', 'elsewhere')), adopt).message).toBe(
+        'the Sync team/app in cluster edge-1 is owned by ProxySync/home/app (applied from managing cluster elsewhere): left alone',
+      );
+    }
   });
 
   test('its namespace missing and not creatable (refused): ApplyFailed, saying what to do', () => {
-    const halt = namespaceRefused(fromEdge(403, 'namespaces is forbidden'), place);
+    const halt = namespaceRefused(fromEdge(403, 'namespaces is forbidden'), { namespace: 'team', cluster: 'edge-1' });
     expect(halt.reason).toBe(Reason.ApplyFailed);
     expect(halt.message).toBe("cannot create namespace team in cluster edge-1: namespaces is forbidden; create it, or grant the kubeconfig's identity create on namespaces");
     expect(haltRetry(halt, 600_000)).toEqual({ requeueAfterMs: FAILURE_RETRY_MS });
   });
 });
 
+describe('impersonated writes: a missing namespace, a refused spec', () => {
+  test("a 404 naming the namespace: ApplyFailed, saying that none is created for the account, and what to grant; any other error: not this", () => {
+    const missing = new ApiError(404, 'NotFound', 'namespaces "team" not found', undefined, { name: 'team', kind: 'namespaces' }, 'edge-1-client');
+    const halt = namespaceMissing(missing, { namespace: 'team', cluster: 'edge-1' }, 'deployer');
+    expect(halt?.reason).toBe(Reason.ApplyFailed);
+    expect(halt?.message).toBe(
+      'namespace team does not exist in cluster edge-1: the ProxySync writes there as the service account team/deployer (the operator impersonates), and no namespace is created for it; create the namespace there, and grant that account get, create, patch and delete on syncs.syncprims.dev, configmaps and secrets in it',
+    );
+    expect(haltRetry(halt!, 600_000)).toEqual({ requeueAfterMs: FAILURE_RETRY_MS });
+    const otherNotFound = new ApiError(404, 'NotFound', 'syncs "app" not found', undefined, { name: 'app', kind: 'syncs' }, 'edge-1-client');
+    expect(namespaceMissing(otherNotFound, { namespace: 'team', cluster: 'edge-1' }, 'deployer')).toBeUndefined();
+    expect(namespaceMissing(fromEdge(403), { namespace: 'team', cluster: 'edge-1' }, 'deployer')).toBeUndefined();
+  });
+
+  test('a spec the mode refuses: InvalidSpec and Stalled, not tried again until the spec changes', () => {
+    const halt = invalidSpec('spec.adopt: true is refused');
+    const s = haltStatus(halt, {}, 3);
+    expect(s.conditions?.find((c) => c.type === ConditionType.Ready)).toMatchObject({ status: 'False', reason: Reason.InvalidSpec, message: 'spec.adopt: true is refused', observedGeneration: 3 });
+    expect(s.conditions?.find((c) => c.type === ConditionType.Stalled)).toMatchObject({ status: 'True', reason: Reason.InvalidSpec });
+    expect(haltRetry(halt, 600_000)).toEqual({});
+  });
+});
+
 describe('suspended (the ProxySync): mirror only', () => {
-  const readyTrue = { type: 'Ready', status: 'True', reason: 'Succeeded', message: 'applied', lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const readyTrue = { type: 'Ready', status: 'True', reason: 'Succeeded', message: 'applied', observedGeneration: 2, lastTransitionTime: '2026-01-01T00:00:00Z' };
   const live: KubeObject = {
     apiVersion: 'syncprims.dev/v1alpha1',
     kind: 'Sync',
     metadata: { name: 'app', namespace: 'team', generation: 2 },
-    status: { observedGeneration: 2, conditions: [readyTrue], lastAppliedRevision: 'sha256:2' },
+    status: { observedGeneration: 2, conditions: [readyTrue], lastAttemptedRevision: 'sha256:2', lastAppliedRevision: 'sha256:2' },
   };
   const remote = { cluster: 'edge-1', inventory: [] };
   const now = new Date('2026-11-23T10:00:00Z');
@@ -177,14 +228,14 @@ describe('suspended (the ProxySync): mirror only', () => {
 });
 
 describe('the remote Sync suspended by hand', () => {
-  const readyTrue = { type: 'Ready', status: 'True', reason: 'Suspended', message: 'suspended: not reconciling until spec.suspend is false', lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const readyTrue = { type: 'Ready', status: 'True', reason: 'Suspended', message: 'suspended: not reconciling until spec.suspend is false', observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z' };
   const entry = (manager: string, fields: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ manager, operation: 'Update', fieldsV1: { 'f:spec': fields }, ...extra });
   const live = (suspend: boolean | undefined, managedFields: unknown[] = []): KubeObject => ({
     apiVersion: 'syncprims.dev/v1alpha1',
     kind: 'Sync',
     metadata: { name: 'app', namespace: 'team', generation: 3, managedFields },
     spec: { interval: '5m', ...(suspend === undefined ? {} : { suspend }) },
-    status: { observedGeneration: 3, conditions: [readyTrue], lastAppliedRevision: 'sha256:old' },
+    status: { observedGeneration: 3, conditions: [readyTrue], lastAttemptedRevision: 'sha256:old', lastAppliedRevision: 'sha256:old' },
   });
   const remote = { cluster: 'edge-1', mark: undefined, inventory: [] };
   const now = new Date('2026-11-23T10:00:00Z');

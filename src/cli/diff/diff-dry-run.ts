@@ -41,6 +41,8 @@ export interface DesiredSet {
   force: boolean;
   /** Whether the operator leaves a live object as it is (a ProxySync's: when it already carries what is wanted). */
   matches?: (live: KubeObject, desired: KubeObject) => boolean;
+  /** Whether an object without owner labels is taken over (default: yes; a ProxySync's only with spec.adopt). */
+  adopt?: boolean;
 }
 
 export interface DryRun {
@@ -106,7 +108,8 @@ async function dryRunOne(target: DiffTarget, obj: KubeObject, set: DesiredSet, f
     return { problem: `${object}: ${path.unknown.message}` };
   }
   const live = await getIfExists<KubeObject>(target.reader, path);
-  if (live && ownedByOther(live, set.owner)) return { problem: `${object} is owned by ${holderText(live, set.owner)}: left alone (OwnershipConflict)`, conflict: true };
+  const leftAlone = live && ownershipProblem(live, set, object);
+  if (leftAlone) return { problem: leftAlone, conflict: true };
   if (live && set.matches?.(live, obj)) return { action: 'configured', object, live, merged: live };
   const notes = live && unowned(live) ? ['would be adopted'] : [];
   try {
@@ -116,6 +119,13 @@ async function dryRunOne(target: DiffTarget, obj: KubeObject, set: DesiredSet, f
     if (!(err instanceof ApiError)) throw err;
     return refused(err, obj, live, set.force, fresh);
   }
+}
+
+/** Why the operator leaves `live` alone (OwnershipConflict): another sync's, or without owner labels where the set adopts nothing. */
+function ownershipProblem(live: KubeObject, set: DesiredSet, object: string): string | undefined {
+  if (ownedByOther(live, set.owner)) return `${object} is owned by ${holderText(live, set.owner)}: left alone (OwnershipConflict)`;
+  if (unowned(live) && set.adopt === false) return `${object} carries no syncprims owner labels: left alone (OwnershipConflict; spec.adopt: true takes it over)`;
+  return undefined;
 }
 
 /** The object's path, or the kind the server does not serve. */

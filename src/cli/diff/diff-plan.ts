@@ -5,7 +5,7 @@ import type { SyncSpec } from '../../api/sync-spec.js';
 import { parseAnySyncObject } from '../../api/validate.js';
 import { inventoryOf, staleEntries } from '../../apply/inventory.js';
 import { renderSet, scopesOf } from '../../apply/render-set.js';
-import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, type RelatedObject } from '../../proxy/remote-sync.js';
+import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../../kube/client.js';
 import { getIfExists } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
@@ -115,6 +115,8 @@ async function rendered(obj: KubeObject, spec: SyncSpec, home: SourceReader, dis
 async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: InventoryEntry[], where: Where): Promise<Omit<Plan, 'notes'>> {
   const spec = value.spec;
   const origin = where.origin ?? '';
+  const problem = tenancyProblem(obj, spec, where.defaultServiceAccount);
+  if (problem) throw new CliError(`${labelOf(obj)}: ${problem} (the operator reports InvalidSpec)`);
   const location = remoteLocation(obj, spec);
   const marks = ownerMarks(obj, origin);
   const copies: KubeObject[] = [];
@@ -131,8 +133,10 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const stale = staleEntries(inventory, inventoryOf(objects));
   // The operator applies only what does not already carry what it wants (fields it does not set are not fought over).
   const matches = (live: KubeObject, want: KubeObject) => (want.kind === 'Sync' ? remoteSyncMatches(live, want) : copyMatches(live, want));
+  // Written as its account when the operator impersonates (proxysync.ts writerOf): then no namespace is made for it.
+  const writer = remoteWriter(spec, where.defaultServiceAccount);
   return {
-    set: { owner, objects, namespaces: [location.namespace], stale, prune: true, force: false, matches },
-    target: targetOf(where.target, '', undefined),
+    set: { owner, objects, namespaces: writer ? [] : [location.namespace], stale, prune: true, force: false, adopt: spec.adopt ?? false, matches },
+    target: targetOf(where.target, obj.metadata.namespace ?? '', writer),
   };
 }

@@ -6,6 +6,7 @@ import { someNames } from '../../fleet/fleet-status.js';
 import { findCondition } from '../../runtime/conditions.js';
 import { formatTable } from '../table.js';
 import { PLAIN, type Style } from '../terminal.js';
+import { stripControls } from '../sanitize.js';
 
 /**
  * Where a FleetSync's rollout stands, read from its status as the operator
@@ -31,8 +32,16 @@ export type RolloutVerdict =
 /** Said while the operator has not written a status for the FleetSync's current generation. */
 export const NOT_OBSERVED = 'waiting for the operator to take the change';
 
-/** The verdict on one version of the FleetSync (`ref`: `fleetsync/NAME -n NS`, for the hints). */
+/**
+ * The verdict on one version of the FleetSync (`ref`: `fleetsync/NAME -n NS`, for the hints). Its texts may
+ * quote what clusters said: without control sequences (see renderStatus).
+ */
 export function rolloutVerdict(obj: FleetObject, ref: string): RolloutVerdict {
+  const v = verdictOf(obj, ref);
+  return 'message' in v ? { ...v, message: stripControls(v.message) } : 'doing' in v ? { ...v, doing: stripControls(v.doing) } : v;
+}
+
+function verdictOf(obj: FleetObject, ref: string): RolloutVerdict {
   const status = obj.status ?? {};
   const ready = findCondition(status.conditions, ConditionType.Ready);
   if (status.observedGeneration !== obj.metadata.generation || !status.phase) return { state: 'working', doing: NOT_OBSERVED };
@@ -74,7 +83,10 @@ function doingOf(status: FleetSyncStatus): string {
 /**
  * The status as `rollout status` prints it: phase, revisions, message,
  * clusters, a table of the waves and the failing clusters (`what`:
- * `FleetSync ns/name`).
+ * `FleetSync ns/name`). The texts that came from clusters (the message, the
+ * failures: a RemoteSync's message quotes what objects there say) lose their
+ * control sequences here, before our own colours are added: the output
+ * filter keeps colour codes and the line erase on a terminal, whoever wrote them.
  */
 export function renderStatus(obj: FleetObject, what: string, style: Style = PLAIN): string[] {
   const status = obj.status ?? {};
@@ -84,12 +96,12 @@ export function renderStatus(obj: FleetObject, what: string, style: Style = PLAI
   const current = status.currentRevision ?? '-';
   const update = status.updateRevision ?? '-';
   lines.push(`revisions:  current ${current}, update ${update === current ? `${update} (the same)` : update}`);
-  if (status.message) lines.push(`message:    ${status.message}`);
+  if (status.message) lines.push(`message:    ${stripControls(status.message)}`);
   const c = status.clusters;
   if (c) lines.push(`clusters:   ${c.ready}/${c.selected} Ready, ${c.updated} updated, ${c.failed} failed, ${c.unreachable} unreachable, ${c.progressing} progressing`);
   lines.push(...wavesTable(obj));
   const failures = status.failures ?? [];
-  if (failures.length > 0) lines.push('', 'failing clusters:', ...failures.map((f) => `  ${f.cluster}: ${f.reason}: ${f.message}`));
+  if (failures.length > 0) lines.push('', 'failing clusters:', ...failures.map((f) => stripControls(`  ${f.cluster}: ${f.reason}: ${f.message}`)));
   return lines;
 }
 
