@@ -1,3 +1,4 @@
+import { APPROVAL_NAMES, rolloutApprovalSpecSchema } from './approval.js';
 import { celRule } from './cel.js';
 import { structuralSchema, type JSONSchemaProps } from './json-schema.js';
 import {
@@ -39,7 +40,7 @@ export type CustomResourceDefinitionVersion = {
   name: string;
   served: boolean;
   storage: boolean;
-  subresources: { status: Record<string, never> };
+  subresources?: { status: Record<string, never> };
   additionalPrinterColumns: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
   schema: { openAPIV3Schema: JSONSchemaProps };
 };
@@ -133,7 +134,47 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
   };
 }
 
-/** The four CRDs: Sync, RemoteSync, ProxySync, FleetSync. */
+/**
+ * RolloutApproval's CRD: no status, no category (`kubectl get syncprims`
+ * lists the syncs); who approved what and when, as printer columns.
+ */
+export function rolloutApprovalDefinition(): CustomResourceDefinition {
+  const names = APPROVAL_NAMES;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${GROUP}`, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } },
+    spec: {
+      group: GROUP,
+      names: { kind: names.kind, listKind: names.listKind, plural: names.plural, singular: names.singular, shortNames: [names.shortName], categories: [] },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          additionalPrinterColumns: [
+            { name: 'FleetSync', type: 'string', jsonPath: '.spec.fleetSync' },
+            { name: 'Wave', type: 'string', jsonPath: '.spec.wave' },
+            { name: 'Revision', type: 'string', jsonPath: '.spec.revision' },
+            { name: 'Approver', type: 'string', jsonPath: '.spec.approver' },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: "RolloutApproval approves one wave of a FleetSync's rollout of one revision; spec.approver is its creator.",
+              properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: structuralSchema(rolloutApprovalSpecSchema) },
+              required: ['spec'],
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The five CRDs: Sync, RemoteSync, ProxySync, FleetSync, and RolloutApproval. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return KINDS.map(customResourceDefinition);
+  return [...KINDS.map(customResourceDefinition), rolloutApprovalDefinition()];
 }

@@ -32,6 +32,7 @@ import {
 } from '../fleet/children.js';
 import { clusterState, fleetStatus, type ClusterState } from '../fleet/fleet-status.js';
 import { withRollout } from '../fleet/rollout-status.js';
+import { reportApprovals } from './fleet-approvals.js';
 import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
 
 export type { FleetSettings } from './fleet-targets.js';
@@ -165,9 +166,9 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec };
       const previous = status as FleetSyncStatus;
       const update = templateRevision(spec);
-      const { inventory, revisions } = await settings.parts();
+      const { inventory, revisions, approvals } = await settings.parts();
       const selected = selectClusters(inventory.list(owner.namespace), spec.clusters);
-      const plan = planOf(settings, obj, owner, selected, update, previous);
+      const plan = planOf(settings, approvals.of(owner), owner, selected, update, previous);
       const targets = targetsOf({ ...settings, revisions }, owner, selected, plan, update, previous.currentRevision);
       const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
       await revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
@@ -219,9 +220,10 @@ export function gateUnmet(graph: Pick<DependencyGraph, 'get'>, owner: Pick<Fleet
   return unmet.length > 0 ? unmet.join(', ') : undefined;
 }
 
-/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready. */
+/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready, and one per wave newly approved. */
 async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger): Promise<void> {
   if (!(await deps.writer.updateStatus(obj, next as Record<string, unknown>))) return;
+  await reportApprovals(deps.events, obj, before, next, log);
   const ready = next.conditions?.find((c) => c.type === ConditionType.Ready);
   const was = before.conditions?.find((c) => c.type === ConditionType.Ready);
   if (!ready || (ready.reason === was?.reason && ready.status === was?.status)) return;
