@@ -17,7 +17,6 @@ import { find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 const FLEETSYNCS = 'fleetsyncs';
-const APPROVED = 'syncprims.dev/rollout-approved';
 let mgmt: KubeClient;
 let edge1: KubeClient;
 let edge2: KubeClient;
@@ -169,8 +168,7 @@ describe('syncprims rollout', () => {
     const approved = await cli('approve');
     expect({ code: approved.code, stderr: approved.stderr }).toEqual({ code: 0, stderr: '' });
     const update = (await getFleet()).status?.updateRevision;
-    expect(approved.stdout).toContain(`wave rest of FleetSync ${ns()}/app approved for revision ${update}`);
-    expect((await getFleet()).metadata.annotations?.[APPROVED]).toBe(`${update}/rest`);
+    expect(approved.stdout).toContain(`wave rest of FleetSync ${ns()}/app approved for revision ${update} by admin (RolloutApproval ${ns()}/app-rest-${update})`);
     const done = await status();
     expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
     await eventually('v4 in both', async () => ((await values()).join() === 'v4,v4' ? true : undefined), 30_000);
