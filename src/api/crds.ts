@@ -10,6 +10,7 @@ import {
   KINDS,
   VERSION,
   type Kind,
+  type KindNames,
 } from './kinds.js';
 import { PRUNE_ANNOTATION, PRUNE_DISABLED } from './marks.js';
 import { KIND_SCHEMAS } from './objects.js';
@@ -103,35 +104,14 @@ export function openAPIV3Schema(kind: Kind): JSONSchemaProps {
 }
 
 export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
-  const names = KIND_NAMES[kind];
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    // Never pruned: deleting the Sync that installed them (bootstrap) must not delete every sync of their kind.
-    metadata: { name: `${names.plural}.${GROUP}`, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } },
-    spec: {
-      group: GROUP,
-      names: {
-        kind,
-        listKind: names.listKind,
-        plural: names.plural,
-        singular: names.singular,
-        shortNames: [names.shortName],
-        categories: [CATEGORY],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: printerColumns(kind),
-          schema: { openAPIV3Schema: openAPIV3Schema(kind) },
-        },
-      ],
-    },
-  };
+  return definition(KIND_NAMES[kind], [CATEGORY], {
+    name: VERSION,
+    served: true,
+    storage: true,
+    subresources: { status: {} },
+    additionalPrinterColumns: printerColumns(kind),
+    schema: { openAPIV3Schema: openAPIV3Schema(kind) },
+  });
 }
 
 /**
@@ -139,37 +119,45 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
  * lists the syncs); who approved what and when, as printer columns.
  */
 export function rolloutApprovalDefinition(): CustomResourceDefinition {
-  const names = APPROVAL_NAMES;
+  const properties = { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: structuralSchema(rolloutApprovalSpecSchema) };
+  return definition(APPROVAL_NAMES, [], {
+    name: VERSION,
+    served: true,
+    storage: true,
+    additionalPrinterColumns: [
+      { name: 'FleetSync', type: 'string', jsonPath: '.spec.fleetSync' },
+      { name: 'Wave', type: 'string', jsonPath: '.spec.wave' },
+      { name: 'Revision', type: 'string', jsonPath: '.spec.revision' },
+      { name: 'Approver', type: 'string', jsonPath: '.spec.approver' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    schema: {
+      openAPIV3Schema: {
+        type: 'object',
+        description: "RolloutApproval approves one wave of a FleetSync's rollout of one revision; spec.approver is its creator.",
+        properties,
+        required: ['spec'],
+      },
+    },
+  });
+}
+
+/** A namespaced CRD of the group, of one version. */
+function definition(
+  names: Pick<KindNames, 'listKind' | 'plural' | 'singular' | 'shortName'> & { kind: string },
+  categories: string[],
+  version: CustomResourceDefinitionVersion,
+): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
+    // Never pruned: deleting the Sync that installed them (bootstrap) must not delete every sync of their kind.
     metadata: { name: `${names.plural}.${GROUP}`, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } },
     spec: {
       group: GROUP,
-      names: { kind: names.kind, listKind: names.listKind, plural: names.plural, singular: names.singular, shortNames: [names.shortName], categories: [] },
+      names: { kind: names.kind, listKind: names.listKind, plural: names.plural, singular: names.singular, shortNames: [names.shortName], categories },
       scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          additionalPrinterColumns: [
-            { name: 'FleetSync', type: 'string', jsonPath: '.spec.fleetSync' },
-            { name: 'Wave', type: 'string', jsonPath: '.spec.wave' },
-            { name: 'Revision', type: 'string', jsonPath: '.spec.revision' },
-            { name: 'Approver', type: 'string', jsonPath: '.spec.approver' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: "RolloutApproval approves one wave of a FleetSync's rollout of one revision; spec.approver is its creator.",
-              properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: structuralSchema(rolloutApprovalSpecSchema) },
-              required: ['spec'],
-            },
-          },
-        },
-      ],
+      versions: [version],
     },
   };
 }

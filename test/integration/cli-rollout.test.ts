@@ -12,7 +12,7 @@ import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
-import { kubeconfigOf } from '../support/remote.js';
+import { registerCluster } from '../support/remote.js';
 import { find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -32,20 +32,6 @@ const getFleet = (): Promise<Fleet> => getSync(mgmt, ns(), 'app', FLEETSYNCS) as
 const valueIn = async (edge: KubeClient): Promise<string | undefined> =>
   (await find<{ data?: { value?: string } }>(edge, `/api/v1/namespaces/${edgeNs()}/configmaps/app`))?.data?.value;
 const values = async (): Promise<(string | undefined)[]> => [await valueIn(edge1), await valueIn(edge2)];
-
-/** A kubeconfig Secret registered in the inventory as `cluster`. */
-async function registerCluster(cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
-  await mgmt.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns()}/secrets`,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${cluster}-kubeconfig`, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
 
 /** The template of revision `value`: one ConfigMap; `broken` adds labels and applies into a namespace that exists nowhere. */
 function template(value: string, broken = false): Record<string, unknown> {
@@ -69,8 +55,8 @@ beforeAll(async () => {
   assertCliBuilt();
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
-  await registerCluster('east', 'edge-1', { region: 'east' });
-  await registerCluster('west', 'edge-2', { region: 'west' });
+  await registerCluster(mgmt, ns(), 'east', 'edge-1', { region: 'east' });
+  await registerCluster(mgmt, ns(), 'west', 'edge-2', { region: 'west' });
   await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
 }, 60_000);
 

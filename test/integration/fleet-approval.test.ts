@@ -18,7 +18,7 @@ import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
-import { kubeconfigOf, serviceAccountKubeconfig } from '../support/remote.js';
+import { registerCluster, serviceAccountKubeconfig } from '../support/remote.js';
 import { eventOf, find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -54,19 +54,6 @@ async function waitPhase(phase: string): Promise<Fleet> {
   }, 60_000);
 }
 
-async function registerCluster(cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
-  await mgmt.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns()}/secrets`,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${cluster}-kubeconfig`, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
-
 /** An approval created as the admin (`admin`, the local control plane's client certificate). */
 function createApproval(name: string, spec: Record<string, unknown>): Promise<unknown> {
   return mgmt.request({ method: 'POST', path: approvalsPath(), body: { apiVersion: API_VERSION, kind: 'RolloutApproval', metadata: { name }, spec } });
@@ -82,8 +69,8 @@ beforeAll(async () => {
   assertCliBuilt();
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
-  await registerCluster('east', 'edge-1', { region: 'east' });
-  await registerCluster('west', 'edge-2', { region: 'west' });
+  await registerCluster(mgmt, ns(), 'east', 'edge-1', { region: 'east' });
+  await registerCluster(mgmt, ns(), 'west', 'edge-2', { region: 'west' });
   await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
   // The approver: reads FleetSyncs, creates (and reads) RolloutApprovals; nothing else.
   const rules = [

@@ -61,6 +61,20 @@ export async function serviceAccountKubeconfig(client: KubeClient, cluster: stri
   });
 }
 
+/** A kubeconfig Secret `<cluster>-kubeconfig` in `namespace` holding local cluster `edge`'s admin kubeconfig, registered in the inventory as `cluster` (with `labels`). */
+export async function registerCluster(client: KubeClient, namespace: string, cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
+  await client.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/secrets`,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${cluster}-kubeconfig`, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
+      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
+    },
+  });
+}
+
 /** Creates or replaces a Secret holding `kubeconfig` under `key`. */
 export async function putKubeconfigSecret(client: KubeClient, namespace: string, name: string, kubeconfig: string, key = 'value'): Promise<void> {
   await client.request({
