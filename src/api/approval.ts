@@ -47,9 +47,13 @@ export const rolloutApprovalSpecSchema = z
 
 export type RolloutApprovalSpec = z.infer<typeof rolloutApprovalSpecSchema>;
 
+/** Where ValidatingAdmissionPolicies are served (GA since Kubernetes 1.30). */
+export const ADMISSION_API = 'admissionregistration.k8s.io/v1';
 /** The name of both the ValidatingAdmissionPolicy and its binding. */
 export const APPROVER_POLICY = `${APPROVAL_NAMES.plural}.${GROUP}`;
 export const APPROVER_MESSAGE = 'spec.approver must be the user creating the RolloutApproval';
+/** The policy's check, which the operator also looks for before it trusts an approver. */
+export const APPROVER_EXPRESSION = 'object.spec.approver == request.userInfo.username';
 
 /**
  * The admission policy that makes `spec.approver` a record of the API
@@ -57,12 +61,11 @@ export const APPROVER_MESSAGE = 'spec.approver must be the user creating the Rol
  * (the spec is immutable after, by the CRD's own rule). GA since Kubernetes 1.30.
  */
 export function approverPolicy(): { apiVersion: string; kind: string; metadata: { name: string; annotations: Record<string, string> }; spec: Record<string, unknown> }[] {
-  const admission = 'admissionregistration.k8s.io/v1';
   // Kept as the CRDs are (never pruned): while approvals can be made, their approver must be the creator.
   const metadata = { name: APPROVER_POLICY, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } };
   return [
     {
-      apiVersion: admission,
+      apiVersion: ADMISSION_API,
       kind: 'ValidatingAdmissionPolicy',
       metadata,
       spec: {
@@ -72,7 +75,7 @@ export function approverPolicy(): { apiVersion: string; kind: string; metadata: 
         },
         validations: [
           {
-            expression: 'object.spec.approver == request.userInfo.username',
+            expression: APPROVER_EXPRESSION,
             messageExpression: `'${APPROVER_MESSAGE} (' + request.userInfo.username + '); syncprims rollout approve fills it in'`,
             reason: 'Forbidden',
           },
@@ -80,7 +83,7 @@ export function approverPolicy(): { apiVersion: string; kind: string; metadata: 
       },
     },
     {
-      apiVersion: admission,
+      apiVersion: ADMISSION_API,
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata,
       spec: { policyName: APPROVER_POLICY, validationActions: ['Deny'] },

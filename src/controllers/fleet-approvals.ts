@@ -1,9 +1,11 @@
 // The RolloutApprovals of FleetSyncs' waves, read from the operator's watch
-// (indexed by the FleetSync they name); one made, withdrawn or changed wakes
-// that FleetSync. Which one approves what is the pure rule of
-// fleet/approvals.ts; the WaveApproved Event is told here.
+// (indexed by the FleetSync they name), and the admission policy that makes
+// their approver their creator (watched by name: without it no approver is
+// believed); one made, withdrawn or changed wakes that FleetSync. Which one
+// approves what is the pure rule of fleet/approvals.ts; the WaveApproved
+// Event is told here.
 import type { FleetSyncStatus } from '../api/fleet.js';
-import { newlyApproved, type ApprovalObject } from '../fleet/approvals.js';
+import { approverTrust, newlyApproved, type ApprovalObject, type ApproverTrust, type PolicyObject } from '../fleet/approvals.js';
 import type { FleetOwner } from '../fleet/children.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -19,8 +21,22 @@ const fleetKeyOf = (obj: KubeObject): string | undefined => {
   return typeof fleet === 'string' && fleet !== '' ? `${obj.metadata.namespace}/${fleet}` : undefined;
 };
 
+/** The approvals naming one FleetSync, and whether their approvers can be believed. */
+export interface FleetApprovals {
+  objects: ApprovalObject[];
+  trust: ApproverTrust;
+}
+
 export class RolloutApprovals {
-  constructor(private readonly informer: Informer<KubeObject>) {
+  /**
+   * `informer`: the RolloutApprovals; `policy`, `binding`: the approver
+   * policy and its binding (watched by name), without which no approver is believed.
+   */
+  constructor(
+    private readonly informer: Informer<KubeObject>,
+    private readonly policy: Informer<KubeObject>,
+    private readonly binding: Informer<KubeObject>,
+  ) {
     if (!informer.store.hasIndex(BY_FLEET)) {
       informer.store.addIndex(BY_FLEET, (obj) => {
         const key = fleetKeyOf(obj);
@@ -29,16 +45,26 @@ export class RolloutApprovals {
     }
   }
 
-  /** The approvals that name the FleetSync (of any revision or wave: the rule picks). */
-  of(owner: Pick<FleetOwner, 'namespace' | 'name'>): ApprovalObject[] {
-    return this.informer.store.byIndex(BY_FLEET, `${owner.namespace}/${owner.name}`) as ApprovalObject[];
+  /** The approvals that name the FleetSync (of any revision or wave: the rule picks), and the trust in their approvers. */
+  of(owner: Pick<FleetOwner, 'namespace' | 'name'>): FleetApprovals {
+    const objects = this.informer.store.byIndex(BY_FLEET, `${owner.namespace}/${owner.name}`) as ApprovalObject[];
+    return { objects, trust: approverTrust(this.policy.store.list()[0] as PolicyObject | undefined, this.binding.store.list()[0] as PolicyObject | undefined) };
   }
 
-  /** Calls `wake(namespace/fleetsync)` when an approval naming it comes, changes or goes (withdrawn: the wave holds again). */
+  /**
+   * Calls `wake(namespace/fleetsync)` when an approval naming it comes,
+   * changes or goes (withdrawn: the wave holds again); every FleetSync an
+   * approval names when the policy or its binding changes.
+   */
   follow(wake: (key: string) => void): void {
     this.informer.onEvent((e) => {
       for (const key of new Set([fleetKeyOf(e.object), e.old ? fleetKeyOf(e.old) : undefined])) if (key) wake(key);
     });
+    const all = (): void => {
+      for (const key of new Set(this.informer.store.list().map(fleetKeyOf))) if (key) wake(key);
+    };
+    this.policy.onEvent(all);
+    this.binding.onEvent(all);
   }
 }
 

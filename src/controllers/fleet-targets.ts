@@ -4,7 +4,7 @@
 // has, kept in a ControllerRevision).
 import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
-import { approvalOf, type ApprovalObject } from '../fleet/approvals.js';
+import { approvalOf } from '../fleet/approvals.js';
 import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, type FleetOwner } from '../fleet/children.js';
 import { clusterState } from '../fleet/fleet-status.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
@@ -12,7 +12,7 @@ import type { Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject, ResourceInfo } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
-import type { RolloutApprovals } from './fleet-approvals.js';
+import type { FleetApprovals, RolloutApprovals } from './fleet-approvals.js';
 import type { FleetRevisions, RevisionData } from './fleet-revisions.js';
 
 
@@ -81,7 +81,7 @@ export function targetsOf(
 /** The rollout's plan, from where each selected cluster stands before this reconcile writes anything (`approvals`: the RolloutApprovals naming the FleetSync). */
 export function planOf(
   settings: FleetSettings,
-  approvals: readonly ApprovalObject[],
+  approvals: FleetApprovals,
   owner: FleetOwner,
   selected: InventoryCluster[],
   update: string,
@@ -106,7 +106,7 @@ export function planOf(
     previous,
     members,
     now: Date.now(),
-    approvalOf: (wave) => approvalOf(approvals, owner.name, update, wave),
+    approvalOf: (wave) => approvalOf(approvals.objects, owner.name, update, wave, approvals.trust),
     gateUnmet: (wave) => settings.gateUnmet(owner, wave),
   });
 }

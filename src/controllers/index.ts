@@ -1,4 +1,4 @@
-import { API_VERSION, APPROVAL_KIND, FINALIZER, KIND_NAMES, KINDS, SYNC_KINDS, type Kind, type SyncKind } from '../api/index.js';
+import { ADMISSION_API, API_VERSION, APPROVAL_KIND, APPROVER_POLICY, FINALIZER, KIND_NAMES, KINDS, SYNC_KINDS, type Kind, type SyncKind } from '../api/index.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import { DependencyGraph } from '../deps/graph.js';
 import { UnknownKindError } from '../kube/discovery.js';
@@ -225,7 +225,12 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
       }
     });
     const revisionInformer = await m.cache.informer('apps/v1', 'ControllerRevision', { namespace: m.opts.namespace, labelSelector: FLEETSYNC_LABEL });
-    const approvals = new RolloutApprovals(await m.cache.informer(API_VERSION, APPROVAL_KIND, { namespace: m.opts.namespace }));
+    const byName = { allNamespaces: true, fieldSelector: `metadata.name=${APPROVER_POLICY}` };
+    const approvals = new RolloutApprovals(
+      await m.cache.informer(API_VERSION, APPROVAL_KIND, { namespace: m.opts.namespace }),
+      await m.cache.informer(ADMISSION_API, 'ValidatingAdmissionPolicy', byName),
+      await m.cache.informer(ADMISSION_API, 'ValidatingAdmissionPolicyBinding', byName),
+    );
     approvals.follow((key) => enqueue('FleetSync', key, 'RolloutApproval changed'));
     return { inventory, revisions: new FleetRevisions(m.client, revisionInformer), approvals };
   };

@@ -18,7 +18,7 @@
 import { parseDuration } from '../api/duration.js';
 import type { FleetPhase, FleetSyncStatus, RolloutSpec, WaveSpec, WaveStatus } from '../api/fleet.js';
 import { matchesSelector } from '../clusters/label-selector.js';
-import type { WaveApproval } from './approvals.js';
+import type { ApprovalProblem, WaveApproval } from './approvals.js';
 import { someNames, type ClusterState } from './fleet-status.js';
 
 /** A selected cluster, as the rollout sees it. */
@@ -42,7 +42,7 @@ export interface RolloutInput {
   members: RolloutMember[];
   now: number;
   /** Who approved the wave for this revision (a RolloutApproval: `syncprims rollout approve`); undefined when nobody has. */
-  approvalOf: (wave: string) => WaveApproval | undefined;
+  approvalOf: (wave: string) => WaveApproval | ApprovalProblem | undefined;
   /** Why the wave's gates are not met yet; undefined when they are. */
   gateUnmet: (wave: WaveSpec) => string | undefined;
 }
@@ -129,7 +129,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     for (const s of standings) keepOrFixForward(s, input, plan, wake);
     const status = waveStatus(wave, standings);
     const approval = wave.spec.approval ? input.approvalOf(wave.spec.name) : undefined;
-    if (approval) Object.assign(status, { approved: true, approvedBy: approval.approvedBy, approvedAt: approval.approvedAt });
+    if (approval && 'approvedBy' in approval) Object.assign(status, { approved: true, approvedBy: approval.approvedBy, approvedAt: approval.approvedAt });
     plan.waves.push(status);
     if (!open) return;
     open = false;
@@ -145,7 +145,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       else open = soaked(wave, status, input, plan, wake);
       return;
     }
-    admit(wave, standings, status, input, plan);
+    admit(wave, standings, status, input, plan, approval && 'problem' in approval ? approval.problem : undefined);
   });
   if (open) plan.phase = 'Complete';
   return plan;
@@ -179,7 +179,7 @@ function soaked(wave: Wave, status: WaveStatus, input: RolloutInput, plan: Rollo
 }
 
 /** The wave the rollout is at: its gates, then up to maxInFlight clusters at once. */
-function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: RolloutInput, plan: RolloutPlan): void {
+function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: RolloutInput, plan: RolloutPlan, approvalProblem: string | undefined): void {
   const name = wave.spec.name;
   plan.phase = 'Progressing';
   if (input.rollout.paused) {
@@ -189,7 +189,7 @@ function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: Rol
   }
   if (wave.spec.approval && !status.approved) {
     plan.phase = 'AwaitingApproval';
-    plan.message = `wave ${name} waits for approval: syncprims rollout approve fleetsync/<name> --wave ${name} (a RolloutApproval of revision ${input.update})`;
+    plan.message = `wave ${name} waits for approval: ${approvalProblem ?? `syncprims rollout approve fleetsync/<name> --wave ${name} (a RolloutApproval of revision ${input.update})`}`;
     return;
   }
   const gate = input.gateUnmet(wave.spec);

@@ -1,9 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
 import { rolloutApprovalSpecSchema } from '../../src/api/approval.js';
 import type { FleetSyncStatus } from '../../src/api/fleet.js';
-import { approvalName, approvalOf, newlyApproved, type ApprovalObject } from '../../src/fleet/approvals.js';
+import { approverPolicy } from '../../src/api/approval.js';
+import { approvalName, approvalOf, approverTrust, newlyApproved, type ApprovalObject, type PolicyObject } from '../../src/fleet/approvals.js';
 
 const R = '0123456789abcdef';
+/** The approver policy in force since before every approval below. */
+const TRUSTED = { since: '2026-12-01T00:00:00Z' };
 const OTHER = 'fedcba9876543210';
 
 function approval(name: string, at: string, spec: Partial<ApprovalObject['spec']> = {}, deleting = false): ApprovalObject {
@@ -15,7 +18,7 @@ function approval(name: string, at: string, spec: Partial<ApprovalObject['spec']
 
 describe('which approval approves a wave', () => {
   test('one naming the FleetSync, revision and wave: its creator and creation time, as the API server recorded them', () => {
-    expect(approvalOf([approval('a', '2026-12-01T10:00:00Z')], 'app', R, 'prod')).toEqual({ approvedBy: 'a-user', approvedAt: '2026-12-01T10:00:00Z', approval: 'a' });
+    expect(approvalOf([approval('a', '2026-12-01T10:00:00Z')], 'app', R, 'prod', TRUSTED)).toEqual({ approvedBy: 'a-user', approvedAt: '2026-12-01T10:00:00Z', approval: 'a' });
   });
 
   test('another revision, wave or FleetSync approves nothing; nor one being deleted, nor one without an approver', () => {
@@ -26,17 +29,62 @@ describe('which approval approves a wave', () => {
       approval('gone', '2026-12-01T10:00:00Z', {}, true),
       approval('nobody', '2026-12-01T10:00:00Z', { approver: '' }),
     ];
-    expect(approvalOf(others, 'app', R, 'prod')).toBeUndefined();
-    expect(approvalOf(others, 'app', OTHER, 'prod')?.approval).toBe('rev');
-    expect(approvalOf(others, 'app', R, 'canary')?.approval).toBe('wave');
+    expect(approvalOf(others, 'app', R, 'prod', TRUSTED)).toBeUndefined();
+    expect(approvalOf(others, 'app', OTHER, 'prod', TRUSTED)).toMatchObject({ approval: 'rev' });
+    expect(approvalOf(others, 'app', R, 'canary', TRUSTED)).toMatchObject({ approval: 'wave' });
   });
 
   test('several: the first made, then by name, whatever the order they come in', () => {
     const later = approval('b', '2026-12-01T11:00:00Z');
     const first = approval('c', '2026-12-01T10:00:00Z');
     const tie = approval('a', '2026-12-01T11:00:00Z');
-    expect(approvalOf([later, tie, first], 'app', R, 'prod')?.approvedBy).toBe('c-user');
-    expect(approvalOf([later, tie], 'app', R, 'prod')?.approvedBy).toBe('a-user');
+    expect(approvalOf([later, tie, first], 'app', R, 'prod', TRUSTED)).toMatchObject({ approvedBy: 'c-user' });
+    expect(approvalOf([later, tie], 'app', R, 'prod', TRUSTED)).toMatchObject({ approvedBy: 'a-user' });
+  });
+});
+
+describe('an approver is believed only while the admission policy checks it', () => {
+  const [policy, binding] = approverPolicy().map((o, i) => ({ ...o, metadata: { ...o.metadata, creationTimestamp: `2026-12-01T0${i + 1}:00:00Z` } })) as unknown as [PolicyObject, PolicyObject];
+  const withSpec = (o: PolicyObject, spec: Record<string, unknown>): PolicyObject => ({ ...o, spec: { ...o.spec, ...spec } });
+  const problem = (p?: PolicyObject, b?: PolicyObject): string => {
+    const trust = approverTrust(p, b);
+    return 'problem' in trust ? trust.problem : `trusted since ${trust.since}`;
+  };
+
+  test('as shipped (the API server adds its defaults): trusted since the later of the two was made', () => {
+    const defaulted = withSpec(policy, { matchConstraints: { ...(policy.spec!.matchConstraints as object), namespaceSelector: {}, objectSelector: {}, matchPolicy: 'Equivalent' } });
+    expect(approverTrust(defaulted, binding)).toEqual({ since: '2026-12-01T02:00:00.000Z' });
+  });
+
+  test('missing, being deleted, or changed so that some approval goes unchecked: not trusted, saying what to do', () => {
+    expect(problem(undefined, binding)).toContain('ValidatingAdmissionPolicy rolloutapprovals.syncprims.dev, which makes an approval\'s approver its creator, is not installed (syncprims install puts it back)');
+    expect(problem(policy, undefined)).toContain('the binding of the ValidatingAdmissionPolicy rolloutapprovals.syncprims.dev is not installed');
+    expect(problem({ ...policy, metadata: { ...policy.metadata, deletionTimestamp: '2026-12-01T03:00:00Z' } }, binding)).toContain('is not installed');
+    const changed = [
+      withSpec(policy, { validations: [{ expression: 'true' }] }),
+      withSpec(policy, { failurePolicy: 'Ignore' }),
+      withSpec(policy, { matchConditions: [{ name: 'skip', expression: 'false' }] }),
+      withSpec(policy, { matchConstraints: { resourceRules: [{ apiGroups: ['syncprims.dev'], apiVersions: ['*'], operations: ['UPDATE'], resources: ['rolloutapprovals'] }] } }),
+      withSpec(policy, { matchConstraints: { ...(policy.spec!.matchConstraints as object), namespaceSelector: { matchLabels: { checked: 'yes' } } } }),
+    ];
+    for (const p of changed) expect(problem(p, binding)).toContain('has been changed: it no longer checks every new RolloutApproval\'s approver');
+    const unbound = [
+      withSpec(binding, { validationActions: ['Audit'] }),
+      withSpec(binding, { policyName: 'other' }),
+      withSpec(binding, { matchResources: { objectSelector: { matchLabels: { checked: 'yes' } } } }),
+      withSpec(binding, { paramRef: { name: 'x' } }),
+    ];
+    for (const b of unbound) expect(problem(policy, b)).toContain('the binding of the ValidatingAdmissionPolicy rolloutapprovals.syncprims.dev has been changed');
+  });
+
+  test('no approval counts without trust, nor one made before the policy: the wave says why', () => {
+    const made = approval('a', '2026-12-01T10:00:00Z');
+    expect(approvalOf([made], 'app', R, 'prod', { problem: 'the policy is not installed' })).toEqual({ problem: 'RolloutApprovals are not counted: the policy is not installed' });
+    expect(approvalOf([made], 'app', R, 'prod', { since: '2026-12-01T11:00:00Z' })).toEqual({
+      problem: 'RolloutApproval a was made before the approver policy rolloutapprovals.syncprims.dev (2026-12-01T11:00:00Z), so its approver is unchecked: delete it and approve again',
+    });
+    expect(approvalOf([made, approval('b', '2026-12-01T11:00:00Z')], 'app', R, 'prod', { since: '2026-12-01T11:00:00Z' })).toMatchObject({ approvedBy: 'b-user' });
+    expect(approvalOf([], 'app', R, 'prod', { problem: 'x' })).toBeUndefined();
   });
 });
 

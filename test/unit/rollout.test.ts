@@ -186,6 +186,13 @@ describe('gates', () => {
     expect(sorted(p.update)).toEqual(['a', 'b']);
   });
 
+  test('approvals that do not count (the approver policy missing): the wave waits and says why', () => {
+    const rollout: RolloutSpec = { waves: [{ name: 'rest', approval: true }] };
+    const p = plan(rollout, members('b:old-ready'), { approvalOf: () => ({ problem: 'RolloutApprovals are not counted: the policy is not installed' }) });
+    expect([p.phase, p.message, sorted(p.update)]).toEqual(['AwaitingApproval', 'wave rest waits for approval: RolloutApprovals are not counted: the policy is not installed', []]);
+    expect(p.waves[0]!.approved).toBeUndefined();
+  });
+
   test('approval withdrawn: the wave admits no more, and those it admitted keep the revision', () => {
     const rollout: RolloutSpec = { waves: [{ name: 'rest', approval: true, maxInFlight: 1 }] };
     const p = plan(rollout, members('a:new-progressing', 'b:old-ready'));

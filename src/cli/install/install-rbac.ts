@@ -100,6 +100,8 @@ function operatorRules(): PolicyRule[] {
     { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: READ },
     // Approvals of a FleetSync's waves: read only (who may approve is the tenant's RBAC: create rolloutapprovals).
     { apiGroups: [GROUP], resources: ['rolloutapprovals'], verbs: READ },
+    // ... and believes their approvers only while the admission policy that checks them is in force.
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: READ },
     // A FleetSync's template revisions.
     { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: [...READ, 'create', 'patch', 'delete'] },
   ];
