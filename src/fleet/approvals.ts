@@ -84,22 +84,27 @@ export function approverTrust(policy: PolicyObject | undefined, binding: PolicyO
   const fix = 'syncprims install puts it back';
   if (!policy || policy.metadata.deletionTimestamp) return { problem: `the ${what}, which makes an approval's approver its creator, is not installed (${fix})` };
   if (!binding || binding.metadata.deletionTimestamp) return { problem: `the binding of the ${what} is not installed (${fix})` };
-  const p = (policy.spec ?? {}) as PolicySpec;
+  if (!policyChecksAll((policy.spec ?? {}) as PolicySpec)) return { problem: `the ${what} has been changed: it no longer checks every new RolloutApproval's approver (${fix})` };
+  if (!bindingDeniesAll((binding.spec ?? {}) as BindingSpec)) return { problem: `the binding of the ${what} has been changed: it no longer denies every forged approver (${fix})` };
+  const times = [policy.metadata.creationTimestamp, binding.metadata.creationTimestamp].map((t) => Date.parse(t ?? ''));
+  return { since: new Date(Math.max(...times.map((t) => (Number.isNaN(t) ? 0 : t)))).toISOString() };
+}
+
+/** The policy checks the approver of every create of a RolloutApproval, and fails closed. */
+function policyChecksAll(p: PolicySpec): boolean {
   const m = p.matchConstraints ?? {};
   const covers = (m.resourceRules ?? []).some(
     (r) => (r.apiGroups ?? []).some((g) => g === GROUP || g === '*') && (r.resources ?? []).some((x) => x === APPROVAL_NAMES.plural || x === '*') && (r.operations ?? []).some((o) => o === 'CREATE' || o === '*'),
   );
   const checks = (p.validations ?? []).some((v) => v.expression === APPROVER_EXPRESSION);
-  if (!covers || !checks || p.failurePolicy === 'Ignore' || !none(p.matchConditions) || !none(m.excludeResourceRules) || !everything(m.namespaceSelector) || !everything(m.objectSelector)) {
-    return { problem: `the ${what} has been changed: it no longer checks every new RolloutApproval's approver (${fix})` };
-  }
-  const b = (binding.spec ?? {}) as BindingSpec;
+  return covers && checks && p.failurePolicy !== 'Ignore' && none(p.matchConditions) && none(m.excludeResourceRules) && everything(m.namespaceSelector) && everything(m.objectSelector);
+}
+
+/** The binding denies, with no parameters, over everything. */
+function bindingDeniesAll(b: BindingSpec): boolean {
   const r = b.matchResources ?? {};
-  if (b.policyName !== APPROVER_POLICY || !(b.validationActions ?? []).includes('Deny') || b.paramRef !== undefined || !none(r.resourceRules) || !none(r.excludeResourceRules) || !everything(r.namespaceSelector) || !everything(r.objectSelector)) {
-    return { problem: `the binding of the ${what} has been changed: it no longer denies every forged approver (${fix})` };
-  }
-  const times = [policy.metadata.creationTimestamp, binding.metadata.creationTimestamp].map((t) => Date.parse(t ?? ''));
-  return { since: new Date(Math.max(...times.map((t) => (Number.isNaN(t) ? 0 : t)))).toISOString() };
+  const narrowed = !none(r.resourceRules) || !none(r.excludeResourceRules) || !everything(r.namespaceSelector) || !everything(r.objectSelector);
+  return b.policyName === APPROVER_POLICY && (b.validationActions ?? []).includes('Deny') && b.paramRef === undefined && !narrowed;
 }
 
 /**
