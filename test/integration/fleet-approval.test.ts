@@ -38,7 +38,7 @@ interface WaveStatus {
   approvedBy?: string;
   approvedAt?: string;
 }
-type Fleet = SyncObject & { status?: { phase?: string; updateRevision?: string; observedGeneration?: number; waves?: WaveStatus[] } };
+type Fleet = SyncObject & { status?: { phase?: string; message?: string; updateRevision?: string; observedGeneration?: number; waves?: WaveStatus[] } };
 const getFleet = (): Promise<Fleet> => getSync(mgmt, ns(), 'app', FLEETSYNCS) as Promise<Fleet>;
 const valueIn = async (edge: KubeClient): Promise<string | undefined> =>
   (await find<{ data?: { value?: string } }>(edge, `/api/v1/namespaces/${edgeNs()}/configmaps/app`))?.data?.value;
@@ -47,10 +47,11 @@ const username = (): string => `system:serviceaccount:${ns()}:${APPROVER}`;
 let approverKubeconfig = '';
 const asApprover = (...args: string[]) => runCli(['rollout', ...args, 'fleetsync/app', '--kubeconfig', approverKubeconfig, '-n', ns()], { timeoutMs: 60_000 });
 
-async function waitPhase(phase: string): Promise<Fleet> {
-  return eventually(`FleetSync app ${phase}`, async () => {
+async function waitPhase(phase: string, wave?: string): Promise<Fleet> {
+  return eventually(`FleetSync app ${phase}${wave ? ` at wave ${wave}` : ''}`, async () => {
     const f = await getFleet();
-    return f.status?.phase === phase && f.status.observedGeneration === f.metadata.generation ? f : undefined;
+    const at = wave === undefined || f.status?.message?.startsWith(`wave ${wave} `);
+    return f.status?.phase === phase && f.status.observedGeneration === f.metadata.generation && at ? f : undefined;
   }, 60_000);
 }
 
@@ -80,16 +81,21 @@ beforeAll(async () => {
   const file = path.join(tempDir('approver-'), 'kubeconfig');
   writeFileSync(file, await serviceAccountKubeconfig(mgmt, HOME, ns(), APPROVER, rules));
   approverKubeconfig = file;
-  const template = { spec: { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app' }, data: { value: 'v1' } }] }, defaultNamespace: edgeNs() } };
-  const waves = [{ name: 'canary', selector: { matchLabels: { region: 'east' } } }, { name: 'rest', approval: true }];
-  await mgmt.request({
+  await roll('v1');
+}, 60_000);
+
+/** Applies the FleetSync with the template of `value`, waves canary (east) then rest; rest needs an approval, and canary too with `canaryApproval`. */
+function roll(value: string, canaryApproval = false): Promise<unknown> {
+  const template = { spec: { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app' }, data: { value } }] }, defaultNamespace: edgeNs() } };
+  const waves = [{ name: 'canary', selector: { matchLabels: { region: 'east' } }, ...(canaryApproval ? { approval: true } : {}) }, { name: 'rest', approval: true }];
+  return mgmt.request({
     method: 'PATCH',
     path: syncPath(ns(), 'app', FLEETSYNCS),
     query: { fieldManager: 'test', force: true },
     contentType: 'application/apply-patch+yaml',
     body: { apiVersion: API_VERSION, kind: 'FleetSync', metadata: { name: 'app', namespace: ns() }, spec: { kind: 'RemoteSync', clusters: { names: ['east', 'west'] }, rollout: { waves }, template } },
   });
-}, 60_000);
+}
 
 afterAll(async () => {
   await edge2?.request({ method: 'DELETE', path: `/api/v1/namespaces/${edgeNs()}` }).catch(() => undefined);
@@ -149,5 +155,18 @@ describe('approving a wave', () => {
       mgmt.request({ method: 'PATCH', path: approvalsPath(`app-rest-${update}`), contentType: 'application/merge-patch+json', body: { spec: { approver: 'admin' } } }),
     );
     expect([rewrite.status, rewrite.message]).toEqual([422, expect.stringContaining(IMMUTABLE_MESSAGE)]);
+  });
+
+  test('approving a wave approved already says by whom, and makes no second approval', async () => {
+    await roll('v2', true);
+    await waitPhase('AwaitingApproval', 'canary');
+    const update = (await getFleet()).status!.updateRevision!;
+    expect((await asApprover('approve')).stdout).toContain(`wave canary of FleetSync ${ns()}/app approved for revision ${update} by ${username()}`);
+    await waitPhase('AwaitingApproval', 'rest');
+    const again = await asApprover('approve', '--wave', 'canary');
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(again.stdout).toMatch(new RegExp(`wave canary of FleetSync ${ns()}/app is already approved for revision ${update} by ${username()} at \\S+Z \\(RolloutApproval ${ns()}/app-canary-${update}\\)`));
+    const mine = (await mgmt.request<{ items: { spec: { wave: string; revision: string } }[] }>({ path: approvalsPath() })).items.filter((a) => a.spec.revision === update);
+    expect(mine.map((a) => a.spec.wave)).toEqual(['canary']);
   });
 });
