@@ -15,6 +15,8 @@ import type { Logger } from '../runtime/logger.js';
 const BY_FLEET = 'syncprims.dev/rolloutapprovals-by-fleetsync';
 /** The Event reason of a wave found approved. */
 export const WAVE_APPROVED = 'WaveApproved';
+/** The Event reason of approvals that do not count (see fleet/approvals.ts approverTrust). */
+export const APPROVALS_NOT_COUNTED = 'ApprovalsNotCounted';
 
 const fleetKeyOf = (obj: KubeObject): string | undefined => {
   const fleet = (obj as ApprovalObject).spec?.fleetSync;
@@ -68,8 +70,24 @@ export class RolloutApprovals {
   }
 }
 
-/** A Normal Event (and a log line) per wave that `next` newly finds approved, naming who approved it and when. */
-export async function reportApprovals(events: EventRecorder, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger): Promise<void> {
+/**
+ * A Normal Event (and a log line) per wave that `next` newly finds
+ * approved, naming who approved it and when; a Warning one when approvals
+ * that name the wave the rollout waits at do not count (`approvalProblem`),
+ * once per message.
+ */
+export async function reportApprovals(
+  events: EventRecorder,
+  obj: KubeObject,
+  before: FleetSyncStatus,
+  next: FleetSyncStatus,
+  log: Logger,
+  approvalProblem?: string,
+): Promise<void> {
+  if (approvalProblem !== undefined && before.message !== next.message) {
+    log.warn({ revision: next.updateRevision, problem: approvalProblem }, 'approvals not counted');
+    await events.record(obj, 'Warning', APPROVALS_NOT_COUNTED, approvalProblem);
+  }
   for (const wave of newlyApproved(before, next)) {
     const message = `wave ${wave.name} approved for revision ${next.updateRevision} by ${wave.approvedBy} at ${wave.approvedAt}`;
     log.info({ wave: wave.name, revision: next.updateRevision, approvedBy: wave.approvedBy, approvedAt: wave.approvedAt }, 'wave approved');

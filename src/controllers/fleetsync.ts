@@ -182,7 +182,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       if (leaving.length > 0) log.info({ children: leaving.map(({ child }) => child.metadata.name) }, 'children of clusters no longer selected deleted');
       let next = withRollout(fleetStatus(previous, states, update, generation), plan, generation);
       if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
-      await report(deps, obj, previous, next, log);
+      await report(deps, obj, previous, next, log, plan?.approvalProblem);
       return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
     },
   };
@@ -220,10 +220,10 @@ export function gateUnmet(graph: Pick<DependencyGraph, 'get'>, owner: Pick<Fleet
   return unmet.length > 0 ? unmet.join(', ') : undefined;
 }
 
-/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready, and one per wave newly approved. */
-async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger): Promise<void> {
+/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready, and those of approvals (fleet-approvals.ts). */
+async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger, approvalProblem?: string): Promise<void> {
   if (!(await deps.writer.updateStatus(obj, next as Record<string, unknown>))) return;
-  await reportApprovals(deps.events, obj, before, next, log);
+  await reportApprovals(deps.events, obj, before, next, log, approvalProblem);
   const ready = next.conditions?.find((c) => c.type === ConditionType.Ready);
   const was = before.conditions?.find((c) => c.type === ConditionType.Ready);
   if (!ready || (ready.reason === was?.reason && ready.status === was?.status)) return;

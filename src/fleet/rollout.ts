@@ -57,6 +57,8 @@ export interface RolloutPlan {
   failed: Map<string, ClusterState>;
   /** When to look again without an event (a soak's end, a deadline), in ms from now. */
   wakeInMs?: number;
+  /** Why approvals that name the wave it waits at do not count (the approver policy missing or changed; made before it). */
+  approvalProblem?: string;
 }
 
 const DEFAULT_DEADLINE = '15m';
@@ -189,6 +191,7 @@ function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: Rol
   }
   if (wave.spec.approval && !status.approved) {
     plan.phase = 'AwaitingApproval';
+    if (approvalProblem !== undefined) plan.approvalProblem = approvalProblem;
     plan.message = `wave ${name} waits for approval: ${approvalProblem ?? `syncprims rollout approve fleetsync/<name> --wave ${name} (a RolloutApproval of revision ${input.update})`}`;
     return;
   }

@@ -1,4 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
+import { reportApprovals } from '../../src/controllers/fleet-approvals.js';
+import type { EventRecorder } from '../../src/runtime/events.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { rolloutApprovalSpecSchema } from '../../src/api/approval.js';
 import type { FleetSyncStatus } from '../../src/api/fleet.js';
 import { approverPolicy } from '../../src/api/approval.js';
@@ -110,6 +113,25 @@ describe('the waves newly approved (a WaveApproved Event each)', () => {
     expect(newlyApproved(status(R, wave('prod', 'alice')), status(R, wave('prod', 'alice', '2026-12-01T11:00:00Z')))).toHaveLength(1);
     expect(newlyApproved(status(OTHER, wave('prod', 'alice')), status(R, wave('prod', 'alice')))).toHaveLength(1);
     expect(newlyApproved({}, status(R, wave('prod')))).toEqual([]);
+  });
+});
+
+describe('the Events of approvals', () => {
+  const recorder = () => {
+    const told: string[] = [];
+    const events = { record: async (_obj: unknown, type: string, reason: string, message: string) => void told.push(`${type} ${reason}: ${message}`) } as unknown as EventRecorder;
+    return { told, events };
+  };
+  const obj = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'FleetSync', metadata: { name: 'app', namespace: 'fleet' } };
+  const rest = (by?: string) => ({ name: 'rest', clusters: 1, updated: 0, ready: 0, failed: 0, unreachable: 0, ...(by ? { approved: true, approvedBy: by, approvedAt: '2026-12-01T10:00:00Z' } : {}) });
+
+  test('WaveApproved names the approver and the time; ApprovalsNotCounted says why, once per message', async () => {
+    const { told, events } = recorder();
+    await reportApprovals(events, obj, { updateRevision: R, waves: [rest()] }, { updateRevision: R, waves: [rest('alice')] }, silentLogger);
+    const waiting = { updateRevision: R, waves: [rest()], message: 'wave rest waits for approval: RolloutApprovals are not counted: x' };
+    await reportApprovals(events, obj, { updateRevision: R, waves: [rest()] }, waiting, silentLogger, 'RolloutApprovals are not counted: x');
+    await reportApprovals(events, obj, waiting, { ...waiting, clusters: { selected: 1, updated: 0, ready: 0, failed: 0, unreachable: 0, progressing: 1 } }, silentLogger, 'RolloutApprovals are not counted: x');
+    expect(told).toEqual([`Normal WaveApproved: wave rest approved for revision ${R} by alice at 2026-12-01T10:00:00Z`, 'Warning ApprovalsNotCounted: RolloutApprovals are not counted: x']);
   });
 });
 

@@ -190,6 +190,8 @@ describe('gates', () => {
     const rollout: RolloutSpec = { waves: [{ name: 'rest', approval: true }] };
     const p = plan(rollout, members('b:old-ready'), { approvalOf: () => ({ problem: 'RolloutApprovals are not counted: the policy is not installed' }) });
     expect([p.phase, p.message, sorted(p.update)]).toEqual(['AwaitingApproval', 'wave rest waits for approval: RolloutApprovals are not counted: the policy is not installed', []]);
+    expect(p.approvalProblem).toBe('RolloutApprovals are not counted: the policy is not installed');
+    expect(plan(rollout, members('b:old-ready')).approvalProblem).toBeUndefined();
     expect(p.waves[0]!.approved).toBeUndefined();
   });
 
