@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { approverPolicy } from '../src/api/approval.js';
 import { customResourceDefinitions } from '../src/api/crds.js';
 import { GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { FIELD_MANAGER } from '../src/api/marks.js';
@@ -102,6 +103,8 @@ export async function installCrds(client: KubeClient): Promise<void> {
   for (const crd of customResourceDefinitions()) {
     await until(`CRD ${crd.metadata.name} to be Established`, () => crdEstablished(client, crd.metadata.name));
   }
+  // As crds/ ships it: without it the operator counts no RolloutApproval.
+  for (const obj of approverPolicy()) await serverSideApply(client, discovery, obj, { fieldManager: FIELD_MANAGER, force: true });
   await until('Syncs to be served', async () => {
     await client.request({ path: collectionPath(SYNCS), query: { limit: 1 } });
     return true;

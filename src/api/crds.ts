@@ -1,3 +1,4 @@
+import { APPROVAL_NAMES, rolloutApprovalSpecSchema } from './approval.js';
 import { celRule } from './cel.js';
 import { structuralSchema, type JSONSchemaProps } from './json-schema.js';
 import {
@@ -9,6 +10,7 @@ import {
   KINDS,
   VERSION,
   type Kind,
+  type KindNames,
 } from './kinds.js';
 import { PRUNE_ANNOTATION, PRUNE_DISABLED } from './marks.js';
 import { KIND_SCHEMAS } from './objects.js';
@@ -39,7 +41,7 @@ export type CustomResourceDefinitionVersion = {
   name: string;
   served: boolean;
   storage: boolean;
-  subresources: { status: Record<string, never> };
+  subresources?: { status: Record<string, never> };
   additionalPrinterColumns: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
   schema: { openAPIV3Schema: JSONSchemaProps };
 };
@@ -102,7 +104,50 @@ export function openAPIV3Schema(kind: Kind): JSONSchemaProps {
 }
 
 export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
-  const names = KIND_NAMES[kind];
+  return definition(KIND_NAMES[kind], [CATEGORY], {
+    name: VERSION,
+    served: true,
+    storage: true,
+    subresources: { status: {} },
+    additionalPrinterColumns: printerColumns(kind),
+    schema: { openAPIV3Schema: openAPIV3Schema(kind) },
+  });
+}
+
+/**
+ * RolloutApproval's CRD: no status, no category (`kubectl get syncprims`
+ * lists the syncs); who approved what and when, as printer columns.
+ */
+export function rolloutApprovalDefinition(): CustomResourceDefinition {
+  const properties = { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: structuralSchema(rolloutApprovalSpecSchema) };
+  return definition(APPROVAL_NAMES, [], {
+    name: VERSION,
+    served: true,
+    storage: true,
+    additionalPrinterColumns: [
+      { name: 'FleetSync', type: 'string', jsonPath: '.spec.fleetSync' },
+      { name: 'Wave', type: 'string', jsonPath: '.spec.wave' },
+      { name: 'Revision', type: 'string', jsonPath: '.spec.revision' },
+      { name: 'Approver', type: 'string', jsonPath: '.spec.approver' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    schema: {
+      openAPIV3Schema: {
+        type: 'object',
+        description: "RolloutApproval approves one wave of a FleetSync's rollout of one revision; spec.approver is its creator.",
+        properties,
+        required: ['spec'],
+      },
+    },
+  });
+}
+
+/** A namespaced CRD of the group, of one version. */
+function definition(
+  names: Pick<KindNames, 'listKind' | 'plural' | 'singular' | 'shortName'> & { kind: string },
+  categories: string[],
+  version: CustomResourceDefinitionVersion,
+): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -110,30 +155,14 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
     metadata: { name: `${names.plural}.${GROUP}`, annotations: { [PRUNE_ANNOTATION]: PRUNE_DISABLED } },
     spec: {
       group: GROUP,
-      names: {
-        kind,
-        listKind: names.listKind,
-        plural: names.plural,
-        singular: names.singular,
-        shortNames: [names.shortName],
-        categories: [CATEGORY],
-      },
+      names: { kind: names.kind, listKind: names.listKind, plural: names.plural, singular: names.singular, shortNames: [names.shortName], categories },
       scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: printerColumns(kind),
-          schema: { openAPIV3Schema: openAPIV3Schema(kind) },
-        },
-      ],
+      versions: [version],
     },
   };
 }
 
-/** The four CRDs: Sync, RemoteSync, ProxySync, FleetSync. */
+/** The five CRDs: Sync, RemoteSync, ProxySync, FleetSync, and RolloutApproval. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return KINDS.map(customResourceDefinition);
+  return [...KINDS.map(customResourceDefinition), rolloutApprovalDefinition()];
 }

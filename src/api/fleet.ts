@@ -79,7 +79,7 @@ export const waveSchema = z.object({
   name: objectName(MAX_NAME_LENGTH),
   selector: labelSelectorSchema.optional().describe("the clusters of this wave, over their labels (none: every cluster not in an earlier wave)"),
   ...waveLimits,
-  approval: z.boolean().optional().describe('the wave starts only once approved (syncprims rollout approve)'),
+  approval: z.boolean().optional().describe('the wave starts only once approved: a RolloutApproval for the update revision (syncprims rollout approve)'),
   gates: z
     .object({ dependsOn: dependsOnSchema.describe('syncs that must be Ready before the wave starts (e.g. a smoke test)') })
     .optional(),
@@ -205,6 +205,8 @@ export const fleetSyncStatusSchema = z.object({
         unreachable: count,
         soakUntil: z.string().optional(),
         approved: z.boolean().optional(),
+        approvedBy: z.string().optional().describe('who approved the wave for updateRevision (the creator of its RolloutApproval, as the API server checked it)'),
+        approvedAt: z.string().optional().describe('when (the RolloutApproval was created)'),
         members: z.array(z.string()).optional().describe('the clusters of the wave, decided when the rollout started'),
       }),
     )

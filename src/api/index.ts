@@ -7,6 +7,7 @@ export * from './source.js';
 export * from './sync-spec.js';
 export * from './cluster.js';
 export * from './fleet.js';
+export * from './approval.js';
 export * from './status.js';
 export * from './objects.js';
 export * from './validate.js';

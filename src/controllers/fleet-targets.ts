@@ -4,7 +4,8 @@
 // has, kept in a ControllerRevision).
 import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
-import { approvalsOf, childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, ROLLOUT_APPROVED_ANNOTATION, type FleetOwner } from '../fleet/children.js';
+import { approvalOf } from '../fleet/approvals.js';
+import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, type FleetOwner } from '../fleet/children.js';
 import { clusterState } from '../fleet/fleet-status.js';
 import type { FleetQuota } from '../fleet/quota.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
@@ -12,13 +13,15 @@ import type { Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import type { KubeObject, ResourceInfo } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
+import type { FleetApprovals, RolloutApprovals } from './fleet-approvals.js';
 import type { FleetRevisions, RevisionData } from './fleet-revisions.js';
 
 
-/** What only FleetSyncs need watched: the clusters of the namespaces, and the template revisions. */
+/** What only FleetSyncs need watched: the clusters of the namespaces, the template revisions, and the approvals of waves. */
 export interface FleetParts {
   inventory: { list(namespace: string): InventoryCluster[] };
   revisions: FleetRevisions;
+  approvals: Pick<RolloutApprovals, 'of'>;
 }
 
 export interface FleetSettings {
@@ -78,11 +81,17 @@ export function targetsOf(
   return targets;
 }
 
-/** The rollout's plan, from where each selected cluster stands before this reconcile writes anything. */
-export function planOf(settings: FleetSettings, obj: KubeObject, owner: FleetOwner, selected: InventoryCluster[], update: string, previous: FleetSyncStatus): RolloutPlan | undefined {
+/** The rollout's plan, from where each selected cluster stands before this reconcile writes anything (`approvals`: the RolloutApprovals naming the FleetSync). */
+export function planOf(
+  settings: FleetSettings,
+  approvals: FleetApprovals,
+  owner: FleetOwner,
+  selected: InventoryCluster[],
+  update: string,
+  previous: FleetSyncStatus,
+): RolloutPlan | undefined {
   const rollout = owner.spec.rollout;
   if (!rollout) return undefined;
-  const approvals = new Set(approvalsOf(obj.metadata.annotations?.[ROLLOUT_APPROVED_ANNOTATION]));
   const members: RolloutMember[] = selected.map((cluster) => {
     const live = liveChildOf(settings, owner, owner.spec.kind, cluster.name);
     const admittedAt = Date.parse(live?.metadata.annotations?.[FLEET_ADMITTED_ANNOTATION] ?? '');
@@ -100,7 +109,7 @@ export function planOf(settings: FleetSettings, obj: KubeObject, owner: FleetOwn
     previous,
     members,
     now: Date.now(),
-    approved: (wave) => approvals.has(`${update}/${wave}`),
+    approvalOf: (wave) => approvalOf(approvals.objects, owner.name, update, wave, approvals.trust),
     gateUnmet: (wave) => settings.gateUnmet(owner, wave),
   });
 }

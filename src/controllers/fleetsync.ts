@@ -35,6 +35,7 @@ import {
 import { clusterState, fleetStatus, troubledState, type ClusterState } from '../fleet/fleet-status.js';
 import { quotaExceeded } from '../fleet/quota.js';
 import { withRollout } from '../fleet/rollout-status.js';
+import { reportApprovals } from './fleet-approvals.js';
 import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
 
 export type { FleetSettings } from './fleet-targets.js';
@@ -164,7 +165,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
       const recorded = previous.revisions && [update, ...previous.revisions];
       const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
-      const { inventory, revisions } = await settings.parts();
+      const { inventory, revisions, approvals } = await settings.parts();
       const listed = inventory.list(owner.namespace);
       const selected = selectClusters(listed, spec.clusters);
       const troubled = troubledClusters(listed, spec.clusters);
@@ -172,7 +173,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       const overQuota = quotaOf(settings, owner, selected, revisions, update);
       // Refused before anything is written: no child made or changed or deleted, no revision recorded.
       if (overQuota !== undefined) return void (await report(deps, obj, previous, refusedStatus(previous, overQuota, generation), log));
-      const plan = planOf(settings, obj, owner, selected, update, previous);
+      const plan = planOf(settings, approvals.of(owner), owner, selected, update, previous);
       const targets = targetsOf({ ...settings, revisions }, owner, selected, plan, update, previous.currentRevision);
       const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
       await revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
@@ -186,7 +187,7 @@ export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' },
       await tellTroubled(deps, obj, previous, troubled, states, log);
       let next: FleetSyncStatus = { ...withRollout(fleetStatus(previous, states, update, generation), plan, generation), revisions: revisions.recorded(owner, update) };
       if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
-      await report(deps, obj, previous, next, log);
+      await report(deps, obj, previous, next, log, plan?.approvalProblem);
       return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
     },
   };
@@ -275,9 +276,10 @@ export function gateUnmet(graph: Pick<DependencyGraph, 'get'>, owner: Pick<Fleet
   return unmet.length > 0 ? unmet.join(', ') : undefined;
 }
 
-/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready. */
-async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger): Promise<void> {
+/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready, and those of approvals (fleet-approvals.ts). */
+async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger, approvalProblem?: string): Promise<void> {
   if (!(await deps.writer.updateStatus(obj, next as Record<string, unknown>))) return;
+  await reportApprovals(deps.events, obj, before, next, log, approvalProblem);
   const ready = next.conditions?.find((c) => c.type === ConditionType.Ready);
   const was = before.conditions?.find((c) => c.type === ConditionType.Ready);
   if (!ready || (ready.reason === was?.reason && ready.status === was?.status)) return;

@@ -1,4 +1,4 @@
-import { API_VERSION, FINALIZER, KIND_NAMES, KINDS, SYNC_KINDS, type Kind, type SyncKind } from '../api/index.js';
+import { ADMISSION_API, API_VERSION, APPROVAL_KIND, APPROVER_POLICY, FINALIZER, KIND_NAMES, KINDS, SYNC_KINDS, type Kind, type SyncKind } from '../api/index.js';
 import { OwnedObjects } from '../apply/owned-objects.js';
 import { DependencyGraph } from '../deps/graph.js';
 import { UnknownKindError } from '../kube/discovery.js';
@@ -9,6 +9,7 @@ import type { ControllerFactory, Manager } from '../runtime/manager.js';
 import { ObjectWriter } from '../runtime/object-writer.js';
 import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
+import { RolloutApprovals } from './fleet-approvals.js';
 import { FleetRevisions } from './fleet-revisions.js';
 import { fleetSyncReconciler, followChildren, gateUnmet } from './fleetsync.js';
 import type { FleetParts } from './fleet-targets.js';
@@ -227,7 +228,14 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
       }
     });
     const revisionInformer = await m.cache.informer('apps/v1', 'ControllerRevision', { namespace: m.opts.namespace, labelSelector: FLEETSYNC_LABEL });
-    return { inventory, revisions: new FleetRevisions(m.client, revisionInformer) };
+    const byName = { allNamespaces: true, fieldSelector: `metadata.name=${APPROVER_POLICY}` };
+    const approvals = new RolloutApprovals(
+      await m.cache.informer(API_VERSION, APPROVAL_KIND, { namespace: m.opts.namespace }),
+      await m.cache.informer(ADMISSION_API, 'ValidatingAdmissionPolicy', byName),
+      await m.cache.informer(ADMISSION_API, 'ValidatingAdmissionPolicyBinding', byName),
+    );
+    approvals.follow((key) => enqueue('FleetSync', key, 'RolloutApproval changed'));
+    return { inventory, revisions: new FleetRevisions(m.client, revisionInformer), approvals };
   };
   for (const kind of ['ProxySync', 'RemoteSync'] as const) {
     followChildren(shared.informers[kind], (key, statusOnly) => {

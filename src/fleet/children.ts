@@ -18,16 +18,6 @@ export const FLEET_CLUSTER_LABEL = CLUSTER_LABEL;
 export const FLEET_REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
 /** On each child: when it was given that revision (for a rollout's progress deadline). */
 export const FLEET_ADMITTED_ANNOTATION = 'syncprims.dev/fleet-admitted-at';
-/** On a FleetSync: the waves approved, as `<revision>/<wave>` separated by commas (`syncprims rollout approve`). */
-export const ROLLOUT_APPROVED_ANNOTATION = 'syncprims.dev/rollout-approved';
-
-/** The approvals the annotation's value holds (`<revision>/<wave>` each). */
-export function approvalsOf(annotation: string | undefined): string[] {
-  return (annotation ?? '')
-    .split(',')
-    .map((a) => a.trim())
-    .filter((a) => a !== '');
-}
 /** The field manager of the children's server-side applies. */
 export const FLEET_FIELD_MANAGER = 'syncprims-fleet';
 
@@ -54,7 +44,11 @@ export function templateRevision(spec: Pick<FleetSyncSpec, 'kind' | 'template'>)
 
 /** `<fleetsync>-<cluster>`, or past 63 characters a prefix of it and a hash of the whole, so that two clusters never share a name. */
 export function childName(fleet: string, cluster: string): string {
-  const full = `${fleet}-${cluster}`;
+  return boundedName(`${fleet}-${cluster}`);
+}
+
+/** `full`, or past 63 characters a prefix of it and a hash of the whole: two names never meet. */
+export function boundedName(full: string): string {
   if (full.length <= MAX_NAME_LENGTH) return full;
   const hash = createHash('sha256').update(full).digest('hex').slice(0, 10);
   const prefix = full.slice(0, MAX_NAME_LENGTH - hash.length - 1).replace(/[-.]+$/, '');

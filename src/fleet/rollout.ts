@@ -7,7 +7,9 @@
 //   joins, when it joins;
 // - a wave admits clusters only once every wave before it is Ready with the
 //   revision and has soaked; at most maxInFlight of its clusters are taking
-//   the revision at once; approval and gates come before its first admission;
+//   the revision at once; approval (a RolloutApproval of this revision and
+//   wave, its approver in the wave's status) and gates come before its first
+//   admission, and every admission after;
 // - failing clusters past maxFailures halt it (nothing more is admitted; the
 //   updated keep the revision), as does a cluster not Ready by the deadline;
 // - unreachable is not failure (onUnreachable: Wait holds the wave, Skip does
@@ -16,6 +18,7 @@
 import { parseDuration } from '../api/duration.js';
 import type { FleetPhase, FleetSyncStatus, RolloutSpec, WaveSpec, WaveStatus } from '../api/fleet.js';
 import { matchesSelector } from '../clusters/label-selector.js';
+import type { ApprovalProblem, WaveApproval } from './approvals.js';
 import { someNames, type ClusterState } from './fleet-status.js';
 
 /** A selected cluster, as the rollout sees it. */
@@ -38,8 +41,8 @@ export interface RolloutInput {
   previous: FleetSyncStatus;
   members: RolloutMember[];
   now: number;
-  /** Whether the wave was approved for this revision (`syncprims rollout approve`). */
-  approved: (wave: string) => boolean;
+  /** Who approved the wave for this revision (a RolloutApproval: `syncprims rollout approve`); undefined when nobody has. */
+  approvalOf: (wave: string) => WaveApproval | ApprovalProblem | undefined;
   /** Why the wave's gates are not met yet; undefined when they are. */
   gateUnmet: (wave: WaveSpec) => string | undefined;
 }
@@ -54,6 +57,8 @@ export interface RolloutPlan {
   failed: Map<string, ClusterState>;
   /** When to look again without an event (a soak's end, a deadline), in ms from now. */
   wakeInMs?: number;
+  /** Why approvals that name the wave it waits at do not count (the approver policy missing or changed; made before it). */
+  approvalProblem?: string;
 }
 
 const DEFAULT_DEADLINE = '15m';
@@ -125,6 +130,8 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     const standings = wave.members.map((m) => standing(m, input));
     for (const s of standings) keepOrFixForward(s, input, plan, wake);
     const status = waveStatus(wave, standings);
+    const approval = wave.spec.approval ? input.approvalOf(wave.spec.name) : undefined;
+    if (approval && 'approvedBy' in approval) Object.assign(status, { approved: true, approvedBy: approval.approvedBy, approvedAt: approval.approvedAt });
     plan.waves.push(status);
     if (!open) return;
     open = false;
@@ -140,7 +147,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       else open = soaked(wave, status, input, plan, wake);
       return;
     }
-    admit(wave, standings, status, input, plan);
+    admit(wave, standings, status, input, plan, approval && 'problem' in approval ? approval.problem : undefined);
   });
   if (open) plan.phase = 'Complete';
   return plan;
@@ -174,7 +181,7 @@ function soaked(wave: Wave, status: WaveStatus, input: RolloutInput, plan: Rollo
 }
 
 /** The wave the rollout is at: its gates, then up to maxInFlight clusters at once. */
-function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: RolloutInput, plan: RolloutPlan): void {
+function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: RolloutInput, plan: RolloutPlan, approvalProblem: string | undefined): void {
   const name = wave.spec.name;
   plan.phase = 'Progressing';
   if (input.rollout.paused) {
@@ -182,13 +189,11 @@ function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: Rol
     plan.message = `paused at wave ${name} (spec.rollout.paused)`;
     return;
   }
-  if (wave.spec.approval) {
-    if (!input.approved(name)) {
-      plan.phase = 'AwaitingApproval';
-      plan.message = `wave ${name} waits for approval: syncprims rollout approve fleetsync/<name> --wave ${name}`;
-      return;
-    }
-    status.approved = true;
+  if (wave.spec.approval && !status.approved) {
+    plan.phase = 'AwaitingApproval';
+    if (approvalProblem !== undefined) plan.approvalProblem = approvalProblem;
+    plan.message = `wave ${name} waits for approval: ${approvalProblem ?? `syncprims rollout approve fleetsync/<name> --wave ${name} (a RolloutApproval of revision ${input.update})`}`;
+    return;
   }
   const gate = input.gateUnmet(wave.spec);
   if (gate !== undefined) {

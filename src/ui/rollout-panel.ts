@@ -7,7 +7,7 @@ import { rolloutView, waveNumbers, type WaveNumbers, type WaveView } from '../vi
 export interface WaveRow extends WaveNumbers {
   /** `until 2030-01-01T00:10:00.000Z`, or `-`. */
   soak: string;
-  /** `Approved`, `Awaiting approval` (the rollout waits for it), `Required`, or `-`. */
+  /** `Approved by <user>` (`Approved` where status names nobody), `Awaiting approval` (the rollout waits for it), `Required`, or `-`. */
   approval: string;
   /** The wave the rollout is at. */
   current: boolean;
@@ -47,7 +47,7 @@ function waveRow(w: WaveView, phase: string | undefined): WaveRow {
 }
 
 function approvalText(w: WaveView, phase: string | undefined): string {
-  if (w.approval === 'approved') return 'Approved';
+  if (w.approval === 'approved') return w.approvedBy ? `Approved by ${w.approvedBy}` : 'Approved';
   if (w.approval !== 'required') return '-';
   return w.current && phase === 'AwaitingApproval' ? 'Awaiting approval' : 'Required';
 }

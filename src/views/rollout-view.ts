@@ -14,6 +14,8 @@ export interface WaveView extends WaveNumbers {
   soakUntil?: string;
   /** `approved`: approved for this revision; `required`: it waits for `syncprims rollout approve`. */
   approval?: 'approved' | 'required';
+  /** Who approved it (the creator of its RolloutApproval, as the API server checked it). */
+  approvedBy?: string;
   /** Every cluster of it is Ready with the update revision (or unreachable and skipped). */
   done: boolean;
   /** The wave the rollout is at. */
@@ -67,6 +69,7 @@ function waveView(w: WaveStatus, skipUnreachable: boolean, needsApproval: boolea
     ...waveNumbers(w),
     ...(w.soakUntil ? { soakUntil: w.soakUntil } : {}),
     ...(approval ? { approval } : {}),
+    ...(w.approvedBy ? { approvedBy: w.approvedBy } : {}),
     done,
     members: w.members ?? [],
   };

@@ -12,12 +12,11 @@ import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
-import { registerCluster as registerInventoryCluster } from '../support/remote.js';
+import { registerCluster } from '../support/remote.js';
 import { find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 const FLEETSYNCS = 'fleetsyncs';
-const APPROVED = 'syncprims.dev/rollout-approved';
 let mgmt: KubeClient;
 let edge1: KubeClient;
 let edge2: KubeClient;
@@ -33,9 +32,6 @@ const getFleet = (): Promise<Fleet> => getSync(mgmt, ns(), 'app', FLEETSYNCS) as
 const valueIn = async (edge: KubeClient): Promise<string | undefined> =>
   (await find<{ data?: { value?: string } }>(edge, `/api/v1/namespaces/${edgeNs()}/configmaps/app`))?.data?.value;
 const values = async (): Promise<(string | undefined)[]> => [await valueIn(edge1), await valueIn(edge2)];
-
-/** A kubeconfig Secret registered in the inventory as `cluster`. */
-const registerCluster = (cluster: string, edge: string, labels: Record<string, string>): Promise<void> => registerInventoryCluster(mgmt, ns(), cluster, edge, labels);
 
 /** The template of revision `value`: one ConfigMap; `broken` adds labels and applies into a namespace that exists nowhere. */
 function template(value: string, broken = false): Record<string, unknown> {
@@ -59,8 +55,8 @@ beforeAll(async () => {
   assertCliBuilt();
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
-  await registerCluster('east', 'edge-1', { region: 'east' });
-  await registerCluster('west', 'edge-2', { region: 'west' });
+  await registerCluster(mgmt, ns(), 'east', 'edge-1', { region: 'east' });
+  await registerCluster(mgmt, ns(), 'west', 'edge-2', { region: 'west' });
   await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
 }, 60_000);
 
@@ -158,8 +154,7 @@ describe('syncprims rollout', () => {
     const approved = await cli('approve');
     expect({ code: approved.code, stderr: approved.stderr }).toEqual({ code: 0, stderr: '' });
     const update = (await getFleet()).status?.updateRevision;
-    expect(approved.stdout).toContain(`wave rest of FleetSync ${ns()}/app approved for revision ${update}`);
-    expect((await getFleet()).metadata.annotations?.[APPROVED]).toBe(`${update}/rest`);
+    expect(approved.stdout).toContain(`wave rest of FleetSync ${ns()}/app approved for revision ${update} by admin (RolloutApproval ${ns()}/app-rest-${update})`);
     const done = await status();
     expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
     await eventually('v4 in both', async () => ((await values()).join() === 'v4,v4' ? true : undefined), 30_000);

@@ -425,11 +425,11 @@ describe('FleetSync rollouts', () => {
     const waiting = await waitPhase('roll', 'AwaitingApproval');
     expect(waiting.status?.message).toContain('wave rest waits for approval');
     expect(await valueIn(edge2, 'roll')).toBe('v4');
+    const approval = { fleetSync: 'roll', revision: waiting.status?.updateRevision, wave: 'rest', approver: 'admin' };
     await mgmt.request({
-      method: 'PATCH',
-      path: syncPath(ns(), 'roll', FLEETSYNCS),
-      contentType: 'application/merge-patch+json',
-      body: { metadata: { annotations: { 'syncprims.dev/rollout-approved': `${waiting.status?.updateRevision}/rest` } } },
+      method: 'POST',
+      path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/rolloutapprovals`,
+      body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RolloutApproval', metadata: { name: 'roll-rest' }, spec: approval },
     });
     await waitPhase('roll', 'Complete', 60_000);
     expect(await valueIn(edge2, 'roll')).toBe('v5');

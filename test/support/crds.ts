@@ -1,5 +1,6 @@
 // Installs the syncprims CRDs (generated from src/api) on a local cluster.
 import { API_VERSION, GROUP, KIND_NAMES, KINDS, VERSION, type Kind } from '../../src/api/kinds.js';
+import { APPROVAL_NAMES, APPROVER_MESSAGE, approverPolicy } from '../../src/api/approval.js';
 import { customResourceDefinitions } from '../../src/api/crds.js';
 import { FIELD_MANAGER } from '../../src/api/marks.js';
 import { serverSideApply } from '../../src/kube/apply.js';
@@ -16,7 +17,7 @@ interface CrdStatus {
 const installed = new Map<string, Promise<void>>();
 
 /**
- * Applies the three CRDs to `cluster` (server-side apply, field manager
+ * Applies the CRDs (and RolloutApproval's admission policy) to `cluster` (server-side apply, field manager
  * `syncprims`, forced) and waits until they are Established, served, and
  * validated with the schema just applied. Idempotent; once per cluster per
  * test file unless `again` is set.
@@ -54,6 +55,26 @@ async function install(cluster: string): Promise<void> {
   for (const kind of KINDS) {
     await eventually(`${kind} to be served with the new schema`, () => checkServed(client, kind));
   }
+  // RolloutApproval's approver is its creator only where this policy is (crds/ ships it with the CRD).
+  for (const obj of approverPolicy()) await serverSideApply(client, discovery, obj, { fieldManager: FIELD_MANAGER, force: true });
+  await eventually('the RolloutApproval approver policy to be enforced', () => checkApproverPolicy(client));
+}
+
+/** A dry-run create of a RolloutApproval naming someone else as approver must be refused by the policy (it takes a moment to load). */
+async function checkApproverPolicy(client: KubeClient): Promise<true> {
+  const spec = { fleetSync: 'probe', revision: '0123456789abcdef', wave: 'probe', approver: 'install-probe-not-the-caller' };
+  try {
+    await client.request({
+      method: 'POST',
+      path: `/apis/${GROUP}/${VERSION}/namespaces/default/${APPROVAL_NAMES.plural}`,
+      query: { dryRun: 'All' },
+      body: { apiVersion: API_VERSION, kind: APPROVAL_NAMES.kind, metadata: { name: 'install-probe' }, spec },
+    });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 403 && err.message.includes(APPROVER_MESSAGE)) return true;
+    throw err;
+  }
+  throw new Error('the API server accepted a RolloutApproval whose approver is not its creator');
 }
 
 /**

@@ -80,7 +80,7 @@ describe('bootstrap --multi-tenant', () => {
     for (const rule of [...cluster, ...namespaced]) expect(rule.resourceNames?.length).toBeGreaterThan(0);
     const named = (rules: Rule[]) => rules.flatMap((r) => r.resourceNames!.map((n) => `${r.resources[0]}/${n}`)).sort();
     const managed = [...installManifests(), ...installManifests({ multiTenant: true })];
-    const names = (keep: (o: KubeObject) => boolean) => [...new Set(managed.filter(keep).map((o) => `${o.kind.toLowerCase()}s/${o.metadata.name}`))].sort();
+    const names = (keep: (o: KubeObject) => boolean) => [...new Set(managed.filter(keep).map((o) => `${o.kind.toLowerCase().replace(/([^aeiou])y$/, '$1ie')}s/${o.metadata.name}`))].sort();
     expect(named(cluster)).toEqual(names((o) => o.metadata.namespace === undefined));
     expect(named(cluster)).toEqual(expect.arrayContaining(['clusterroles/syncprims-apply', 'clusterrolebindings/syncprims-apply', 'clusterroles/syncprims-read']));
     expect(named(namespaced)).toEqual([...names((o) => o.metadata.namespace !== undefined), 'configmaps/syncprims-manifests'].sort());

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { historyLines, undoTarget, type Revision } from '../../src/cli/rollout/rollout-revisions.js';
-import { approvalsWith, awaitingWave, NOT_OBSERVED, renderStatus, rolloutVerdict, type FleetObject } from '../../src/cli/rollout/rollout-state.js';
+import { awaitingWave, NOT_OBSERVED, renderStatus, rolloutVerdict, type FleetObject } from '../../src/cli/rollout/rollout-state.js';
 import { styleFor } from '../../src/cli/terminal.js';
 
 const REF = 'fleetsync/app -n fleet';
@@ -87,27 +87,24 @@ describe('renderStatus', () => {
     const approved = fleet({ phase: 'Complete', currentRevision: A, updateRevision: A, waves: [wave('rest', { clusters: 1 }, { approved: true })] });
     expect(renderStatus(approved, 'FleetSync fleet/app')).toContain(`revisions:  current ${A}, update ${A} (the same)`);
     expect(renderStatus(approved, 'FleetSync fleet/app').at(-1)).toMatch(/^rest +1 +0 +0 +0 +0 +- +yes +-$/);
+    const named = fleet({ phase: 'Complete', currentRevision: A, updateRevision: A, waves: [wave('rest', { clusters: 1 }, { approved: true, approvedBy: 'alice@example.com' })] });
+    expect(renderStatus(named, 'FleetSync fleet/app').at(-1)).toMatch(/^rest +1 +0 +0 +0 +0 +- +by alice@example.com +-$/);
   });
 });
 
 describe('approve', () => {
   const spec = { rollout: { waves: [{ name: 'canary', approval: true }, { name: 'eu' }, { name: 'us', approval: true }] } };
 
-  test('the wave awaited: the first with approval not yet approved for the update revision', () => {
-    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B }, spec), undefined)).toBe('canary');
-    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B }, spec), `${A}/canary`)).toBe('canary');
-    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B }, spec), `${B}/canary`)).toBe('us');
+  test('the wave awaited: the first with approval that the status does not show approved', () => {
+    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B }, spec))).toBe('canary');
+    const canary = { name: 'canary', clusters: 1, updated: 1, ready: 1, failed: 0, unreachable: 0 };
+    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B, waves: [canary] }, spec))).toBe('canary');
+    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B, waves: [{ ...canary, approved: true, approvedBy: 'alice' }] }, spec))).toBe('us');
   });
 
   test('nothing awaits approval in another phase, or while the operator has not seen the latest spec', () => {
-    expect(awaitingWave(fleet({ phase: 'Progressing', updateRevision: B }, spec), undefined)).toBeUndefined();
-    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B }, spec, 3), undefined)).toBeUndefined();
-  });
-
-  test("the annotation keeps the update revision's approvals, once each, and drops other revisions'", () => {
-    expect(approvalsWith(undefined, B, 'canary')).toBe(`${B}/canary`);
-    expect(approvalsWith(`${A}/us, ${B}/canary,`, B, 'us')).toBe(`${B}/canary,${B}/us`);
-    expect(approvalsWith(`${B}/us`, B, 'us')).toBe(`${B}/us`);
+    expect(awaitingWave(fleet({ phase: 'Progressing', updateRevision: B }, spec))).toBeUndefined();
+    expect(awaitingWave(fleet({ phase: 'AwaitingApproval', updateRevision: B }, spec, 3))).toBeUndefined();
   });
 });
 

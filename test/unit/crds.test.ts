@@ -2,6 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { crdFiles } from '../../src/api/crd-files.js';
 import { customResourceDefinition, customResourceDefinitions } from '../../src/api/crds.js';
@@ -45,13 +46,30 @@ describe('checked-in CRDs', () => {
       'syncprims.dev_remotesyncs.yaml',
       'syncprims.dev_proxysyncs.yaml',
       'syncprims.dev_fleetsyncs.yaml',
+      'syncprims.dev_rolloutapprovals.yaml',
+    ]);
+  });
+
+  test("RolloutApproval's file also holds the admission policy that makes its approver the creator, and its binding", () => {
+    const text = crdFiles().find((f) => f.file === 'syncprims.dev_rolloutapprovals.yaml')!.text;
+    const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
+    expect(docs.filter((d) => d !== null).map((d) => [d.kind, d.metadata.name])).toEqual([
+      ['CustomResourceDefinition', 'rolloutapprovals.syncprims.dev'],
+      ['ValidatingAdmissionPolicy', 'rolloutapprovals.syncprims.dev'],
+      ['ValidatingAdmissionPolicyBinding', 'rolloutapprovals.syncprims.dev'],
     ]);
   });
 });
 
 describe('generated CRDs', () => {
+  test('RolloutApproval: namespaced, no status, in no category, its spec immutable', () => {
+    const crd = customResourceDefinitions().at(-1)!;
+    expect([crd.metadata.name, crd.spec.scope, crd.spec.names.categories, crd.spec.versions[0]!.subresources]).toEqual(['rolloutapprovals.syncprims.dev', 'Namespaced', [], undefined]);
+    expect(at(crd.spec.versions[0]!.schema.openAPIV3Schema, 'spec')['x-kubernetes-validations']).toEqual([expect.objectContaining({ rule: 'self == oldSelf' })]);
+  });
+
   test('are namespaced, with the status subresource, the category and short names', () => {
-    const crds = customResourceDefinitions();
+    const crds = customResourceDefinitions().filter((c) => c.spec.names.kind !== 'RolloutApproval');
     expect(crds.map((c) => [c.metadata.name, c.spec.names.kind, c.spec.names.shortNames])).toEqual([
       ['syncs.syncprims.dev', 'Sync', ['sy']],
       ['remotesyncs.syncprims.dev', 'RemoteSync', ['rsy']],

@@ -44,14 +44,17 @@ describe('the manifests', () => {
       'CustomResourceDefinition//fleetsyncs.syncprims.dev',
       'CustomResourceDefinition//proxysyncs.syncprims.dev',
       'CustomResourceDefinition//remotesyncs.syncprims.dev',
+      'CustomResourceDefinition//rolloutapprovals.syncprims.dev',
       'CustomResourceDefinition//syncs.syncprims.dev',
       'Namespace//platform',
+      'ValidatingAdmissionPolicy//rolloutapprovals.syncprims.dev',
+      'ValidatingAdmissionPolicyBinding//rolloutapprovals.syncprims.dev',
     ]);
     const namespaced = objects.filter((o) => o.metadata.namespace !== undefined);
     expect(new Set(namespaced.map((o) => o.metadata.namespace))).toEqual(new Set(['platform']));
     expect(namespaced.map((o) => o.kind).sort()).toEqual(['Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
     // Every binding names the operator's account in that namespace.
-    for (const b of objects.filter((o) => o.kind.endsWith('Binding'))) {
+    for (const b of objects.filter((o) => o.kind.endsWith('RoleBinding'))) {
       expect((b as unknown as { subjects: unknown[] }).subjects).toEqual([{ kind: 'ServiceAccount', name: 'syncprims-operator', namespace: 'platform' }]);
     }
   });
@@ -103,7 +106,7 @@ describe('--multi-tenant', () => {
 
   test('the operator\'s account is bound to nothing that writes a kind syncs apply; it reads every kind', () => {
     const objects = installManifests({ multiTenant: true });
-    const bound = objects.filter((o) => o.kind.endsWith('Binding')).map((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name);
+    const bound = objects.filter((o) => o.kind.endsWith('RoleBinding')).map((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name);
     expect(bound.sort()).toEqual(['syncprims-operator', 'syncprims-operator-leases', 'syncprims-read']);
     const roles = objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
     expect(roles.map((r) => r.metadata.name).sort()).toEqual(bound.sort());

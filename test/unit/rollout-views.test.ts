@@ -95,6 +95,17 @@ describe('the wave the rollout is at', () => {
     expect(rolloutView(fleet('Progressing', away))?.progress).toBe('0/2 waves, 2/3');
   });
 
+  test('who approved a wave, where status names them: in the view, the tree line and the web panel', () => {
+    const approved = fleet('AwaitingApproval', [{ ...canaryDone, approved: true, approvedBy: 'alice@example.com' }, { name: 'prod', clusters: 2, updated: 0, ready: 0, members: [] }], {
+      rollout: { waves: [{ name: 'canary', approval: true }, { name: 'prod', approval: true }] },
+    });
+    const view = rolloutView(approved)!;
+    expect(view.waves.map((w) => [w.name, w.approval, w.approvedBy])).toEqual([['canary', 'approved', 'alice@example.com'], ['prod', 'required', undefined]]);
+    expect(rolloutPanel(approved)?.waves.map((w) => w.approval)).toEqual(['Approved by alice@example.com', 'Awaiting approval']);
+    const tree: Tree = { ...syncState(approved), server: 'https://127.0.0.1:6441', dependsOn: [], dependents: [], waves: view.waves, children: [] };
+    expect(renderTree(tree, PLAIN).find((l) => l.includes('canary'))).toContain('approved by alice@example.com');
+  });
+
   test('no waves in status: no rollout view (get and tree as before)', () => {
     const plain = fleet('Complete', []);
     delete (plain.status as { waves?: unknown }).waves;

@@ -30,7 +30,7 @@ function members(...specs: string[]): RolloutMember[] {
 const twoWaves: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest' }] };
 
 function plan(rollout: RolloutSpec, ms: RolloutMember[], over: Partial<RolloutInput> = {}) {
-  return planRollout({ rollout, update: U, previous: {}, members: ms, now: NOW, approved: () => false, gateUnmet: () => undefined, ...over });
+  return planRollout({ rollout, update: U, previous: {}, members: ms, now: NOW, approvalOf: () => undefined, gateUnmet: () => undefined, ...over });
 }
 const sorted = (s: Set<string>) => [...s].sort();
 
@@ -170,9 +170,37 @@ describe('gates', () => {
     const waiting = plan(rollout, ms());
     expect(waiting.phase).toBe('AwaitingApproval');
     expect(sorted(waiting.update)).toEqual(['a']);
-    const approved = plan(rollout, ms(), { approved: (w) => w === 'rest' });
+    const by = { approvedBy: 'alice', approvedAt: '2026-12-01T10:00:00Z', approval: 'app-rest' };
+    const approved = plan(rollout, ms(), { approvalOf: (w) => (w === 'rest' ? by : undefined) });
     expect(sorted(approved.update)).toEqual(['a', 'b']);
-    expect(approved.waves[1]!.approved).toBe(true);
+    expect(approved.waves[1]).toMatchObject({ approved: true, approvedBy: 'alice', approvedAt: '2026-12-01T10:00:00Z' });
+  });
+
+  test('approval: asked only of waves with approval; a wave done keeps who approved it; a later wave may be approved ahead', () => {
+    const rollout: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } }, approval: true }, { name: 'rest', approval: true }, { name: 'none' }] };
+    const asked: string[] = [];
+    const by = (w: string) => ({ approvedBy: `${w}-approver`, approvedAt: '2026-12-01T10:00:00Z', approval: w });
+    const p = plan(rollout, members('a:new-ready:canary', 'b:old-ready'), { approvalOf: (w) => (asked.push(w), by(w)) });
+    expect(asked.sort()).toEqual(['canary', 'rest']);
+    expect(p.waves.map((w) => [w.name, w.approvedBy])).toEqual([['canary', 'canary-approver'], ['rest', 'rest-approver'], ['none', undefined]]);
+    expect(sorted(p.update)).toEqual(['a', 'b']);
+  });
+
+  test('approvals that do not count (the approver policy missing): the wave waits and says why', () => {
+    const rollout: RolloutSpec = { waves: [{ name: 'rest', approval: true }] };
+    const p = plan(rollout, members('b:old-ready'), { approvalOf: () => ({ problem: 'RolloutApprovals are not counted: the policy is not installed' }) });
+    expect([p.phase, p.message, sorted(p.update)]).toEqual(['AwaitingApproval', 'wave rest waits for approval: RolloutApprovals are not counted: the policy is not installed', []]);
+    expect(p.approvalProblem).toBe('RolloutApprovals are not counted: the policy is not installed');
+    expect(plan(rollout, members('b:old-ready')).approvalProblem).toBeUndefined();
+    expect(p.waves[0]!.approved).toBeUndefined();
+  });
+
+  test('approval withdrawn: the wave admits no more, and those it admitted keep the revision', () => {
+    const rollout: RolloutSpec = { waves: [{ name: 'rest', approval: true, maxInFlight: 1 }] };
+    const p = plan(rollout, members('a:new-progressing', 'b:old-ready'));
+    expect(p.phase).toBe('AwaitingApproval');
+    expect(sorted(p.update)).toEqual(['a']);
+    expect(p.waves[0]!.approved).toBeUndefined();
   });
 
   test('gates.dependsOn: the wave waits while they are not met, and says which', () => {

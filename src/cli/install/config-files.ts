@@ -18,6 +18,9 @@ const HEADER = '# Generated from src/cli/install/install-manifests.ts by `make c
 /** Which file each kind goes to (the CRDs are those of crds/, in one file: kustomize reads no file outside its folder). */
 const FILE_OF: Record<string, string> = {
   CustomResourceDefinition: 'crds.yaml',
+  // With the CRDs, as in crds/: RolloutApproval's approver is the creator only where the policy is.
+  ValidatingAdmissionPolicy: 'crds.yaml',
+  ValidatingAdmissionPolicyBinding: 'crds.yaml',
   Namespace: 'namespace.yaml',
   ServiceAccount: 'rbac.yaml',
   ClusterRole: 'rbac.yaml',

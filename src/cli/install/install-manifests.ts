@@ -1,8 +1,9 @@
 // What `syncprims install` prints or applies, and what config/ holds as a
-// kustomize base: the CRDs, the operator's namespace, ServiceAccount, RBAC,
-// Deployment and metrics Service (the RBAC in install-rbac.ts). Pure: options
-// in, objects out.
+// kustomize base: the CRDs (and RolloutApproval's admission policy), the
+// operator's namespace, ServiceAccount, RBAC, Deployment and metrics Service
+// (the RBAC in install-rbac.ts). Pure: options in, objects out.
 import { PRUNE_ANNOTATION, PRUNE_DISABLED } from '../../api/marks.js';
+import { approverPolicy } from '../../api/approval.js';
 import { customResourceDefinitions } from '../../api/crds.js';
 import type { KubeObject } from '../../kube/resources.js';
 import { packageVersion } from '../../version.js';
@@ -40,6 +41,8 @@ export function installManifests(opts: InstallOptions = {}): KubeObject[] {
   const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
   return [
     ...customResourceDefinitions().map((crd) => crd as unknown as KubeObject),
+    // RolloutApproval's spec.approver is the creator (docs/adr/0010-rollout-approvals.md).
+    ...approverPolicy(),
     namespaceObject(namespace),
     serviceAccount(namespace),
     ...operatorRbac(namespace, opts.multiTenant ?? false),

@@ -98,6 +98,10 @@ function operatorRules(): PolicyRule[] {
     // The cluster inventory: Cluster API Clusters and SIG-Multicluster ClusterProfiles.
     { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: READ },
     { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: READ },
+    // Approvals of a FleetSync's waves: read only (who may approve is the tenant's RBAC: create rolloutapprovals).
+    { apiGroups: [GROUP], resources: ['rolloutapprovals'], verbs: READ },
+    // ... and believes their approvers only while the admission policy that checks them is in force.
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: READ },
     // A FleetSync's template revisions.
     { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: [...READ, 'create', 'patch', 'delete'] },
   ];

@@ -1,5 +1,5 @@
 // `syncprims rollout status` and `history`: what they do (rollout.ts declares
-// them); pause, resume, approve and undo are in rollout-write.ts.
+// them); pause, resume and undo are in rollout-write.ts, approve in rollout-approve.ts.
 import { DURATION_MESSAGE, parseDuration } from '../../api/duration.js';
 import type { KubeClient } from '../../kube/client.js';
 import type { ClusterFlags } from '../cluster.js';

@@ -1,7 +1,6 @@
 import { ConditionType, Reason } from '../../api/conditions.js';
 import type { FleetSyncSpec, FleetSyncStatus } from '../../api/fleet.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { approvalsOf } from '../../fleet/children.js';
 import { someNames } from '../../fleet/fleet-status.js';
 import { findCondition } from '../../runtime/conditions.js';
 import { formatTable } from '../table.js';
@@ -118,7 +117,7 @@ function wavesTable(obj: FleetObject): string[] {
     String(w.failed),
     String(w.unreachable),
     w.soakUntil ?? '-',
-    w.approved ? 'yes' : gated.has(w.name) ? 'no' : '-',
+    w.approvedBy ? `by ${w.approvedBy}` : w.approved ? 'yes' : gated.has(w.name) ? 'no' : '-',
     w.members?.length ? someNames(w.members) : '-',
   ]);
   const header = ['WAVE', 'CLUSTERS', 'UPDATED', 'READY', 'FAILED', 'UNREACHABLE', 'SOAK UNTIL', 'APPROVED', 'MEMBERS'];
@@ -127,25 +126,13 @@ function wavesTable(obj: FleetObject): string[] {
 
 /**
  * The wave `rollout approve` approves by default: the one the rollout waits
- * at (the first wave with `approval` that the annotation does not approve for
- * the update revision); undefined when the rollout does not await approval.
+ * at (the first wave with `approval` that the status does not show approved
+ * for the update revision); undefined when the rollout does not await approval.
  */
-export function awaitingWave(obj: FleetObject, approvedAnnotation: string | undefined): string | undefined {
+export function awaitingWave(obj: FleetObject): string | undefined {
   const status = obj.status ?? {};
   if (status.phase !== 'AwaitingApproval' || status.observedGeneration !== obj.metadata.generation) return undefined;
-  const approved = approvalsOf(approvedAnnotation);
-  const wave = (obj.spec?.rollout?.waves ?? []).find((w) => w.approval && !approved.includes(`${status.updateRevision}/${w.name}`));
+  const approved = new Set((status.waves ?? []).filter((w) => w.approved).map((w) => w.name));
+  const wave = (obj.spec?.rollout?.waves ?? []).find((w) => w.approval && !approved.has(w.name));
   return wave?.name ?? /^wave (\S+) waits for approval/.exec(status.message ?? '')?.[1];
-}
-
-
-/**
- * The annotation's value with `<revision>/<wave>` added; the approvals of
- * other revisions go (they approved rollouts that are over, and must not
- * approve that revision's rollout again should it come back by an undo).
- */
-export function approvalsWith(annotation: string | undefined, revision: string, wave: string): string {
-  const mine = approvalsOf(annotation).filter((a) => a.startsWith(`${revision}/`));
-  const entry = `${revision}/${wave}`;
-  return [...mine.filter((a) => a !== entry), entry].join(',');
 }

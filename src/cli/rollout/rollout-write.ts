@@ -1,15 +1,15 @@
-// `syncprims rollout pause|resume|approve|undo`: each one write to the
+// `syncprims rollout pause|resume|undo`: each one write to the
 // FleetSync, as the CLI's field manager (the drive commands' own), then a
-// line that says what was done and how to follow it.
-import { ROLLOUT_APPROVED_ANNOTATION } from '../../fleet/children.js';
+// line that says what was done and how to follow it (approve, which writes
+// a RolloutApproval instead, is rollout-approve.ts).
 import { ApiError } from '../../kube/errors.js';
 import type { ClusterFlags } from '../cluster.js';
 import { MARK } from '../drive/progress.js';
-import { CliError, describeApiError, serverMessage, UsageError } from '../errors.js';
+import { CliError, describeApiError, serverMessage } from '../errors.js';
 import { syncObjectPath } from '../../views/sync-api.js';
 import { listRevisions, undoTarget } from './rollout-revisions.js';
 import { withFleet, type Subject } from './rollout-run.js';
-import { approvalsWith, awaitingWave, type FleetObject } from './rollout-state.js';
+import type { FleetObject } from './rollout-state.js';
 
 /** The field manager of the CLI's writes (the operator's is `syncprims`). */
 const FIELD_MANAGER = 'syncprims-cli';
@@ -61,28 +61,6 @@ export async function rolloutResume(target: string, flags: ClusterFlags): Promis
     const onlyPaused = Object.keys(rollout).every((k) => k === 'paused');
     await patchFleet(subject, { type: 'merge', body: { spec: { rollout: onlyPaused ? null : { paused: null } } } });
     console.log(`${MARK.action} ${subject.what} resumed (spec.rollout.paused removed); ${followHint(subject)}`);
-  });
-}
-
-/** Adds `<updateRevision>/<wave>` to the approvals; the wave by default the one the rollout waits at. */
-export async function rolloutApprove(target: string, flags: ClusterFlags & { wave?: string }): Promise<void> {
-  await withFleet(target, flags, async (subject, obj) => {
-    const annotation = obj.metadata.annotations?.[ROLLOUT_APPROVED_ANNOTATION];
-    const waiting = awaitingWave(obj, annotation);
-    const status = obj.status ?? {};
-    if (waiting === undefined || !status.updateRevision) {
-      const seen = status.observedGeneration === obj.metadata.generation ? `it is ${status.phase ?? 'not rolling'}` : 'the operator has not yet seen its latest change';
-      throw new CliError(`nothing of ${subject.what} awaits approval: ${seen}${status.message ? ` (${status.message})` : ''}`);
-    }
-    const wave = flags.wave ?? waiting;
-    const gated = (obj.spec?.rollout?.waves ?? []).filter((w) => w.approval).map((w) => w.name);
-    if (!gated.includes(wave)) throw new UsageError(`--wave ${wave}: no wave of ${subject.what} by that name waits for approval (waves with approval: ${gated.join(', ') || 'none'})`);
-    const value = approvalsWith(annotation, status.updateRevision, wave);
-    const ops = [atGeneration(obj)];
-    if (obj.metadata.annotations) ops.push({ op: 'add', path: `/metadata/annotations/${ROLLOUT_APPROVED_ANNOTATION.replace('/', '~1')}`, value });
-    else ops.push({ op: 'add', path: '/metadata/annotations', value: { [ROLLOUT_APPROVED_ANNOTATION]: value } });
-    await patchFleet(subject, { type: 'json', ops });
-    console.log(`${MARK.action} wave ${wave} of ${subject.what} approved for revision ${status.updateRevision} (${ROLLOUT_APPROVED_ANNOTATION}); ${followHint(subject)}`);
   });
 }
 

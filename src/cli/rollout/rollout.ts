@@ -45,11 +45,12 @@ export function addRolloutCommand(program: Command): void {
   resume.action(async (target: string, flags: ClusterFlags) => (await import('./rollout-write.js')).rolloutResume(target, flags));
 
   const approve = clusterOptions(rollout.command('approve').description(
-    `let a wave with approval: true start, for the update revision (annotation syncprims.dev/rollout-approved); refused when nothing awaits approval`,
+    'let a wave with approval: true start, for the update revision: creates a RolloutApproval naming you (SelfSubjectReview) as the approver ' +
+      '(needs create on rolloutapprovals, not update on the FleetSync); refused when nothing awaits approval',
   ).argument(...ARGUMENT));
   approve.option('--wave <name>', 'the wave to approve (default: the one the rollout waits at)');
   examples(approve, ['syncprims rollout approve fleetsync/app -n fleet', 'syncprims rollout approve fleetsync/app --wave prod']);
-  approve.action(async (target: string, flags: ClusterFlags & { wave?: string }) => (await import('./rollout-write.js')).rolloutApprove(target, flags));
+  approve.action(async (target: string, flags: ClusterFlags & { wave?: string }) => (await import('./rollout-approve.js')).rolloutApprove(target, flags));
 
   const undo = clusterOptions(rollout.command('undo').description(
     'write a past revision back into spec.template (and spec.kind): it rolls out, wave by wave, like any change',

@@ -121,7 +121,7 @@ function waveText(w: WaveView, style: Style): string {
   const colour = w.failed > 0 ? style.red : w.done ? style.green : style.yellow;
   const parts = [w.name, colour(waveCounts(w))];
   if (w.soakUntil) parts.push(`soak until ${w.soakUntil}`);
-  if (w.approval === 'approved') parts.push('approved');
+  if (w.approval === 'approved') parts.push(w.approvedBy ? `approved by ${w.approvedBy}` : 'approved');
   if (w.approval === 'required') parts.push(style.yellow('needs approval'));
   if (w.current) parts.push(style.bold('◀ the rollout is here'));
   return parts.join(gap);
