@@ -1,4 +1,4 @@
-/** Condition types and reasons of the three kinds (kstatus conventions, API.md "Status"). */
+/** Condition types and reasons of every kind (kstatus conventions, API.md "Status"). */
 
 export const ConditionType = {
   Ready: 'Ready',

@@ -15,7 +15,7 @@ import {
 import { PRUNE_ANNOTATION, PRUNE_DISABLED } from './marks.js';
 import { KIND_SCHEMAS } from './objects.js';
 
-/** The CustomResourceDefinitions of the three kinds, generated from the zod schemas. */
+/** The CustomResourceDefinitions of our kinds, generated from the zod schemas. */
 
 // Type aliases rather than interfaces, so that a CRD is also a KubeObject (src/kube).
 export type CustomResourceDefinition = {

@@ -5,7 +5,7 @@ export const GROUP = 'syncprims.dev';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
-/** `kubectl get syncprims` lists all three kinds. */
+/** `kubectl get syncprims` lists the four kinds. */
 export const CATEGORY = 'syncprims';
 
 /** The kinds that apply a set of manifests (to their cluster, a remote one, or through a remote Sync). */

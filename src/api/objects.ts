@@ -7,7 +7,7 @@ import { namespaceName, objectName } from './names.js';
 import { proxySyncStatusSchema, syncStatusSchema } from './status.js';
 import { commonMetadataSchema, dependsOnSchema, syncSpecSchema } from './sync-spec.js';
 
-/** The three kinds as whole objects: spec schemas, status schemas, object schemas and types. */
+/** The kinds as whole objects: spec schemas, status schemas, object schemas and types. */
 
 export const remoteSyncSpecSchema = withOneCluster(syncSpecSchema.extend(clusterFields));
 
@@ -118,5 +118,5 @@ export type Sync = z.infer<typeof syncSchema>;
 export type RemoteSync = z.infer<typeof remoteSyncSchema>;
 export type ProxySync = z.infer<typeof proxySyncSchema>;
 export type FleetSync = z.infer<typeof fleetSyncSchema>;
-/** Any of the three kinds. */
+/** Any of the three sync kinds (FleetSync is over them). */
 export type SyncResource = Sync | RemoteSync | ProxySync;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { KSTATUS_ORDER, PENDING_REASONS } from './conditions.js';
 import { KINDS } from './kinds.js';
 
-/** The status of the three kinds (API.md "Status"). */
+/** The status of the sync kinds (API.md "Status"). */
 
 const generation = z.number().int().min(0);
 const count = z.number().int().min(0);

@@ -20,7 +20,7 @@ export function parseSyncObject<K extends Kind>(kind: K, obj: unknown): ParseRes
   return { ok: false, message: describeIssues(result.error) };
 }
 
-/** Parses an object of any of the three kinds, by its `kind`. */
+/** Parses an object of any of the three sync kinds (Sync, RemoteSync, ProxySync), by its `kind`. */
 export function parseAnySyncObject(obj: unknown): ParseResult<Sync | RemoteSync | ProxySync> {
   const kind = (obj as { kind?: unknown } | null)?.kind;
   if (!isSyncKind(kind)) {

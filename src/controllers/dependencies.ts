@@ -31,7 +31,7 @@ export interface DependencyStepDeps {
 }
 
 /**
- * The "check dependencies" step of all three kinds. Waiting is a state
+ * The "check dependencies" step of every kind. Waiting is a state
  * (Ready=False, DependencyNotReady, Reconciling=True, pendingDependencies);
  * a cycle stalls every member with its whole path; met dependencies clear
  * both and let the pipeline go on.

@@ -137,7 +137,7 @@ async function share(
       enqueue(kind, key, `${changed.kind} ${namespace}/${name} changed (resourceVersion ${resourceVersion})`);
     },
   });
-  // Primed before any reconcile, like the informers of the three kinds.
+  // Primed before any reconcile, like the informers of the four kinds.
   await references.start();
   return { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged };
 }

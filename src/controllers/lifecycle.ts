@@ -59,7 +59,7 @@ export type Finalizer = (obj: KubeObject, log: Logger) => Promise<void | { reque
 const NOTHING_LEFT = { done: undefined } as const;
 
 /**
- * The steps all three kinds share: find the object in the cache, handle
+ * The steps every kind shares: find the object in the cache, handle
  * deletion through the finalizer (after dependents being deleted with it
  * have pruned), add the finalizer, check the spec (InvalidSpec stalls until
  * the spec changes), honour suspend, check dependencies. Returns the context

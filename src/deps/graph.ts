@@ -36,7 +36,7 @@ export type DependencyVerdict =
   | { state: 'deferred'; on: string[]; pending: PendingDependency[] };
 
 export interface DependencyGraphOptions {
-  /** The primed shared informers of the three kinds (their store and events). */
+  /** The primed shared informers of the four kinds (their store and events). */
   informers: Record<Kind, Pick<Informer<KubeObject>, 'store' | 'onEvent'>>;
   /** Queues a reconcile of one object (its controller's key `namespace/name`). */
   wake: (kind: Kind, key: string) => void;

@@ -37,7 +37,7 @@ export class ViewFeed {
     return this.current;
   }
 
-  /** A sync of the three kinds, from the cache. */
+  /** A sync of any of the four kinds, from the cache. */
   find(kind: string, namespace: string, name: string): KubeObject | undefined {
     for (const i of this.informers) {
       const obj = i.store.get(`${namespace}/${name}`);
