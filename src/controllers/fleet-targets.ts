@@ -81,6 +81,16 @@ export function targetsOf(
   return targets;
 }
 
+/** Why each gated wave's gates are not met, read from the dependency graph before planning (wave name -> why). */
+function unmetGatesOf(settings: Pick<FleetSettings, 'gateUnmet'>, owner: FleetOwner): Map<string, string> {
+  const unmet = new Map<string, string>();
+  for (const wave of owner.spec.rollout?.waves ?? []) {
+    const why = wave.gates ? settings.gateUnmet(owner, wave) : undefined;
+    if (why !== undefined) unmet.set(wave.name, why);
+  }
+  return unmet;
+}
+
 /** The rollout's plan, from where each selected cluster stands before this reconcile writes anything (`approvals`: the RolloutApprovals naming the FleetSync). */
 export function planOf(
   settings: FleetSettings,
@@ -110,7 +120,7 @@ export function planOf(
     members,
     now: Date.now(),
     approvalOf: (wave) => approvalOf(approvals.objects, owner.name, update, wave, approvals.trust),
-    gateUnmet: (wave) => settings.gateUnmet(owner, wave),
+    unmetGates: unmetGatesOf(settings, owner),
   });
 }
 

@@ -9,7 +9,6 @@
 // the inventory, and by its dependencies. See docs/fleet.md.
 import { ConditionType, Reason } from '../api/conditions.js';
 import type { FleetChildKind, FleetSyncSpec, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
-import type { FleetSync } from '../api/objects.js';
 import { mapLimit } from '../apply/map-limit.js';
 import { selectClusters, troubledClusters, type InventoryCluster } from '../clusters/inventory.js';
 import { serverSideApply } from '../kube/apply.js';
@@ -18,7 +17,7 @@ import { objectPath, type KubeObject } from '../kube/resources.js';
 import type { DependencyGraph } from '../deps/graph.js';
 import { unmetReason } from '../deps/readiness.js';
 import { displayNode } from '../deps/refs.js';
-import { contains } from '../proxy/remote-sync.js';
+import { carriesAll } from '../proxy/remote-sync.js';
 import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
@@ -36,12 +35,12 @@ import { clusterState, fleetStatus, troubledState, type ClusterState } from '../
 import { quotaExceeded } from '../fleet/quota.js';
 import { withRollout } from '../fleet/rollout-status.js';
 import { reportApprovals } from './fleet-approvals.js';
-import { liveChildOf, planOf, targetsOf, type FleetSettings, type Target } from './fleet-targets.js';
+import { liveChildOf, planOf, targetsOf, type FleetParts, type FleetSettings, type Target } from './fleet-targets.js';
+import type { RolloutPlan } from '../fleet/rollout.js';
 
 export type { FleetSettings } from './fleet-targets.js';
-import { beginReconcile, CleanUpFailed, type LifecycleDeps } from './lifecycle.js';
+import { beginReconcile, CleanUpFailed, type LifecycleDeps, type ReconcileContext } from './lifecycle.js';
 import { failed, suspended, type SyncStatusDraft } from './sync-status.js';
-import type { FleetRevisions } from './fleet-revisions.js';
 import { tellTroubled, tellUntrusted } from './fleet-warnings.js';
 
 /** The index of each child kind's store: `namespace/fleetsync` -> its children. */
@@ -102,95 +101,140 @@ async function deleteChildOf(settings: FleetSettings, kind: FleetChildKind, chil
   }
 }
 
-/** The FleetSync reconciler (see the top of this file). */
-export function fleetSyncReconciler(deps: LifecycleDeps & { kind: 'FleetSync' }, settings: FleetSettings): Reconciler {
-  const childrenOf = (obj: KubeObject): { kind: FleetChildKind; child: KubeObject }[] => childrenOfFleet(settings, obj);
-  const kindOf = (namespace: string, name: string): FleetChildKind => childKindOf(deps.informer, namespace, name);
-  const deleteChild = (kind: FleetChildKind, child: KubeObject): Promise<void> => deleteChildOf(settings, kind, child);
+/** One reconcile's FleetSync: where it stands, and the clusters it selects. */
+interface Run {
+  obj: KubeObject;
+  owner: FleetOwner;
+  previous: FleetSyncStatus;
+  generation?: number;
+  suspended: boolean;
+  /** The template revision being rolled out. */
+  update: string;
+  parts: FleetParts;
+  selected: InventoryCluster[];
+  /** Selected clusters with a problem in the inventory: their children are kept as they are. */
+  troubled: InventoryCluster[];
+}
 
+/** The FleetSync reconciler (see the top of this file), a page of phases. */
+export class FleetSyncReconciler implements Reconciler {
   /** Per FleetSync (uid) and cluster, the inputs and resourceVersion its child was last seen matching with. */
-  const matched = new Map<string, Map<string, string>>();
-  const finalize = async (obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> => {
-    const children = childrenOf(obj);
-    matched.delete(obj.metadata.uid ?? '');
+  private readonly matched = new Map<string, Map<string, string>>();
+
+  constructor(
+    private readonly deps: LifecycleDeps & { kind: 'FleetSync' },
+    private readonly settings: FleetSettings,
+  ) {}
+
+  async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
+    const begun = await beginReconcile(this.deps, key, log, (obj, l) => this.finalize(obj, l), { handlesSuspend: true });
+    if ('done' in begun) return begun.done;
+    const run = await this.select(begun.ctx);
+    await tellUntrusted(this.deps, run.obj, run.parts.revisions.untold(run.owner), log);
+    const overQuota = quotaOf(this.settings, run);
+    // Refused before anything is written: no child made or changed or deleted, no revision recorded.
+    if (overQuota !== undefined) return void (await report(this.deps, run, refusedStatus(run.previous, overQuota, run.generation), log));
+    const plan = planOf(this.settings, run.parts.approvals.of(run.owner), run.owner, run.selected, run.update, run.previous);
+    const targets = await this.recordTargets(run, plan);
+    const states = await this.ensureChildren(run, targets, plan, log);
+    await this.deleteLeavers(run, targets, states, log);
+    await tellTroubled(this.deps, run.obj, run.previous, run.troubled, states, log);
+    await report(this.deps, run, this.statusOf(run, plan, states), log, plan?.approvalProblem);
+    return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
+  }
+
+  /** Deletion: every child deleted (each prunes per its deletionPolicy), then waits for them to be gone. */
+  private async finalize(obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> {
+    const children = childrenOfFleet(this.settings, obj);
+    this.matched.delete(obj.metadata.uid ?? '');
     if (children.length === 0) return;
     try {
-      await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChild(kind, child)));
+      await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChildOf(this.settings, kind, child)));
     } catch (err) {
       throw new CleanUpFailed(`cannot delete the children: ${err instanceof Error ? err.message : String(err)}`);
     }
     log.info({ children: children.length }, 'deletion waits for the children to be gone (each prunes per its deletionPolicy)');
     return { requeueAfterMs: CHILDREN_GONE_RETRY_MS };
-  };
+  }
+
+  /** Phase 1: the FleetSync, the revision it rolls out, and the clusters of the inventory it selects. */
+  private async select(ctx: ReconcileContext<'FleetSync'>): Promise<Run> {
+    const { obj, value, status, generation } = ctx;
+    const spec = value.spec;
+    const previous = status as FleetSyncStatus;
+    const update = templateRevision(spec);
+    // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
+    const recorded = previous.revisions && [update, ...previous.revisions];
+    const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
+    const parts = await this.settings.parts();
+    const listed = parts.inventory.list(owner.namespace);
+    const run = { obj, owner, previous, generation, suspended: ctx.suspended === true, update, parts };
+    return { ...run, selected: selectClusters(listed, spec.clusters), troubled: troubledClusters(listed, spec.clusters) };
+  }
+
+  /** Phase 2: what each cluster's child is made of (the plan's), and the update revision recorded (with those still in use kept). */
+  private async recordTargets(run: Run, plan: RolloutPlan | undefined): Promise<Map<string, Target | undefined>> {
+    const { owner, previous, update, parts } = run;
+    const targets = targetsOf({ ...this.settings, revisions: parts.revisions }, owner, run.selected, plan, update, previous.currentRevision);
+    const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
+    await parts.revisions.record(owner, update, { kind: owner.spec.kind, template: owner.spec.template }, inUse);
+    return targets;
+  }
+
+  /** Phase 3: each selected cluster's child at its target; where each cluster stands (the plan's failures and the troubled clusters' included). */
+  private async ensureChildren(run: Run, targets: Map<string, Target | undefined>, plan: RolloutPlan | undefined, log: Logger): Promise<Map<string, ClusterState>> {
+    const states = new Map<string, ClusterState>();
+    await mapLimit(run.selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await this.ensureChild(run, cluster, targets.get(cluster.name), log)));
+    for (const [cluster, state] of plan?.failed ?? []) states.set(cluster, state);
+    return states;
+  }
+
+  /** Phase 4: the children of clusters that left the selection deleted (a troubled cluster's kept as it is). */
+  private async deleteLeavers(run: Run, targets: Map<string, Target | undefined>, states: Map<string, ClusterState>, log: Logger): Promise<void> {
+    const { owner } = run;
+    const kept = keepTroubled(this.settings, owner, run.troubled, states, run.update);
+    forgetOthers(this.matched.get(owner.uid), states);
+    const wanted = new Set([...kept, ...run.selected.map((c) => `${targets.get(c.name)?.data.kind ?? owner.spec.kind}/${childName(owner.name, c.name)}`)]);
+    await deleteLeaving(childrenOfFleet(this.settings, run.obj), wanted, (kind, child) => deleteChildOf(this.settings, kind, child), log);
+  }
+
+  /** Phase 5: the status: the clusters counted, the rollout, the revisions recorded. */
+  private statusOf(run: Run, plan: RolloutPlan | undefined, states: Map<string, ClusterState>): FleetSyncStatus {
+    const { previous, update, generation } = run;
+    const next: FleetSyncStatus = { ...withRollout(fleetStatus(previous, states, update, generation), plan, generation), revisions: run.parts.revisions.recorded(run.owner, update) };
+    return run.suspended ? (suspended(next as SyncStatusDraft, generation) as FleetSyncStatus) : next;
+  }
 
   /**
    * Makes sure of one cluster's child at its target (none: left as it is);
    * says where the cluster stands against the update revision.
    */
-  const ensureChild = async (owner: FleetOwner, cluster: InventoryCluster, target: Target | undefined, update: string, log: Logger): Promise<ClusterState> => {
+  private async ensureChild(run: Run, cluster: InventoryCluster, target: Target | undefined, log: Logger): Promise<ClusterState> {
+    const { owner, update } = run;
     const kind = target?.data.kind ?? owner.spec.kind;
-    const live = liveChildOf(settings, owner, kind, cluster.name);
+    const live = liveChildOf(this.settings, owner, kind, cluster.name);
     const name = `${kind} ${owner.namespace}/${childName(owner.name, cluster.name)}`;
     if (live && !ownedByFleet(live, owner.uid)) return clusterState(undefined, update, `${name} exists and is not this FleetSync's child: rename or delete it`);
     if (!target) return clusterState(live, update);
-    const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n));
+    const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => childKindOf(this.deps.informer, ns ?? owner.namespace, n));
     // A child seen matching at this resourceVersion, for the same inputs, still does: not built and compared again.
-    let memo = matched.get(owner.uid);
-    if (!memo) matched.set(owner.uid, (memo = new Map()));
+    let memo = this.matched.get(owner.uid);
+    if (!memo) this.matched.set(owner.uid, (memo = new Map()));
     const stamp = JSON.stringify([live?.metadata.resourceVersion, target.revision, target.admittedAt, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref, dependsOn]);
     if (live && memo.get(cluster.name) === stamp) return clusterState(live, update);
-    const at = { ...owner, spec: { ...owner.spec, kind, template: target.data.template } };
-    const desired = desiredChild(at, cluster, target.revision, dependsOn, target.admittedAt);
-    if (live && childMatches(live, desired)) {
+    const desired = desiredChild({ ...owner, spec: { ...owner.spec, kind, template: target.data.template } }, cluster, target.revision, dependsOn, target.admittedAt);
+    if (live && carriesAll(live, desired)) {
       memo.set(cluster.name, stamp);
       return clusterState(live, update);
     }
     try {
-      const written = await serverSideApply(settings.client, settings.discovery, desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
+      const written = await serverSideApply(this.settings.client, this.settings.discovery, desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
       log.info({ child: name, cluster: cluster.name, revision: target.revision }, live ? 'child written' : 'child created');
       return clusterState(written, update);
     } catch (err) {
       return { state: 'failed', updated: false, reason: Reason.ApplyFailed, message: `cannot write ${name}: ${err instanceof Error ? err.message : String(err)}` };
     }
-  };
-
-  return {
-    async reconcile(key, log): Promise<ReconcileResult | undefined> {
-      const begun = await beginReconcile(deps, key, log, finalize, { handlesSuspend: true });
-      if ('done' in begun) return begun.done;
-      const { obj, value, status, generation } = begun.ctx;
-      const spec = (value as FleetSync).spec;
-      const previous = status as FleetSyncStatus;
-      const update = templateRevision(spec);
-      // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
-      const recorded = previous.revisions && [update, ...previous.revisions];
-      const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
-      const { inventory, revisions, approvals } = await settings.parts();
-      const listed = inventory.list(owner.namespace);
-      const selected = selectClusters(listed, spec.clusters);
-      const troubled = troubledClusters(listed, spec.clusters);
-      await tellUntrusted(deps, obj, revisions.untold(owner), log);
-      const overQuota = quotaOf(settings, owner, selected, revisions, update);
-      // Refused before anything is written: no child made or changed or deleted, no revision recorded.
-      if (overQuota !== undefined) return void (await report(deps, obj, previous, refusedStatus(previous, overQuota, generation), log));
-      const plan = planOf(settings, approvals.of(owner), owner, selected, update, previous);
-      const targets = targetsOf({ ...settings, revisions }, owner, selected, plan, update, previous.currentRevision);
-      const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
-      await revisions.record(owner, update, { kind: spec.kind, template: spec.template }, inUse);
-      const states = new Map<string, ClusterState>();
-      await mapLimit(selected, APPLY_CONCURRENCY, async (cluster) => states.set(cluster.name, await ensureChild(owner, cluster, targets.get(cluster.name), update, log)));
-      for (const [cluster, state] of plan?.failed ?? []) states.set(cluster, state);
-      const kept = keepTroubled(settings, owner, troubled, states, update);
-      forgetOthers(matched.get(owner.uid), states);
-      const wanted = new Set([...kept, ...selected.map((c) => `${targets.get(c.name)?.data.kind ?? spec.kind}/${childName(owner.name, c.name)}`)]);
-      await deleteLeaving(childrenOf(obj), wanted, deleteChild, log);
-      await tellTroubled(deps, obj, previous, troubled, states, log);
-      let next: FleetSyncStatus = { ...withRollout(fleetStatus(previous, states, update, generation), plan, generation), revisions: revisions.recorded(owner, update) };
-      if (begun.ctx.suspended) next = suspended(next as SyncStatusDraft, generation) as FleetSyncStatus;
-      await report(deps, obj, previous, next, log, plan?.approvalProblem);
-      return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
-    },
-  };
+  }
 }
 
 /** The FleetSync's children of both kinds, as the cache has them. */
@@ -222,9 +266,9 @@ function refusedStatus(previous: FleetSyncStatus, why: string, generation: numbe
 }
 
 /** Why the FleetSync is past its quota (its children and bytes, the revisions it keeps), or undefined. */
-function quotaOf(settings: FleetSettings, owner: FleetOwner, selected: InventoryCluster[], revisions: FleetRevisions, update: string): string | undefined {
+function quotaOf(settings: FleetSettings, { owner, selected, parts, update }: Run): string | undefined {
   const templateBytes = Buffer.byteLength(JSON.stringify({ kind: owner.spec.kind, template: owner.spec.template }));
-  return quotaExceeded(settings.quota, { children: selected.length, templateBytes, otherRevisionBytes: revisions.keptBytes(owner, update) });
+  return quotaExceeded(settings.quota, { children: selected.length, templateBytes, otherRevisionBytes: parts.revisions.keptBytes(owner, update) });
 }
 
 /**
@@ -250,19 +294,6 @@ function forgetOthers(memo: Map<string, string> | undefined, selected: Map<strin
 }
 
 /**
- * Whether `live` carries everything the child should (its spec, labels,
- * annotations): then nothing is written. A field someone else added is not
- * fought over (a server-side apply could not remove it: it is theirs).
- */
-function childMatches(live: KubeObject, desired: KubeObject): boolean {
-  return (
-    contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
-    contains(live.metadata.annotations ?? {}, desired.metadata.annotations ?? {}) &&
-    contains(live.spec ?? {}, desired.spec ?? {})
-  );
-}
-
-/**
  * Why a wave's gates are not met (`Sync/smoke (NotReady), ...`), read from
  * the dependency graph's cache; their changes wake the FleetSync (the graph
  * indexes gates as dependencies that hold nothing but their wave).
@@ -276,8 +307,8 @@ export function gateUnmet(graph: Pick<DependencyGraph, 'get'>, owner: Pick<Fleet
   return unmet.length > 0 ? unmet.join(', ') : undefined;
 }
 
-/** Writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready, and those of approvals (fleet-approvals.ts). */
-async function report(deps: LifecycleDeps, obj: KubeObject, before: FleetSyncStatus, next: FleetSyncStatus, log: Logger, approvalProblem?: string): Promise<void> {
+/** Phase 6: writes the status; a Warning Event when clusters start failing, a Normal one when every cluster is Ready, and those of approvals (fleet-approvals.ts). */
+async function report(deps: LifecycleDeps, { obj, previous: before }: Pick<Run, 'obj' | 'previous'>, next: FleetSyncStatus, log: Logger, approvalProblem?: string): Promise<void> {
   if (!(await deps.writer.updateStatus(obj, next as Record<string, unknown>))) return;
   await reportApprovals(deps.events, obj, before, next, log, approvalProblem);
   const ready = next.conditions?.find((c) => c.type === ConditionType.Ready);

@@ -11,7 +11,7 @@ import { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { DependencyStep } from './dependencies.js';
 import { RolloutApprovals } from './fleet-approvals.js';
 import { FleetRevisions } from './fleet-revisions.js';
-import { fleetSyncReconciler, followChildren, gateUnmet } from './fleetsync.js';
+import { FleetSyncReconciler, followChildren, gateUnmet } from './fleetsync.js';
 import type { FleetParts } from './fleet-targets.js';
 import { FLEETSYNC_LABEL } from '../fleet/children.js';
 import { DEFAULT_FLEET_QUOTA, type FleetQuota } from '../fleet/quota.js';
@@ -244,7 +244,7 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
       enqueue('FleetSync', key, cause, statusOnly ? CHILD_STATUS_BATCH_MS : undefined);
     });
   }
-  const reconciler = fleetSyncReconciler(deps, {
+  const reconciler = new FleetSyncReconciler(deps, {
     // Started once; a start that failed (a watch refused) is tried again by the next reconcile.
     parts: () =>
       (parts ??= start().catch((err: unknown) => {

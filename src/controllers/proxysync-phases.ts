@@ -15,7 +15,7 @@ import { objectId } from '../apply/inventory.js';
 import { holderText, ownedByOther, unowned, type Owner } from '../apply/owner.js';
 import { ApiError, NotKubernetesError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
-import { remoteSyncMatches } from '../proxy/remote-sync.js';
+import { carriesAll } from '../proxy/remote-sync.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { listProblems } from '../runtime/messages.js';
 import { notKubernetesMessage } from './cluster-access.js';
@@ -194,7 +194,7 @@ export function remoteSyncStep(
   waiting: () => Drift | undefined,
 ): RemoteSyncStep {
   const heldBack = live !== undefined && made.lastApplied === made.applying ? waiting() : undefined;
-  const matches = remoteSyncMatches(live, desired);
+  const matches = carriesAll(live, desired);
   return { apply: !matches && !heldBack, heldBack: matches ? undefined : heldBack };
 }
 

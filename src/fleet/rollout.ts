@@ -43,8 +43,8 @@ export interface RolloutInput {
   now: number;
   /** Who approved the wave for this revision (a RolloutApproval: `syncprims rollout approve`); undefined when nobody has. */
   approvalOf: (wave: string) => WaveApproval | ApprovalProblem | undefined;
-  /** Why the wave's gates are not met yet; undefined when they are. */
-  gateUnmet: (wave: WaveSpec) => string | undefined;
+  /** Why each wave's gates are not met yet, by wave name (read before planning: the planner asks nobody); a wave absent is free to go. */
+  unmetGates: ReadonlyMap<string, string>;
 }
 
 export interface RolloutPlan {
@@ -195,7 +195,7 @@ function admit(wave: Wave, standings: Standing[], status: WaveStatus, input: Rol
     plan.message = `wave ${name} waits for approval: ${approvalProblem ?? `syncprims rollout approve fleetsync/<name> --wave ${name} (a RolloutApproval of revision ${input.update})`}`;
     return;
   }
-  const gate = input.gateUnmet(wave.spec);
+  const gate = input.unmetGates.get(wave.spec.name);
   if (gate !== undefined) {
     plan.message = `wave ${name} waits for its gates: ${gate}`;
     return;

@@ -163,9 +163,12 @@ export function desiredRemoteSync(obj: KubeObject, spec: ProxySyncSpec, origin: 
 /**
  * Whether `live` already carries every field `desired` sets (its spec, labels
  * and annotations): then there is nothing to apply. Fields the template does
- * not set (defaults, another manager's) are not fought over.
+ * not set (defaults, another manager's) are not fought over. The one rule for
+ * what the operator keeps from a template: a ProxySync's remote Sync, and a
+ * FleetSync's children (a server-side apply could not remove another's field
+ * anyway: it is theirs).
  */
-export function remoteSyncMatches(live: KubeObject | undefined, desired: KubeObject): boolean {
+export function carriesAll(live: KubeObject | undefined, desired: KubeObject): boolean {
   if (!live) return false;
   return (
     contains(live.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&

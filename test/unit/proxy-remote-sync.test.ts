@@ -10,7 +10,7 @@ import {
   relatedCopy,
   remoteLocation,
   remoteMark,
-  remoteSyncMatches,
+  carriesAll,
   remoteWriter,
   tenancyProblem,
 } from '../../src/proxy/remote-sync.js';
@@ -49,10 +49,10 @@ describe('the remote Sync', () => {
   test('matches a live one that has every field the template sets, whatever else it has', () => {
     const desired = desiredRemoteSync(proxy, spec(), 'id', undefined);
     const live = { ...desired, metadata: { ...desired.metadata, generation: 3 }, spec: { ...(desired.spec as Record<string, unknown>), prune: true, interval: '10m' } };
-    expect(remoteSyncMatches(live, desired)).toBe(true);
+    expect(carriesAll(live, desired)).toBe(true);
     const edited = { ...live, spec: { ...live.spec, source: { configMap: { name: 'other' } } } } as KubeObject;
-    expect(remoteSyncMatches(edited, desired)).toBe(false);
-    expect(remoteSyncMatches(undefined, desired)).toBe(false);
+    expect(carriesAll(edited, desired)).toBe(false);
+    expect(carriesAll(undefined, desired)).toBe(false);
   });
 
   test('contains compares arrays element by element and objects by the keys wanted', () => {

@@ -30,7 +30,7 @@ function members(...specs: string[]): RolloutMember[] {
 const twoWaves: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest' }] };
 
 function plan(rollout: RolloutSpec, ms: RolloutMember[], over: Partial<RolloutInput> = {}) {
-  return planRollout({ rollout, update: U, previous: {}, members: ms, now: NOW, approvalOf: () => undefined, gateUnmet: () => undefined, ...over });
+  return planRollout({ rollout, update: U, previous: {}, members: ms, now: NOW, approvalOf: () => undefined, unmetGates: new Map(), ...over });
 }
 const sorted = (s: Set<string>) => [...s].sort();
 
@@ -205,7 +205,7 @@ describe('gates', () => {
 
   test('gates.dependsOn: the wave waits while they are not met, and says which', () => {
     const rollout: RolloutSpec = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest', gates: { dependsOn: [{ kind: 'Sync', name: 'smoke', requiredStatus: 'Current' }] } }] };
-    const p = plan(rollout, members('a:new-ready:canary', 'b:old-ready'), { gateUnmet: (w) => (w.name === 'rest' ? 'Sync/smoke (NotReady)' : undefined) });
+    const p = plan(rollout, members('a:new-ready:canary', 'b:old-ready'), { unmetGates: new Map([['rest', 'Sync/smoke (NotReady)']]) });
     expect(sorted(p.update)).toEqual(['a']);
     expect(p.message).toBe('wave rest waits for its gates: Sync/smoke (NotReady)');
   });

@@ -5,7 +5,7 @@ import type { SyncSpec } from '../../api/sync-spec.js';
 import { parseAnySyncObject } from '../../api/validate.js';
 import { inventoryOf, staleEntries } from '../../apply/inventory.js';
 import { renderSet, scopesOf } from '../../apply/render-set.js';
-import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, remoteSyncMatches, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
+import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, carriesAll, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../../kube/client.js';
 import { getIfExists } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
@@ -132,7 +132,7 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const owner = { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin: where.origin };
   const stale = staleEntries(inventory, inventoryOf(objects));
   // The operator applies only what does not already carry what it wants (fields it does not set are not fought over).
-  const matches = (live: KubeObject, want: KubeObject) => (want.kind === 'Sync' ? remoteSyncMatches(live, want) : copyMatches(live, want));
+  const matches = (live: KubeObject, want: KubeObject) => (want.kind === 'Sync' ? carriesAll(live, want) : copyMatches(live, want));
   // Written as its account when the operator impersonates (proxysync.ts writerOf): then no namespace is made for it.
   const writer = remoteWriter(spec, where.defaultServiceAccount);
   return {
