@@ -81,6 +81,13 @@ export class Reachability {
     if (wasUp) this.tell(false);
   }
 
+  /** Lets the next caller probe at once (if it is down and nobody probes): something suggests it may answer now. Returns whether it is down. */
+  probeSoon(): boolean {
+    if (this.lastError === undefined) return false;
+    if (!this.probing) this.nextProbeAt = this.now();
+    return true;
+  }
+
   /** Forgets the current outage, told as reachable again: what failed were other credentials (rotated since). */
   forget(): void {
     if (this.lastError === undefined) return;
@@ -147,10 +154,29 @@ export function failureScopeOf(error: string): FailureScope {
  * tenant's broken credential or throttled flow holds nobody else's syncs.
  */
 export class IdentityReachability {
+  private readonly listeners = new Set<(reachable: boolean) => void>();
+  private last: boolean;
+  private readonly offs: (() => void)[];
+
   constructor(
     readonly own: Reachability,
     readonly server: Reachability,
-  ) {}
+  ) {
+    this.last = this.reachable;
+    this.offs = [
+      own.onChange(() => this.changed(false)),
+      // The server back after its outage: an identity down on its own meanwhile (its connections reset
+      // as the server went) is probed at its next admission, and its syncs are told to come and try.
+      server.onChange((up) => this.changed(up && own.probeSoon())),
+    ];
+  }
+
+  private changed(nudge: boolean): void {
+    const now = this.reachable;
+    if (now === this.last && !nudge) return;
+    this.last = now;
+    for (const fn of this.listeners) fn(now);
+  }
 
   get reachable(): boolean {
     return this.server.reachable && this.own.reachable;
@@ -158,8 +184,8 @@ export class IdentityReachability {
 
   /** A request of this identity got an answer (any status): the server answers, and answers it. */
   answered(): void {
-    this.server.answered();
     this.own.answered();
+    this.server.answered();
   }
 
   /** A request of this identity got no answer: the server's outage or its own, by the error (failureScopeOf). */
@@ -194,15 +220,20 @@ export class IdentityReachability {
     return { ...own, reachable: false, error };
   }
 
-  /** Calls `fn` with whether this identity can reach the cluster, when that changes by either outage. Returns the way to stop. */
+  /**
+   * Calls `fn` with whether this identity can reach the cluster when that
+   * changes by either outage, and (with false) when the server answers again
+   * while this identity is down on its own: its syncs may try (one probes).
+   * Returns the way to stop.
+   */
   onChange(fn: (reachable: boolean) => void): () => void {
-    let last = this.reachable;
-    const changed = (): void => {
-      if (this.reachable === last) return;
-      last = this.reachable;
-      fn(last);
-    };
-    const offs = [this.server.onChange(changed), this.own.onChange(changed)];
-    return () => offs.forEach((off) => off());
+    this.listeners.add(fn);
+    return () => void this.listeners.delete(fn);
+  }
+
+  /** Stops following the server (the identity's cluster is closed). */
+  close(): void {
+    for (const off of this.offs.splice(0)) off();
+    this.listeners.clear();
   }
 }

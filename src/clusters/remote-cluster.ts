@@ -154,6 +154,7 @@ export class RemoteCluster {
   /** Stops its watches and closes its connections. */
   async close(): Promise<void> {
     for (const off of this.unsubscribers.splice(0)) off();
+    this.reachability.close();
     await this.cache.stop();
     this.untrack();
     this.client.close();

@@ -105,14 +105,31 @@ describe('IdentityReachability: what one identity knows, apart from the other id
     expect(told).toEqual(['a false', 'b false', 'a true', 'b true']);
   });
 
-  test('an identity down on its own stays down when the server comes back for another', () => {
+  test('an identity down on its own stays down when the server comes back for another, but is told, and probes at once', () => {
     const { a, b } = make();
-    a.failed('no answer within 15000 ms');
+    const told: boolean[] = [];
+    a.onChange((up) => told.push(up));
+    // A server going away: a's connection reset first (its own), then refused (the server's).
+    a.failed('read ECONNRESET');
     b.failed('connect ECONNREFUSED 127.0.0.1:6443');
     b.answered();
     expect(b.reachable).toBe(true);
     expect(a.reachable).toBe(false);
-    expect(a.describe()).toBe('no answer within 15000 ms (never reached)');
+    expect(a.describe()).toBe('read ECONNRESET (never reached)');
+    // Not its backoff: the next admission probes it.
+    expect(told).toEqual([false, false]);
+    expect(a.admit()).toEqual({ go: true, probe: true });
+    a.answered();
+    expect(told).toEqual([false, false, true]);
+  });
+
+  test("closed, it follows its server no more", () => {
+    const { a, b } = make();
+    const told: boolean[] = [];
+    a.onChange((up) => told.push(up));
+    a.close();
+    b.failed('connect ECONNREFUSED 127.0.0.1:6443');
+    expect(told).toEqual([]);
   });
 
   test("a failed probe gives its slot back to whichever outage let it through, and backs off", () => {
