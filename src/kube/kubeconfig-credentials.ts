@@ -114,13 +114,29 @@ function applyTls(cluster: Cluster | null, user: User | null, opts: https.Reques
   if (key) opts.key = key;
 }
 
-/** client-node's applyAuthorizationHeader. */
+/**
+ * How long an authenticator (an exec plugin, an auth provider) may take to
+ * hand over credentials: a request waits for them before its own deadline
+ * starts, so a plugin that hangs would hold the request, and its reconcile's
+ * worker, for ever. (A plugin left running past it is client-node's child.)
+ */
+export const CREDENTIALS_TIMEOUT_MS = 30_000;
+
+/** client-node's applyAuthorizationHeader, the authenticator given CREDENTIALS_TIMEOUT_MS. */
 async function applyAuthorization(user: User | null, authenticators: Authenticators, opts: https.RequestOptions): Promise<void> {
   if (!user) return;
   const headers = headersOf(opts);
   const authenticator = await authenticators.for(user);
-  if (authenticator) await authenticator.applyAuthentication(user, opts);
+  if (authenticator) await withDeadline(authenticator.applyAuthentication(user, opts), `user "${user.name}": no credentials from its ${user.exec ? 'exec plugin' : 'auth provider'} within ${CREDENTIALS_TIMEOUT_MS / 1000} s`);
   if (user.token) headers.Authorization = `Bearer ${user.token}`;
+}
+
+function withDeadline<T>(work: Promise<T>, message: string, ms = CREDENTIALS_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** A file's content (read on every call, so a renewed file is used), else base64 data decoded. */

@@ -4,7 +4,7 @@
 // request. And that loading it loads none of what client-node's config.js
 // would (its generated API, node-fetch, the proxy agents, js-yaml, the auth
 // provider plugins), which is why it exists.
-import { afterEach, describe, expect, test } from '@jest/globals';
+import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import type https from 'node:https';
@@ -204,6 +204,25 @@ describe("syncprims' KubeConfig does what client-node's does", () => {
     const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', `console.log(${JSON.stringify(JSON.stringify(credential))})`] };
     const { applied } = await same(fromString(kubeconfig({}, { exec })));
     expect(applied).toMatchObject({ authorization: 'Bearer from-exec', cert: 'exec cert' });
+  });
+
+  test('an exec plugin that hands over nothing: the request fails after the credentials deadline, not never', async () => {
+    // The plugin prints nothing for 5 s (then exits); the deadline (30 s) is run on fake timers.
+    const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', 'setTimeout(() => {}, 5000)'] };
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfig({}, { exec }));
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'Date'] });
+    try {
+      let settled = false;
+      const pending = kc.applyHeaders({}).catch((e: unknown) => e).finally(() => (settled = true));
+      // Until the deadline's timer is set (after the exec authenticator is loaded), or the plugin gave up by itself.
+      const giveUp = Date.now() + 10_000;
+      while (jest.getTimerCount() === 0 && !settled && Date.now() < giveUp) await new Promise((r) => setImmediate(r));
+      jest.advanceTimersByTime(30_000);
+      expect(((await pending) as Error).message).toBe('user "u": no credentials from its exec plugin within 30 s');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('a token file: an auth-provider tokenFile, and token-file', async () => {
