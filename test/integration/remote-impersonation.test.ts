@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { checkedKubeconfig } from '../../src/clusters/kubeconfig.js';
 import { KubeClient } from '../../src/kube/client.js';
+import { Discovery, DiscoveryCache } from '../../src/kube/discovery.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { requestsSince, type AuditEvent } from '../support/audit.js';
 import { assertCliBuilt, runCli, tempDir } from '../support/cli.js';
@@ -163,4 +164,27 @@ describe("one identity's failures on a server are its own", () => {
     await waitForRemoteReady(mgmt, ns(), 'tenant-a', 'True', 'Succeeded');
     expect(op.logs.filter((l) => l.msg === 'cluster not usable' && String(l.message).includes('tenant-b-kubeconfig'))).toEqual([]);
   }, 90_000);
+
+  test("another identity's discovery request that hangs is joined a while (JOIN_WAIT_MS), then asked again: not waited out", async () => {
+    const discovery = /^\/api\/v1$/;
+    const hang = proxy.inject({ token: 'tenant-h', path: discovery }, { kind: 'hang' });
+    const clientOf = (token: string) => KubeClient.create(token, checkedKubeconfig(proxy.kubeconfig('edge-1-proxy', { token }), token));
+    const [hanging, other] = await Promise.all([clientOf('tenant-h'), clientOf('tenant-d')]);
+    try {
+      const shared = new DiscoveryCache();
+      let hungSettled = false;
+      const hung = new Discovery(hanging, undefined, shared).resolve('v1', 'ConfigMap').catch((e: unknown) => e).finally(() => (hungSettled = true));
+      await eventually('the hanging request at the proxy', async () => (proxy.seen({ token: 'tenant-h', path: discovery }).length > 0 ? true : undefined));
+      await expect(new Discovery(other, undefined, shared).resolve('v1', 'ConfigMap')).resolves.toMatchObject({ resource: 'configmaps' });
+      // Answered by its own request while the other identity's still hangs.
+      expect(hungSettled).toBe(false);
+      expect(proxy.seen({ token: 'tenant-d', path: discovery })).toHaveLength(1);
+      hang.remove();
+      await hung;
+    } finally {
+      hang.remove();
+      hanging.close();
+      other.close();
+    }
+  }, 30_000);
 });
