@@ -1,5 +1,6 @@
 import type { AddressPolicy } from '../kube/address-policy.js';
 import { KubeConfig, parseKubeconfigYaml, type Cluster, type Context, type User } from '../kube/kubeconfig.js';
+import { impersonationFields } from '../kube/kubeconfig-impersonation.js';
 import { nonStringField } from '../kube/kubeconfig-strings.js';
 
 /**
@@ -8,12 +9,20 @@ import { nonStringField } from '../kube/kubeconfig-strings.js';
  * KubeConfig from the checked fields only. A tenant who can write a Secret
  * must not make the operator (or an admin's CLI) run a command, read a file
  * on its machine (such as the operator's own service-account token), or talk
- * to a server whose certificate is not verified.
+ * to a server whose certificate is not verified. A user's impersonation
+ * (`as`, `as-groups`, `as-uid`, `as-user-extra`) is kept and sent, never dropped.
  */
 
+/** The flag that lets kubeconfigs of Secrets run commands: refusals name it. */
+export const ALLOW_EXEC_FLAG = '--allow-kubeconfig-exec';
+
 export interface KubeconfigPolicy {
-  /** Accept `exec` and `auth-provider` users (`--allow-kubeconfig-exec`). */
-  allowExec?: boolean;
+  /**
+   * Accept `exec` and `auth-provider` users (`--allow-kubeconfig-exec`):
+   * `true` from Secrets of every namespace, a list from Secrets of those
+   * namespaces only; false or absent from none.
+   */
+  allowExec?: boolean | readonly string[];
   /** Accept `insecure-skip-tls-verify: true` (`--allow-insecure-kubeconfig-tls`). */
   allowInsecureTls?: boolean;
   /**
@@ -53,7 +62,7 @@ const FILE_FIELDS: Record<string, string> = {
  * user and context is checked, used or not. Returns a KubeConfig holding the
  * checked fields of the current context's cluster and user.
  */
-export function checkedKubeconfig(text: string, origin: string, policy: KubeconfigPolicy = {}): KubeConfig {
+export function checkedKubeconfig(text: string, origin: string, policy: KubeconfigPolicy = {}, secretNamespace?: string): KubeConfig {
   const raw = parseDocument(text, origin);
   const notString = nonStringField(raw);
   if (notString) throw new KubeconfigError(`${origin}: ${notString}`);
@@ -61,7 +70,7 @@ export function checkedKubeconfig(text: string, origin: string, policy: Kubeconf
   const users = namedList(raw.users, 'user', origin);
   const contexts = namedList(raw.contexts, 'context', origin);
   for (const c of clusters) checkCluster(c, origin, policy);
-  for (const u of users) checkUser(u, origin, policy);
+  for (const u of users) checkUser(u, origin, policy, secretNamespace);
   const context = currentContext(raw, contexts, origin);
   const cluster = clusters.find((c) => c.name === context.cluster);
   const user = users.find((u) => u.name === context.user);
@@ -136,18 +145,30 @@ function checkCluster({ name, body }: Named<Raw>, origin: string, policy: Kubeco
   }
 }
 
-function checkUser({ name, body }: Named<Raw>, origin: string, policy: KubeconfigPolicy): void {
+function checkUser({ name, body }: Named<Raw>, origin: string, policy: KubeconfigPolicy, secretNamespace: string | undefined): void {
   refuseFiles(body, `user "${name}"`, origin);
+  const impersonation = impersonationFields(body, `user "${name}"`);
+  if (typeof impersonation === 'string') throw new KubeconfigError(`${origin}: ${impersonation}`);
   for (const [field, what] of [
     ['exec', 'runs a command to get its credentials'],
     ['auth-provider', 'uses an auth-provider plugin'],
   ] as const) {
-    if (body[field] !== undefined && body[field] !== null && !policy.allowExec) {
-      throw new KubeconfigError(
-        `${origin}: user "${name}" ${what} (${field}): refused, since a tenant's kubeconfig must not run anything on the operator's machine; use a token or a client certificate, or run the operator with --allow-kubeconfig-exec`,
-      );
-    }
+    if (body[field] === undefined || body[field] === null || execAllowed(policy, secretNamespace)) continue;
+    const why = "since a tenant's kubeconfig must not run anything on the operator's machine; use a token or a client certificate, or";
+    const list = policy.allowExec;
+    throw new KubeconfigError(
+      Array.isArray(list) && secretNamespace !== undefined
+        ? `${origin}: user "${name}" ${what} (${field}): refused in namespace ${secretNamespace}, which ${ALLOW_EXEC_FLAG}=${list.join(',')} does not name (${why} add ${secretNamespace} to ${ALLOW_EXEC_FLAG})`
+        : `${origin}: user "${name}" ${what} (${field}): refused, ${why} run the operator with ${ALLOW_EXEC_FLAG}=${secretNamespace ?? '<namespace>'}`,
+    );
   }
+}
+
+/** Whether the policy lets a kubeconfig from a Secret of `namespace` run a command (exec, auth-provider). */
+function execAllowed(policy: KubeconfigPolicy, namespace: string | undefined): boolean {
+  const allow = policy.allowExec;
+  if (allow === true) return true;
+  return Array.isArray(allow) && namespace !== undefined && allow.includes(namespace);
 }
 
 function refuseFiles(body: Raw, what: string, origin: string): void {
@@ -184,6 +205,8 @@ function clusterOf({ name, body }: Named<Raw>): Cluster {
 
 function userOf({ name, body }: Named<Raw>): User {
   return {
+    // Checked in checkUser: a string here is a problem found there.
+    ...(impersonationFields(body, name) as Partial<User>),
     name,
     token: str(body.token),
     certData: str(body['client-certificate-data']),

@@ -1,3 +1,4 @@
+import { DENY_CIDRS_FLAG } from '../kube/address-policy.js';
 import { backoffDelay } from '../runtime/backoff.js';
 
 /** What a reconcile may do with a cluster now. */
@@ -80,6 +81,22 @@ export class Reachability {
     if (wasUp) this.tell(false);
   }
 
+  /** Lets the next caller probe at once (if it is down and nobody probes): something suggests it may answer now. Returns whether it is down. */
+  probeSoon(): boolean {
+    if (this.lastError === undefined) return false;
+    if (!this.probing) this.nextProbeAt = this.now();
+    return true;
+  }
+
+  /** Forgets the current outage, told as reachable again: what failed were other credentials (rotated since). */
+  forget(): void {
+    if (this.lastError === undefined) return;
+    this.failures = 0;
+    this.lastError = undefined;
+    this.probing = false;
+    this.tell(true);
+  }
+
   private tell(reachable: boolean): void {
     for (const fn of this.listeners) fn(reachable);
   }
@@ -108,5 +125,115 @@ export class Reachability {
   describe(): string {
     const last = this.lastReached === undefined ? 'never reached' : `last reached ${new Date(this.lastReached).toISOString()}`;
     return `${this.lastError ?? 'reachable'} (${last})`;
+  }
+}
+
+/**
+ * Whose failure an error is: the server's, when nothing reached it whoever
+ * asked (connection refused, no such host, no route, no TCP or TLS connection
+ * in time, an address the policy denies), else the identity's own (a request
+ * timed out or reset, its certificate refused, an answer that is not
+ * Kubernetes'): a server may be slow or closed to one identity (its flow
+ * throttled, its token's webhook hanging) and answer the others.
+ */
+export type FailureScope = 'server' | 'identity';
+
+const SERVER_FAILURES = new RegExp(`\\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EADDRDENIED)\\b|no TLS connection within|which ${DENY_CIDRS_FLAG} denies`);
+
+export function failureScopeOf(error: string): FailureScope {
+  return SERVER_FAILURES.test(error) ? 'server' : 'identity';
+}
+
+/**
+ * What one identity (a kubeconfig's user) knows of a remote cluster's
+ * reachability: its own requests' outcomes (`own`), and what every identity
+ * on its server shares (`server`, one per server: URL, CA, TLS name). A
+ * failure of the server's (failureScopeOf) turns every identity there away
+ * at once, one of them probing for all after the backoff; any identity's
+ * answer ends it. A failure of its own turns away only this identity: one
+ * tenant's broken credential or throttled flow holds nobody else's syncs.
+ */
+export class IdentityReachability {
+  private readonly listeners = new Set<(reachable: boolean) => void>();
+  private last: boolean;
+  private readonly offs: (() => void)[];
+
+  constructor(
+    readonly own: Reachability,
+    readonly server: Reachability,
+  ) {
+    this.last = this.reachable;
+    this.offs = [
+      own.onChange(() => this.changed(false)),
+      // The server back after its outage: an identity down on its own meanwhile (its connections reset
+      // as the server went) is probed at its next admission, and its syncs are told to come and try.
+      server.onChange((up) => this.changed(up && own.probeSoon())),
+    ];
+  }
+
+  private changed(nudge: boolean): void {
+    const now = this.reachable;
+    if (now === this.last && !nudge) return;
+    this.last = now;
+    for (const fn of this.listeners) fn(now);
+  }
+
+  get reachable(): boolean {
+    return this.server.reachable && this.own.reachable;
+  }
+
+  /** A request of this identity got an answer (any status): the server answers, and answers it. */
+  answered(): void {
+    this.own.answered();
+    this.server.answered();
+  }
+
+  /** A request of this identity got no answer: the server's outage or its own, by the error (failureScopeOf). */
+  failed(error: string): void {
+    (failureScopeOf(error) === 'server' ? this.server : this.own).failed(error);
+  }
+
+  /**
+   * A probe this identity was let through for failed: whichever outage let
+   * it through is told (its one probe is over, the next one backs off), and
+   * whichever the error is of.
+   */
+  probeFailed(error: string): void {
+    const scope = failureScopeOf(error);
+    if (!this.server.reachable || scope === 'server') this.server.failed(error);
+    if (!this.own.reachable || scope === 'identity') this.own.failed(error);
+  }
+
+  /** The server's outage first (one probe for every identity), else this identity's own. */
+  admit(): Admission {
+    return this.server.reachable ? this.own.admit() : this.server.admit();
+  }
+
+  describe(): string {
+    return (this.server.reachable ? this.own : this.server).describe();
+  }
+
+  snapshot(): ReachabilitySnapshot {
+    const own = this.own.snapshot();
+    if (this.server.reachable) return own;
+    const { error } = this.server.snapshot();
+    return { ...own, reachable: false, error };
+  }
+
+  /**
+   * Calls `fn` with whether this identity can reach the cluster when that
+   * changes by either outage, and (with false) when the server answers again
+   * while this identity is down on its own: its syncs may try (one probes).
+   * Returns the way to stop.
+   */
+  onChange(fn: (reachable: boolean) => void): () => void {
+    this.listeners.add(fn);
+    return () => void this.listeners.delete(fn);
+  }
+
+  /** Stops following the server (the identity's cluster is closed). */
+  close(): void {
+    for (const off of this.offs.splice(0)) off();
+    this.listeners.clear();
   }
 }

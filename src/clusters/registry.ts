@@ -3,6 +3,7 @@ import { Reason } from '../api/conditions.js';
 import type { KubeClient } from '../kube/client.js';
 import { DiscoveryCache } from '../kube/discovery.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
+import { impersonationOf } from '../kube/kubeconfig-impersonation.js';
 import { SharedTransports } from '../kube/shared-transports.js';
 import type { CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';
@@ -53,7 +54,12 @@ interface Parsed {
   identity: string;
 }
 
-/** What the identities on one server share, and how many clusters (identities) are open there. */
+/**
+ * What the identities on one server share, and how many clusters (identities)
+ * are open there: its discovery, and its outages that no identity could
+ * avoid (connection refused: failureScopeOf); each identity's own failures
+ * are its own (RemoteCluster.reachability).
+ */
 interface Server {
   reachability: Reachability;
   discovery: DiscoveryCache;
@@ -81,7 +87,7 @@ export class ClusterRegistry {
   private readonly identities = new Map<RemoteCluster, string>();
   /** Identities on the same server, with the same TLS settings (tokens), share connections. */
   private readonly transports = new SharedTransports();
-  /** ...and identities on the same server (location: URL, CA, TLS name) share what is known of it: its reachability and discovery. */
+  /** ...and identities on the same server (location: URL, CA, TLS name) share what is known of it: its discovery, and its outages as a server. */
   private readonly servers = new Map<string, Server>();
   private readonly untrackTransports: () => void;
   private readonly reachabilityListeners = new Set<() => void>();
@@ -211,7 +217,7 @@ export class ClusterRegistry {
       return { reason: Reason.ClusterUnreachable, message: err instanceof Error ? err.message : String(err) };
     }
     try {
-      const kubeConfig = checkedKubeconfig(text, `${describeRef(secretRef)} key ${ref.key}`, this.opts.policy);
+      const kubeConfig = checkedKubeconfig(text, `${describeRef(secretRef)} key ${ref.key}`, this.opts.policy, ref.namespace);
       return { kubeConfig, ...keysOf(kubeConfig) };
     } catch (err) {
       if (err instanceof KubeconfigError) return { reason: Reason.InvalidKubeconfig, message: err.message };
@@ -229,6 +235,8 @@ export class ClusterRegistry {
       this.byIdentity.set(parsed.identity, Promise.resolve(previous));
       this.identities.set(previous, parsed.identity);
       await previous.client.useKubeConfig(parsed.kubeConfig);
+      // Its own outage was the old credentials' (the server's stays: it is no credential's).
+      previous.reachability.own.forget();
       this.log.info({ cluster: previous.name }, 'credentials rotated: swapped in place');
       return previous;
     }
@@ -243,7 +251,7 @@ export class ClusterRegistry {
     shared.clusters++;
     this.servers.set(parsed.location, shared);
     const opening = RemoteCluster.create({
-      reachability: shared.reachability,
+      serverReachability: shared.reachability,
       discovery: shared.discovery,
       name: `${ref.namespace}/${ref.name}`,
       kubeConfig: parsed.kubeConfig,
@@ -261,6 +269,9 @@ export class ClusterRegistry {
       tuning: this.opts.tuning,
     }).then((cluster) => {
       this.identities.set(cluster, parsed.identity);
+      cluster.onReachabilityChange(() => {
+        for (const fn of this.reachabilityListeners) fn();
+      });
       this.log.info({ cluster: cluster.name, server: cluster.client.server.origin }, 'cluster opened');
       this.opts.onOpen?.(cluster);
       return cluster;
@@ -274,11 +285,7 @@ export class ClusterRegistry {
   }
 
   private newServer(): Server {
-    const reachability = new Reachability();
-    reachability.onChange(() => {
-      for (const fn of this.reachabilityListeners) fn();
-    });
-    return { reachability, discovery: new DiscoveryCache(), clusters: 0 };
+    return { reachability: new Reachability(), discovery: new DiscoveryCache(), clusters: 0 };
   }
 
   private releaseServer(location: string): void {
@@ -309,12 +316,12 @@ function secretOf(ref: ClusterSecretRef): ReferencedObject {
   return { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
 }
 
-/** Hashes of where a kubeconfig's current cluster is, and of who it is there. */
+/** Hashes of where a kubeconfig's current cluster is, and of who it is there (whom it impersonates included). */
 function keysOf(kc: KubeConfig): { location: string; identity: string } {
   const c = kc.getCurrentCluster();
   const u = kc.getCurrentUser();
   const location = hash([c?.server, c?.caData, c?.tlsServerName, c?.skipTLSVerify, c?.proxyUrl]);
-  const identity = hash([location, u?.token, u?.certData, u?.keyData, u?.username, u?.password, u?.exec, u?.authProvider]);
+  const identity = hash([location, u?.token, u?.certData, u?.keyData, u?.username, u?.password, u?.exec, u?.authProvider, impersonationOf(u)]);
   return { location, identity };
 }
 

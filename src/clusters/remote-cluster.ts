@@ -4,12 +4,12 @@ import { KubeClient } from '../kube/client.js';
 import type { KubeConfig } from '../kube/kubeconfig.js';
 import type { SharedTransports } from '../kube/shared-transports.js';
 import { Discovery, type DiscoveryCache } from '../kube/discovery.js';
-import { NotKubernetesError } from '../kube/errors.js';
+import { ApiError, NotKubernetesError } from '../kube/errors.js';
 import { ClusterCache, type CacheTuning } from '../runtime/cache.js';
 import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
 import { serviceAccountNamespaceOf } from './identity-namespace.js';
-import { Reachability } from './reachability.js';
+import { IdentityReachability, Reachability } from './reachability.js';
 
 /** The deadline of a request to a remote cluster: a cluster slower than this is as good as unreachable. */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -33,8 +33,8 @@ export interface RemoteClusterOptions {
   maxReconciles: number;
   /** Client-side rate limit of its requests (`--qps`, `--burst`). */
   rateLimit?: { qps: number; burst: number };
-  /** What is known of the server's reachability, shared with the other identities on it. */
-  reachability?: Reachability;
+  /** What is known of the server's reachability, shared with the other identities on it (its own is kept apart: IdentityReachability). */
+  serverReachability?: Reachability;
   /** What the server serves (discovery), shared with the other identities on it. */
   discovery?: DiscoveryCache;
   /** Connections shared with the other clusters' clients of the same server and TLS settings. */
@@ -50,14 +50,14 @@ export interface RemoteClusterOptions {
  * One remote cluster, shared by every RemoteSync whose kubeconfig names it:
  * its own client (and connections), discovery, informer cache and
  * owned-object informers (selected by the owner labels: ours are those of our origin), and
- * what is known of its reachability.
+ * what is known of its reachability: its own, and its server's (IdentityReachability).
  */
 export class RemoteCluster {
   readonly discovery: Discovery;
   readonly cache: ClusterCache;
   readonly owned: OwnedObjects;
-  /** Shared by every identity on the same server (a server that answers one answers all). */
-  readonly reachability: Reachability;
+  /** This identity's, with its server's (shared by every identity there: an outage no identity could avoid). */
+  readonly reachability: IdentityReachability;
   /** RemoteSyncs (home keys) that use this cluster. */
   readonly users = new Set<string>();
   private reconciles = 0;
@@ -68,7 +68,7 @@ export class RemoteCluster {
     readonly client: KubeClient,
     private readonly opts: RemoteClusterOptions,
   ) {
-    this.reachability = opts.reachability ?? new Reachability();
+    this.reachability = new IdentityReachability(new Reachability(), opts.serverReachability ?? new Reachability());
     this.discovery = new Discovery(client, undefined, opts.discovery);
     this.cache = new ClusterCache(client, this.discovery, { logger: opts.logger, metrics: opts.metrics, tuning: opts.tuning });
     // An identity with namespaced RBAC (a tenant's) cannot list cluster-wide: its objects are watched per namespace.
@@ -89,7 +89,7 @@ export class RemoteCluster {
       if (r.status !== undefined) this.reachability.answered();
       else this.reachability.failed(`no answer from ${client.server.origin}: ${r.error ?? 'no response'}`);
     });
-    // The gauge follows the server's reachability, whichever identity on it found out.
+    // The gauge follows this identity's reachability (its server's outages included).
     opts.metrics?.clusterReachable.set({ cluster: client.name }, this.reachability.reachable ? 1 : 0);
     this.unsubscribers.push(this.reachability.onChange((up) => opts.metrics?.clusterReachable.set({ cluster: client.name }, up ? 1 : 0)));
   }
@@ -126,7 +126,11 @@ export class RemoteCluster {
     };
   }
 
-  /** Asks the cluster for its version with a short deadline: is it there at all? */
+  /**
+   * Asks the cluster for its version with a short deadline, as this
+   * identity: is it there at all? An API error (401, 403, ...) is an answer:
+   * the reconcile goes on and meets it (and says it) in its own requests.
+   */
   async probe(): Promise<void> {
     try {
       const version = await this.client.request<{ gitVersion?: unknown } | undefined>({ path: '/version', timeoutMs: 5_000 });
@@ -136,7 +140,8 @@ export class RemoteCluster {
       }
       this.reachability.answered();
     } catch (err) {
-      this.reachability.failed(err instanceof Error ? err.message : String(err));
+      if (err instanceof ApiError) return this.reachability.answered();
+      this.reachability.probeFailed(err instanceof Error ? err.message : String(err));
       throw err;
     }
   }
@@ -149,6 +154,7 @@ export class RemoteCluster {
   /** Stops its watches and closes its connections. */
   async close(): Promise<void> {
     for (const off of this.unsubscribers.splice(0)) off();
+    this.reachability.close();
     await this.cache.stop();
     this.untrack();
     this.client.close();

@@ -2,6 +2,7 @@
 // registry, admitted by the cluster's reachability and its bound on
 // concurrent reconciles; and how it says, in its status, that it cannot.
 import { Reason } from '../api/conditions.js';
+import { impersonationConflict, type ActingAccount } from '../clusters/acting-identity.js';
 import { clusterUser, secretRefOf, type ClusterSpec } from '../clusters/cluster-spec.js';
 import type { ClusterRegistry } from '../clusters/registry.js';
 import type { Reachability } from '../clusters/reachability.js';
@@ -42,13 +43,16 @@ export { clusterUser, secretRefOf, type ClusterSpec };
 /**
  * The sync's cluster, admitted for work, or ClusterNotUsable thrown.
  * `allowLast`: when the Secret is gone, the cluster it used last (to prune on deletion).
+ * `account`: the service account the sync acts as there, refused with a kubeconfig that impersonates (acting-identity.ts).
  */
-export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, spec: ClusterSpec, allowLast: boolean): Promise<Entered> {
+export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, spec: ClusterSpec, allowLast: boolean, account?: ActingAccount): Promise<Entered> {
   const user = clusterUser(obj);
   const lookup = await registry.clusterFor(user, secretRefOf(obj, spec));
   const last = allowLast ? registry.lastClusterOf(user) : undefined;
   if (!lookup.ok && !last) throw new ClusterNotUsable(lookup.reason, lookup.message);
   const cluster = lookup.ok ? lookup.cluster : last!;
+  const conflict = impersonationConflict(cluster.name, cluster.client.kubeConfig, account);
+  if (conflict) throw new ClusterNotUsable(Reason.InvalidKubeconfig, conflict);
   const admission = cluster.reachability.admit();
   if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, unreachableMessage(cluster.name, admission.message, cluster.reachability), admission.retryInMs);
   const leave = cluster.tryEnter();

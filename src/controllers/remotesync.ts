@@ -1,3 +1,4 @@
+import { actingAccountOf } from '../clusters/acting-identity.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import type { Reconciler } from '../runtime/controller.js';
 import { ClusterNotUsable, enterCluster, reportUnusable, type Entered } from './cluster-access.js';
@@ -35,7 +36,8 @@ export function remoteSyncReconciler(deps: LifecycleDeps & { kind: 'RemoteSync' 
       const { obj, value, status, finalizer } = begun.ctx;
       let entered: Entered;
       try {
-        entered = await enterCluster(registry, obj, value.spec, false);
+        const account = actingAccountOf(obj.metadata.namespace ?? '', value.spec.serviceAccountName, settings.defaultServiceAccount);
+        entered = await enterCluster(registry, obj, value.spec, false, account);
       } catch (err) {
         if (err instanceof ClusterNotUsable) return reportUnusable(deps, obj, status, err, log);
         throw err;

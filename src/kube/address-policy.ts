@@ -3,7 +3,11 @@
 // connected to. The check is on the address connected to: a hostname is
 // resolved once, by the socket's own `lookup`, which hands the socket only
 // addresses it allowed (no second lookup between check and connect); an IP
-// literal, which Node connects to without a lookup, is checked as it is.
+// literal, which Node connects to without a lookup, is checked as it is. An
+// unspecified address (0.0.0.0, ::, ::ffff:0.0.0.0; a URL's `0` or `0x0` is
+// 0.0.0.0) is checked as what a connection to it reaches: this host, as
+// loopback (Linux connects 0.0.0.0 to 127.0.0.1 and :: to ::1; a listener on
+// [::] answers both), so denying 127.0.0.0/8 or ::1 denies them too.
 import dns from 'node:dns';
 import net from 'node:net';
 
@@ -38,7 +42,20 @@ interface Rule {
 interface Denial {
   address: string;
   cidr: string;
+  /** The loopback address an unspecified `address` was checked as (what a connection to it reaches). */
+  via?: string;
 }
+
+/** The addresses a connection to an unspecified address reaches: this host's loopback, in both families. */
+const THIS_HOST: readonly [string, 'ipv4' | 'ipv6'][] = [
+  ['127.0.0.1', 'ipv4'],
+  ['::1', 'ipv6'],
+];
+
+/** 0.0.0.0 and :: (also as ::ffff:0.0.0.0), which connect to this host. */
+const UNSPECIFIED = new net.BlockList();
+UNSPECIFIED.addAddress('0.0.0.0', 'ipv4');
+UNSPECIFIED.addAddress('::', 'ipv6');
 
 export class AddressPolicy {
   // Private (#): a policy logged or serialized shows its CIDRs only.
@@ -63,19 +80,34 @@ export class AddressPolicy {
     return new AddressPolicy(cidrs, resolve);
   }
 
-  /** The CIDR that denies `address` (an IPv4-mapped IPv6 address counts as its IPv4 one); undefined when allowed. */
+  /**
+   * The CIDR that denies `address` (an IPv4-mapped IPv6 address counts as its
+   * IPv4 one; an unspecified one as this host's loopback, which it reaches); undefined when allowed.
+   */
   deniedBy(address: string): string | undefined {
-    const ip = unbracketed(address).replace(/%.*$/, '');
-    const family = net.isIP(ip);
-    if (family === 0) return undefined;
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    return this.#rules.find((r) => r.list.check(ip, type))?.cidr;
+    return this.denial(address)?.cidr;
   }
 
   /** Throws AddressDeniedError when `host` (a URL's hostname) is an IP literal the policy denies; names are left to `lookup`. */
   checkHost(host: string): void {
-    const cidr = this.deniedBy(host);
-    if (cidr !== undefined) throw refusal(host, [{ address: unbracketed(host), cidr }]);
+    const denial = this.denial(host);
+    if (denial) throw refusal(host, [denial]);
+  }
+
+  /** Why `address` is denied, if it is: the CIDR, and the loopback address it was checked as when it is unspecified. */
+  private denial(address: string): Denial | undefined {
+    const ip = unbracketed(address).replace(/%.*$/, '');
+    const family = net.isIP(ip);
+    if (family === 0) return undefined;
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    const own = this.#rules.find((r) => r.list.check(ip, type))?.cidr;
+    if (own !== undefined) return { address: ip, cidr: own };
+    if (!UNSPECIFIED.check(ip, type)) return undefined;
+    for (const [via, viaType] of THIS_HOST) {
+      const cidr = this.#rules.find((r) => r.list.check(via, viaType))?.cidr;
+      if (cidr !== undefined) return { address: ip, cidr, via };
+    }
+    return undefined;
   }
 
   /**
@@ -89,9 +121,9 @@ export class AddressPolicy {
       if (err || addresses.length === 0) return callback(err ?? Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
       const denials: Denial[] = [];
       const allowed = addresses.filter(({ address }) => {
-        const cidr = this.deniedBy(address);
-        if (cidr !== undefined) denials.push({ address, cidr });
-        return cidr === undefined;
+        const denial = this.denial(address);
+        if (denial) denials.push({ ...denial, address });
+        return denial === undefined;
       });
       const first = allowed[0];
       if (!first) return callback(refusal(hostname, denials), '');
@@ -119,10 +151,13 @@ function blockListOf(cidr: string): net.BlockList {
 }
 
 function refusal(host: string, denials: Denial[]): AddressDeniedError {
-  const literal = denials.length === 1 && denials[0]!.address === unbracketed(host);
+  const literal = denials.length === 1 && denials[0]!.address === unbracketed(host).replace(/%.*$/, '');
+  const reach = (d: Denial): string => (d.via ? `, an unspecified address, which connects to this host (${d.via}, in ${d.cidr})` : ` (in ${d.cidr})`);
   const where = literal
-    ? `the address is in ${denials[0]!.cidr}`
-    : `it resolves to ${denials.map((d) => `${d.address} (in ${d.cidr})`).join(' and ')}`;
+    ? denials[0]!.via
+      ? `the address is unspecified, so a connection to it reaches this host (${denials[0]!.via}), which is in ${denials[0]!.cidr}`
+      : `the address is in ${denials[0]!.cidr}`
+    : `it resolves to ${denials.map((d) => `${d.address}${reach(d)}`).join(' and ')}`;
   return new AddressDeniedError(`connection to ${host} refused: ${where}, which ${DENY_CIDRS_FLAG} denies; nothing was sent`);
 }
 

@@ -5,6 +5,7 @@ import { loadKubeConfigFile } from './config.js';
 import { isPlainPath } from './paths.js';
 import { ApiError, apiErrorFrom, NotKubernetesError, TransportError } from './errors.js';
 import type { KubeConfig } from './kubeconfig.js';
+import { describeImpersonation, impersonationOf } from './kubeconfig-impersonation.js';
 import { TokenBucket } from './token-bucket.js';
 import type { SharedTransports, TransportHold } from './shared-transports.js';
 import { createTransport } from './transport-alpn.js';
@@ -238,8 +239,12 @@ export class KubeClient implements Requester {
   /**
    * The same cluster and connection pool, acting as another user: every
    * request carries `Impersonate-User` (and `Impersonate-Group`) headers.
+   * Throws when the kubeconfig impersonates already (`as:`).
    */
   impersonate(user: string, groups: string[] = []): Requester {
+    // One impersonated identity per request: the kubeconfig's (as:) would be replaced, or mixed with this one (its groups).
+    const own = impersonationOf(this.currentKubeConfig.getCurrentUser());
+    if (own) throw new Error(`${this.name}: its kubeconfig impersonates ${describeImpersonation(own)} (as:): it cannot act as ${user} too (one impersonated identity per request)`);
     const headers: Record<string, string | string[]> = { 'impersonate-user': user };
     if (groups.length > 0) headers['impersonate-group'] = groups;
     return {

@@ -17,6 +17,9 @@ export class UnknownKindError extends Error {
   }
 }
 
+/** How long a lookup waits for another client's read of the same group-version before it reads itself. */
+const JOIN_WAIT_MS = 5_000;
+
 /** One group-version's answer, and the client that asked for it. */
 interface Entry {
   at: number;
@@ -31,7 +34,8 @@ interface Entry {
  * so one identity's answer is every identity's; what an identity may do with
  * a kind is its RBAC's business, met when it lists or writes. A failure is
  * never shared: it says something of the client that met it (a revoked
- * token), so another client asks again itself.
+ * token), so another client asks again itself; nor is a wait longer than
+ * JOIN_WAIT_MS (that client's requests may hang where others' are answered).
  */
 export class DiscoveryCache {
   readonly entries = new Map<string, Entry>();
@@ -80,8 +84,14 @@ export class Discovery {
     const cached = this.cache.get(apiVersion);
     if (!cached || fresh || Date.now() - cached.at >= this.ttlMs) return this.read(apiVersion);
     if (cached.by === this.client) return cached.list;
-    // Another client's request: its answer is ours, its failure is not (that client's own, maybe).
-    return cached.list.catch(() => this.read(apiVersion));
+    // Another client's request: its answer is ours, its failure is not (that client's own, maybe), nor its hang.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('slow')), JOIN_WAIT_MS);
+    });
+    return Promise.race([cached.list, late])
+      .finally(() => clearTimeout(timer))
+      .catch(() => this.read(apiVersion));
   }
 
   private read(apiVersion: string): Promise<APIResourceList | undefined> {

@@ -1,7 +1,9 @@
 // What a kubeconfig's current cluster and user put on a request: the TLS
 // options (CA, client certificate and key, server name, whether to verify the
-// server) and the headers (Authorization, Impersonate-User), as client-node
-// 1.4's KubeConfig.applyToHTTPSOptions sets them (dist/config.js). Its
+// server) and the headers (Authorization; Impersonate-User, and what
+// client-node drops: Impersonate-Uid, -Group and -Extra-*, see
+// kubeconfig-impersonation.ts), as client-node 1.4's
+// KubeConfig.applyToHTTPSOptions sets them (dist/config.js). Its
 // authenticators are client-node's own, each loaded when a user first needs
 // it: the token file one (in-cluster) is small and loaded with this module;
 // exec (node:child_process) and the auth-provider plugins azure, gcp
@@ -12,6 +14,7 @@ import type https from 'node:https';
 import type { Authenticator } from '@kubernetes/client-node/dist/auth.js';
 import type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js';
 import { FileAuth } from '@kubernetes/client-node/dist/file_auth.js';
+import { impersonationHeaders, impersonationOf } from './kubeconfig-impersonation.js';
 
 type AuthenticatorKind = 'azure' | 'gcp' | 'exec' | 'file' | 'oidc';
 
@@ -80,12 +83,12 @@ export async function applyCredentials(cluster: Cluster | null, user: User | nul
 }
 
 /**
- * The headers alone (Impersonate-User, Authorization, basic auth), for each
+ * The headers alone (impersonation, Authorization, basic auth), for each
  * request: no file is read and nothing decoded for TLS, which is bound when
  * a connection is made (applyCredentials).
  */
 export async function applyHeaders(user: User | null, authenticators: Authenticators, opts: https.RequestOptions): Promise<void> {
-  if (user?.impersonateUser != null) headersOf(opts)['Impersonate-User'] = user.impersonateUser;
+  Object.assign(headersOf(opts), impersonationHeaders(impersonationOf(user)));
   await applyAuthorization(user, authenticators, opts);
   if (user?.username) {
     // client-node sets `auth` (which https.request turns into the header);
@@ -111,13 +114,29 @@ function applyTls(cluster: Cluster | null, user: User | null, opts: https.Reques
   if (key) opts.key = key;
 }
 
-/** client-node's applyAuthorizationHeader. */
+/**
+ * How long an authenticator (an exec plugin, an auth provider) may take to
+ * hand over credentials: a request waits for them before its own deadline
+ * starts, so a plugin that hangs would hold the request, and its reconcile's
+ * worker, for ever. (A plugin left running past it is client-node's child.)
+ */
+export const CREDENTIALS_TIMEOUT_MS = 30_000;
+
+/** client-node's applyAuthorizationHeader, the authenticator given CREDENTIALS_TIMEOUT_MS. */
 async function applyAuthorization(user: User | null, authenticators: Authenticators, opts: https.RequestOptions): Promise<void> {
   if (!user) return;
   const headers = headersOf(opts);
   const authenticator = await authenticators.for(user);
-  if (authenticator) await authenticator.applyAuthentication(user, opts);
+  if (authenticator) await withDeadline(authenticator.applyAuthentication(user, opts), `user "${user.name}": no credentials from its ${user.exec ? 'exec plugin' : 'auth provider'} within ${CREDENTIALS_TIMEOUT_MS / 1000} s`);
   if (user.token) headers.Authorization = `Bearer ${user.token}`;
+}
+
+function withDeadline<T>(work: Promise<T>, message: string, ms = CREDENTIALS_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** A file's content (read on every call, so a renewed file is used), else base64 data decoded. */

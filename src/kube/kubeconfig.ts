@@ -29,6 +29,7 @@ import {
 } from '@kubernetes/client-node/dist/config_types.js';
 import { parse } from 'yaml';
 import { applyCredentials, applyHeaders, Authenticators } from './kubeconfig-credentials.js';
+import { exportedImpersonation, impersonationFields } from './kubeconfig-impersonation.js';
 import { KUBECTL_YAML } from './kubectl-yaml.js';
 import { nonStringField } from './kubeconfig-strings.js';
 
@@ -116,7 +117,7 @@ export class KubeConfig {
     if (notString) throw new Error(notString);
     this.clusters = newClusters(raw.clusters, opts);
     this.contexts = newContexts(raw.contexts, opts);
-    this.users = newUsers(raw.users, opts);
+    this.users = withImpersonation(newUsers(raw.users, opts), raw.users);
     this.currentContext = raw['current-context'] as string;
   }
 
@@ -188,7 +189,10 @@ export class KubeConfig {
       apiVersion: 'v1',
       kind: 'Config',
       clusters: this.clusters.map(exportCluster),
-      users: this.users.map(exportUser),
+      users: this.users.map((u) => {
+        const exported = exportUser(u) as { user: Record<string, unknown> };
+        return { ...exported, user: { ...exported.user, ...exportedImpersonation(u) } };
+      }),
       contexts: this.contexts.map(exportContext),
       preferences: {},
       'current-context': this.getCurrentContext(),
@@ -242,6 +246,23 @@ export class KubeConfig {
       }
     }
   }
+}
+
+/**
+ * client-node's users with what it drops of their impersonation (`as-uid`,
+ * `as-groups`, `as-user-extra`: kubeconfig-impersonation.ts), read as kubectl
+ * reads them; a field of the wrong shape is refused (kubectl refuses it too).
+ */
+function withImpersonation(users: User[], raw: unknown): User[] {
+  const entries = Array.isArray(raw) ? (raw as unknown[]) : [];
+  return users.map((user) => {
+    const entry = entries.find((e) => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === user.name) as { user?: unknown } | undefined;
+    const body = entry?.user;
+    if (typeof body !== 'object' || body === null) return user;
+    const fields = impersonationFields(body as Record<string, unknown>, `users[${entries.indexOf(entry)}].user`);
+    if (typeof fields === 'string') throw new Error(fields);
+    return { ...user, ...fields };
+  });
 }
 
 function byName<T extends { name: string }>(list: T[] | undefined, name: string): T | null {

@@ -34,6 +34,8 @@ export interface Matcher {
   path?: RegExp;
   /** Only watches (true), or only what is not a watch (false). */
   watch?: boolean;
+  /** Only requests sent with this bearer token (a kubeconfig's placeholder: one identity of several on the proxy). */
+  token?: string;
 }
 
 export type Fault =
@@ -54,6 +56,8 @@ export interface SeenRequest {
   watch: boolean;
   protocol: 'h2' | 'http/1.1';
   userAgent: string;
+  /** The bearer token it was sent with (dropped before forwarding). */
+  token?: string;
   /** Milliseconds since the epoch, when it arrived. */
   at: number;
   /** The fault it met, if any (`status 429`, `reset`, ...). */
@@ -138,13 +142,17 @@ export class FaultProxy {
     return this.front.port;
   }
 
-  /** A kubeconfig (YAML) for the proxy: its CA, and a placeholder token (the proxy authenticates upstream). */
-  kubeconfig(name = 'via-fault-proxy'): string {
+  /**
+   * A kubeconfig (YAML) for the proxy: its CA, and a placeholder token (the
+   * proxy authenticates upstream), `user` merged into its user (another
+   * token: another identity on the same server).
+   */
+  kubeconfig(name = 'via-fault-proxy', user: Record<string, unknown> = {}): string {
     return stringify({
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name, cluster: { server: `https://127.0.0.1:${this.port}`, 'certificate-authority-data': Buffer.from(this.caPem).toString('base64') } }],
-      users: [{ name, user: { token: 'replaced-by-the-fault-proxy' } }],
+      users: [{ name, user: { token: 'replaced-by-the-fault-proxy', ...user } }],
       contexts: [{ name, context: { cluster: name, user: name } }],
       'current-context': name,
     });
@@ -237,6 +245,7 @@ export class FaultProxy {
       watch: ['1', 'true'].includes(query.get('watch') ?? ''),
       protocol: req.httpVersion === '2.0' ? 'h2' : 'http/1.1',
       userAgent: String(req.headers['user-agent'] ?? ''),
+      token: /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1],
       at: Date.now(),
     };
     this.requests.push(seen);
@@ -304,6 +313,7 @@ function matches(m: Matcher, r: SeenRequest): boolean {
   if (m.method !== undefined && !(typeof m.method === 'string' ? m.method === r.method : m.method.test(r.method))) return false;
   if (m.path !== undefined && !m.path.test(r.url)) return false;
   if (m.watch !== undefined && m.watch !== r.watch) return false;
+  if (m.token !== undefined && m.token !== r.token) return false;
   return true;
 }
 

@@ -1,8 +1,14 @@
-// RBAC for tests: a Role in a namespace, bound to a ServiceAccount.
+// RBAC for tests: a Role in a namespace, bound to a ServiceAccount (or a user).
 import type { KubeClient } from '../../src/kube/client.js';
 
-/** A Role `name` in `namespace` with `rules`, and a RoleBinding of it to the ServiceAccount `subject`. */
-export async function bindRole(client: KubeClient, namespace: string, name: string, rules: unknown[], subject: { name: string; namespace: string }): Promise<void> {
+/** A Role `name` in `namespace` with `rules`, and a RoleBinding of it to the ServiceAccount `subject` (or the user, `kind: 'User'`). */
+export async function bindRole(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  rules: unknown[],
+  subject: { name: string; namespace: string } | { kind: 'User'; name: string },
+): Promise<void> {
   const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
   await client.request({ method: 'POST', path: `${rbac}/roles`, body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules } });
   await client.request({
@@ -13,7 +19,7 @@ export async function bindRole(client: KubeClient, namespace: string, name: stri
       kind: 'RoleBinding',
       metadata: { name },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', ...subject }],
+      subjects: ['kind' in subject ? { apiGroup: 'rbac.authorization.k8s.io', ...subject } : { kind: 'ServiceAccount', ...subject }],
     },
   });
 }

@@ -49,6 +49,56 @@ describe('AddressPolicy.deniedBy', () => {
   });
 });
 
+describe('unspecified addresses, checked as what they reach (this host)', () => {
+  // 0.0.0.0 and :: are only parsed and matched here: a connection to either would reach loopback.
+  const urlHost = (url: string): string => new URL(url).hostname;
+
+  test.each([
+    ['0.0.0.0', '127.0.0.0/8'],
+    [urlHost('https://0:6443/'), '127.0.0.0/8'],
+    [urlHost('https://0x0:6443/'), '127.0.0.0/8'],
+    [urlHost('https://0.0:6443/'), '127.0.0.0/8'],
+    ['::', '127.0.0.0/8'],
+    [urlHost('https://[::]:6443/'), '127.0.0.0/8'],
+    [urlHost('https://[0:0:0:0:0:0:0:0]/'), '127.0.0.0/8'],
+    [urlHost('https://[::ffff:0.0.0.0]/'), '127.0.0.0/8'],
+  ])('%s is denied when loopback is (%s)', (address, cidr) => {
+    expect(AddressPolicy.parse('127.0.0.0/8').deniedBy(address)).toBe(cidr);
+  });
+
+  test('either loopback denied denies both unspecified addresses; other addresses of 0.0.0.0/8 are only themselves', () => {
+    const v6 = AddressPolicy.parse('::1/128');
+    expect(v6.deniedBy('0.0.0.0')).toBe('::1/128');
+    expect(v6.deniedBy('::')).toBe('::1/128');
+    expect(AddressPolicy.parse('127.0.0.0/8').deniedBy('0.0.0.1')).toBeUndefined();
+    expect(AddressPolicy.parse('0.0.0.0/8').deniedBy('0.0.0.1')).toBe('0.0.0.0/8');
+    // Their own CIDR comes first.
+    expect(AddressPolicy.parse('0.0.0.0/32,127.0.0.0/8').deniedBy('0.0.0.0')).toBe('0.0.0.0/32');
+    // The default list denies no loopback: nor these.
+    expect(new AddressPolicy(DEFAULT_DENY_CIDRS).deniedBy('0.0.0.0')).toBeUndefined();
+    expect(new AddressPolicy(DEFAULT_DENY_CIDRS).deniedBy('::')).toBeUndefined();
+  });
+
+  test('the refusal says what the address reaches', () => {
+    const policy = AddressPolicy.parse('127.0.0.0/8,::1/128');
+    expect(() => policy.checkHost(urlHost('https://0x0/'))).toThrow(
+      new AddressDeniedError(
+        'connection to 0.0.0.0 refused: the address is unspecified, so a connection to it reaches this host (127.0.0.1), which is in 127.0.0.0/8, which --source-deny-cidrs denies; nothing was sent',
+      ),
+    );
+    expect(() => policy.checkHost('[::]')).toThrow('connection to [::] refused: the address is unspecified, so a connection to it reaches this host (127.0.0.1)');
+  });
+
+  test('a name that resolves to an unspecified address is refused by lookup too', async () => {
+    const zero: Resolver = (_hostname, _options, callback) => callback(null, [{ address: '0.0.0.0', family: 4 }, { address: '::', family: 6 }]);
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => AddressPolicy.parse('127.0.0.0/8', zero).lookup('zero.test', { all: true }, (e) => resolve(e)));
+    expect(err).toBeInstanceOf(AddressDeniedError);
+    expect(err?.message).toBe(
+      'connection to zero.test refused: it resolves to 0.0.0.0, an unspecified address, which connects to this host (127.0.0.1, in 127.0.0.0/8) and ::, an unspecified address, which connects to this host (127.0.0.1, in 127.0.0.0/8), which --source-deny-cidrs denies; nothing was sent',
+    );
+  });
+});
+
 describe('AddressPolicy.parse', () => {
   test.each(['169.254.0.0', '169.254.0.0/33', 'fe80::/129', 'example.com/8', '1.2.3/8', '10.0.0.0/-1', '10.0.0.0/8/8', '10.0.0.0/x'])(
     'refuses %s, naming it and the flag',

@@ -33,6 +33,12 @@ describe('serviceAccountNamespaceOf', () => {
     expect(serviceAccountNamespaceOf(kubeconfig({ token: legacy }))).toBe('team-a');
   });
 
+  test('a user that impersonates (as:) acts as the one it impersonates: a ServiceAccount there gives its namespace, anyone else none', () => {
+    const token = jwt({ sub: 'system:serviceaccount:fleet-7:syncer' });
+    expect(serviceAccountNamespaceOf(kubeconfig({ token, as: 'system:serviceaccount:team-b:deployer' }))).toBe('team-b');
+    expect(serviceAccountNamespaceOf(kubeconfig({ token, as: 'alice' }))).toBeUndefined();
+  });
+
   test('any other user: none (a person, a certificate, an opaque token, a context namespace, a claim that is not a namespace)', () => {
     expect(serviceAccountNamespaceOf(kubeconfig({ token: jwt({ sub: 'alice@example.com' }) }))).toBeUndefined();
     expect(serviceAccountNamespaceOf(kubeconfig({ 'client-certificate-data': 'Y2VydA==', 'client-key-data': 'a2V5' }, 'team-a'))).toBeUndefined();

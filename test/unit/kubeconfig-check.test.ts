@@ -1,7 +1,9 @@
 // Kubeconfigs from Secrets: what is refused before any use, and why.
 import { describe, expect, test } from '@jest/globals';
 import { stringify } from 'yaml';
+import type https from 'node:https';
 import { checkedKubeconfig, KubeconfigError } from '../../src/clusters/kubeconfig.js';
+import { AddressPolicy } from '../../src/kube/address-policy.js';
 
 const ORIGIN = 'Secret team/edge-kubeconfig key value';
 const TOKEN = 'tok-3f9a-very-secret';
@@ -18,9 +20,9 @@ function kubeconfig(cluster: Record<string, unknown> = {}, user: Record<string, 
   });
 }
 
-function refusal(text: string, policy = {}): string {
+function refusal(text: string, policy = {}, namespace?: string): string {
   try {
-    checkedKubeconfig(text, ORIGIN, policy);
+    checkedKubeconfig(text, ORIGIN, policy, namespace);
   } catch (err) {
     expect(err).toBeInstanceOf(KubeconfigError);
     const message = (err as Error).message;
@@ -43,10 +45,53 @@ describe('checkedKubeconfig', () => {
   test('exec and auth-provider users run nothing unless allowed', () => {
     const exec = kubeconfig({}, { token: undefined, exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'touch', args: ['/tmp/pwned'] } });
     expect(refusal(exec)).toBe(
-      `${ORIGIN}: user "admin" runs a command to get its credentials (exec): refused, since a tenant's kubeconfig must not run anything on the operator's machine; use a token or a client certificate, or run the operator with --allow-kubeconfig-exec`,
+      `${ORIGIN}: user "admin" runs a command to get its credentials (exec): refused, since a tenant's kubeconfig must not run anything on the operator's machine; use a token or a client certificate, or run the operator with --allow-kubeconfig-exec=<namespace>`,
     );
     expect(refusal(kubeconfig({}, { 'auth-provider': { name: 'gcp' } }))).toContain('uses an auth-provider plugin (auth-provider): refused');
     expect(checkedKubeconfig(exec, ORIGIN, { allowExec: true }).getCurrentUser()?.exec).toMatchObject({ command: 'touch' });
+  });
+
+  test('--allow-kubeconfig-exec with a list of namespaces: exec only from Secrets of those namespaces, the refusal naming the flag and the namespace', () => {
+    const exec = kubeconfig({}, { token: undefined, exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'touch', args: ['/tmp/pwned'] } });
+    const policy = { allowExec: ['team-a', 'team-c'] };
+    expect(checkedKubeconfig(exec, ORIGIN, policy, 'team-a').getCurrentUser()?.exec).toMatchObject({ command: 'touch' });
+    expect(refusal(exec, policy, 'team-b')).toBe(
+      `${ORIGIN}: user "admin" runs a command to get its credentials (exec): refused in namespace team-b, which --allow-kubeconfig-exec=team-a,team-c does not name (since a tenant's kubeconfig must not run anything on the operator's machine; use a token or a client certificate, or add team-b to --allow-kubeconfig-exec)`,
+    );
+    expect(refusal(kubeconfig({}, { 'auth-provider': { name: 'gcp' } }), policy, 'team-b')).toContain('(auth-provider): refused in namespace team-b');
+    // Not knowing the namespace (the CLI), a list allows nothing; true allows every namespace.
+    expect(refusal(exec, policy)).toContain('refused');
+    expect(checkedKubeconfig(exec, ORIGIN, { allowExec: true }, 'team-b').getCurrentUser()?.exec).toBeDefined();
+    expect(refusal(exec, { allowExec: [] }, 'team-a')).toContain('refused in namespace team-a');
+  });
+
+  test("a user's impersonation (as, as-groups, as-uid, as-user-extra) is kept, and sent with every request", async () => {
+    const kc = checkedKubeconfig(kubeconfig({}, { as: 'ann', 'as-groups': ['team-a'], 'as-uid': 'u-1', 'as-user-extra': { reason: ['deploy'] } }), ORIGIN);
+    const opts: https.RequestOptions = {};
+    await kc.applyHeaders(opts);
+    expect(opts.headers).toEqual({
+      Authorization: `Bearer ${TOKEN}`,
+      'Impersonate-User': 'ann',
+      'Impersonate-Group': ['team-a'],
+      'Impersonate-Uid': 'u-1',
+      'Impersonate-Extra-reason': ['deploy'],
+    });
+  });
+
+  test('impersonation that cannot be sent as asked is refused, saying so (never dropped)', () => {
+    expect(refusal(kubeconfig({}, { 'as-groups': ['system:masters'] }))).toBe(
+      `${ORIGIN}: user "admin" sets as-groups without as (the user to impersonate): Kubernetes refuses groups, a uid or extras without a user; set as, or remove them`,
+    );
+    expect(refusal(kubeconfig({}, { as: 'ann', 'as-groups': [1] }))).toBe(`${ORIGIN}: user "admin".as-groups must be a list of strings`);
+    expect(refusal(kubeconfig({}, { as: 'ann\nImpersonate-Group: system:masters' }))).toContain('must be printable ASCII (each is sent as an HTTP header)');
+    expect(refusal(kubeconfig({}, { as: 'ann', 'as-user-extra': ['x'] }))).toContain('as-user-extra must map keys to lists of strings');
+  });
+
+  test('a server at an unspecified address is checked as the loopback it reaches', () => {
+    const policy = { addressPolicy: AddressPolicy.parse('127.0.0.0/8') };
+    for (const server of ['https://0.0.0.0:6443', 'https://0:6443', 'https://0x0:6443', 'https://[::]:6443']) {
+      expect(refusal(kubeconfig({ server }), policy)).toContain('the address is unspecified, so a connection to it reaches this host (127.0.0.1), which is in 127.0.0.0/8');
+    }
   });
 
   test('files on the operator machine are never read, whatever the flags', () => {

@@ -4,7 +4,7 @@
 // request. And that loading it loads none of what client-node's config.js
 // would (its generated API, node-fetch, the proxy agents, js-yaml, the auth
 // provider plugins), which is why it exists.
-import { afterEach, describe, expect, test } from '@jest/globals';
+import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import type https from 'node:https';
@@ -158,11 +158,71 @@ describe("syncprims' KubeConfig does what client-node's does", () => {
     expect(applied).toMatchObject({ impersonate: 'someone-else', authorization: 'Bearer tok' });
   });
 
+  test("impersonation beyond as, which client-node drops: as-uid, as-groups and as-user-extra are sent as kubectl sends them, and exported", async () => {
+    const user = { token: 'tok', as: 'ann', 'as-uid': 'u-1', 'as-groups': ['team-a', 'viewers'], 'as-user-extra': { 'acme.com/project': ['p1', 'p2'], scopes: ['openid'] } };
+    const ours = new KubeConfig();
+    ours.loadFromString(kubeconfig({}, user));
+    const theirs = new ClientNodeKubeConfig();
+    theirs.loadFromString(kubeconfig({}, user));
+    const sent = async (kc: Applies): Promise<Record<string, unknown>> => {
+      const o: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(o);
+      return (o.headers ?? {}) as Record<string, unknown>;
+    };
+    // client-node would act as ann without her groups, uid and extras: as someone else than the kubeconfig says.
+    expect(await sent(theirs)).toEqual({ Authorization: 'Bearer tok', 'Impersonate-User': 'ann' });
+    expect(await sent(ours)).toEqual({
+      Authorization: 'Bearer tok',
+      'Impersonate-User': 'ann',
+      'Impersonate-Uid': 'u-1',
+      'Impersonate-Group': ['team-a', 'viewers'],
+      // The key escaped as client-go's headerKeyEscape: '/' is not a header name's byte.
+      'Impersonate-Extra-acme.com%2Fproject': ['p1', 'p2'],
+      'Impersonate-Extra-scopes': ['openid'],
+    });
+    const perRequest: https.RequestOptions = {};
+    await ours.applyHeaders(perRequest);
+    expect(perRequest.headers).toEqual(await sent(ours));
+    // Exported as kubectl names them (what `syncprims cluster add` stores), and read back the same.
+    const exported = JSON.parse(ours.exportConfig()) as { users: { user: Record<string, unknown> }[] };
+    expect(exported.users[0]!.user).toMatchObject(user);
+    const again = new KubeConfig();
+    again.loadFromString(ours.exportConfig());
+    expect(await sent(again)).toEqual(await sent(ours));
+  });
+
+  test('impersonation fields of the wrong shape, or without as, are refused (never dropped)', () => {
+    const load = (user: Record<string, unknown>) => () => new KubeConfig().loadFromString(kubeconfig({}, { token: 'tok', ...user }));
+    expect(load({ 'as-groups': ['team-a'] })).toThrow('users[0].user sets as-groups without as (the user to impersonate)');
+    expect(load({ as: 'ann', 'as-groups': 'team-a' })).toThrow('users[0].user.as-groups must be a list of strings');
+    expect(load({ as: 'ann', 'as-user-extra': { k: 'v' } })).toThrow('users[0].user.as-user-extra must map keys to lists of strings');
+    expect(load({ as: 'ann', 'as-groups': ['a\r\nX-Evil: 1'] })).toThrow('must be printable ASCII (each is sent as an HTTP header)');
+  });
+
   test('an exec plugin printing an ExecCredential', async () => {
     const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec', clientCertificateData: 'exec cert' } };
     const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', `console.log(${JSON.stringify(JSON.stringify(credential))})`] };
     const { applied } = await same(fromString(kubeconfig({}, { exec })));
     expect(applied).toMatchObject({ authorization: 'Bearer from-exec', cert: 'exec cert' });
+  });
+
+  test('an exec plugin that hands over nothing: the request fails after the credentials deadline, not never', async () => {
+    // The plugin prints nothing for 5 s (then exits); the deadline (30 s) is run on fake timers.
+    const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', 'setTimeout(() => {}, 5000)'] };
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfig({}, { exec }));
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'Date'] });
+    try {
+      let settled = false;
+      const pending = kc.applyHeaders({}).catch((e: unknown) => e).finally(() => (settled = true));
+      // Until the deadline's timer is set (after the exec authenticator is loaded), or the plugin gave up by itself.
+      const giveUp = Date.now() + 10_000;
+      while (jest.getTimerCount() === 0 && !settled && Date.now() < giveUp) await new Promise((r) => setImmediate(r));
+      jest.advanceTimersByTime(30_000);
+      expect(((await pending) as Error).message).toBe('user "u": no credentials from its exec plugin within 30 s');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('a token file: an auth-provider tokenFile, and token-file', async () => {

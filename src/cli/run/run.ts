@@ -53,7 +53,7 @@ interface RunFlags extends SourceFlags {
   enableDebugEndpoints?: boolean;
   debugAddr: string;
   clusterId?: string;
-  allowKubeconfigExec?: boolean;
+  allowKubeconfigExec?: boolean | string;
   allowInsecureKubeconfigTls?: boolean;
   qps: string;
   burst: string;
@@ -92,7 +92,10 @@ export function addRunCommand(program: Command): void {
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
     .option('--allow-cross-namespace-refs', 'let dependsOn name syncs in other namespaces (default: refused, reason Forbidden)')
     .option('--cluster-id <id>', 'the syncprims.dev/origin label on objects applied to remote clusters (default: the uid of the kube-system namespace)')
-    .option('--allow-kubeconfig-exec', 'accept kubeconfigs in Secrets whose user runs a command (exec) or an auth-provider (default: refused)')
+    .option(
+      '--allow-kubeconfig-exec [namespaces]',
+      'accept kubeconfigs in Secrets of these namespaces (comma-separated) whose user runs a command (exec) or an auth-provider (default: refused); bare, in every namespace (refused with --default-service-account, the multi-tenant mode)',
+    )
     .option('--allow-insecure-kubeconfig-tls', 'accept kubeconfigs in Secrets with insecure-skip-tls-verify (default: refused)')
     .option('--qps <n>', 'requests per second to each remote cluster (client-side, as client-go)', '50')
     .option('--burst <n>', 'requests each remote cluster may get at once above --qps', '100')
@@ -171,7 +174,8 @@ async function run(flags: RunFlags): Promise<void> {
   shutDownOnSignals(manager, log);
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
   log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs, heapGrowingPercent }, 'starting');
-  const remote = remoteFlags(flags);
+  const { allowExecOf } = await import('./kubeconfig-exec-flag.js');
+  const remote = remoteFlags(flags, allowExecOf(flags.allowKubeconfigExec, defaultServiceAccountOf(flags) !== undefined));
   const clusterId = flags.clusterId ?? (await defaultClusterId(client));
   const defaultServiceAccount = defaultServiceAccountOf(flags);
   log.info({ clusterId, ...remote.remoteRateLimit, lostClusterGraceMs: remote.lostClusterGraceMs, defaultServiceAccount: defaultServiceAccount ?? '(none)', ...remote.kubeconfigPolicy }, 'remote clusters');
@@ -217,8 +221,8 @@ function shutDownOnSignals(manager: { shutdown(graceMs: number): Promise<void> }
   process.on('SIGINT', () => onSignal('SIGINT'));
 }
 
-/** The flags about remote clusters, checked. */
-function remoteFlags(flags: RunFlags) {
+/** The flags about remote clusters, checked; `allowExec`: --allow-kubeconfig-exec's (kubeconfig-exec-flag.ts). */
+function remoteFlags(flags: RunFlags, allowExec: boolean | string[]) {
   const qps = Number(flags.qps);
   const burst = Number(flags.burst);
   if (!(qps > 0)) throw new Error(`--qps ${flags.qps}: want a positive number`);
@@ -227,7 +231,7 @@ function remoteFlags(flags: RunFlags) {
     remoteRateLimit: { qps, burst },
     lostClusterGraceMs: durationFlag('--lost-cluster-grace', flags.lostClusterGrace),
     kubeconfigPolicy: {
-      allowExec: flags.allowKubeconfigExec ?? false,
+      allowExec,
       allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false,
       // --source-deny-cidrs, set by useSourceFlags: kubeconfig servers may not be those addresses either.
       addressPolicy: outboundAddressPolicy(),
