@@ -13,6 +13,7 @@ import { parseDuration } from '../api/duration.js';
 import { API_VERSION, syncResource } from '../api/kinds.js';
 import { FIELD_MANAGER, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
+import { actingAccountOf, type ActingAccount } from '../clusters/acting-identity.js';
 import { parseSyncObject } from '../api/validate.js';
 import { ARRIVED_RETRY_MS } from '../apply/arrivals.js';
 import type { Drift, DueDrifts } from '../apply/drift.js';
@@ -158,7 +159,7 @@ export class ProxySyncReconciler implements Reconciler {
     const spec = value.spec;
     let entered: Entered;
     try {
-      entered = await enterCluster(this.settings.registry, obj, spec, false);
+      entered = await enterCluster(this.settings.registry, obj, spec, false, this.actingAccount(obj, spec));
     } catch (err) {
       if (!(err instanceof ClusterNotUsable)) throw err;
       // Suspended, it writes nothing there anyway: it says so with the status it has, and mirrors again once resumed.
@@ -292,6 +293,12 @@ export class ProxySyncReconciler implements Reconciler {
   }
 
   /** Who writes in the remote cluster for this ProxySync (see RemoteWriter). */
+  /** The account it writes as in the remote cluster (remoteWriter), for enterCluster: a kubeconfig that impersonates itself cannot carry it too. */
+  private actingAccount(obj: KubeObject, spec: ProxySyncSpec): ActingAccount | undefined {
+    if (remoteWriter(spec, this.settings.defaultServiceAccount) === undefined) return undefined;
+    return actingAccountOf(obj.metadata.namespace ?? '', spec.template.spec.serviceAccountName, this.settings.defaultServiceAccount);
+  }
+
   private writerOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemoteWriter {
     const account = remoteWriter(spec, this.settings.defaultServiceAccount);
     return account ? { client: cluster.client.asServiceAccount(obj.metadata.namespace ?? '', account), account } : { client: cluster.client };
@@ -434,7 +441,7 @@ export class ProxySyncReconciler implements Reconciler {
       return;
     }
     return cleanUpInCluster(this.deps, this.settings, obj, spec, log, async () => {
-      const entered = await enterCluster(this.settings.registry, obj, spec, true);
+      const entered = await enterCluster(this.settings.registry, obj, spec, true, this.actingAccount(obj, spec));
       try {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
         // Deleted as it wrote them: as its account when the operator impersonates.
