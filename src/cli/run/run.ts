@@ -69,7 +69,7 @@ interface RunFlags extends SourceFlags {
 export function addRunCommand(program: Command): void {
   const command = program
     .command('run')
-    .description('run the operator: reconcile Syncs, RemoteSyncs and ProxySyncs')
+    .description('run the operator: reconcile Syncs, RemoteSyncs, ProxySyncs and FleetSyncs')
     .option('--kubeconfig <file>', 'kubeconfig of the cluster to manage (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--namespace <ns>', 'watch one namespace (default: all)')
     .option('--concurrency <n>', 'workers per controller', '8')
@@ -90,6 +90,25 @@ export function addRunCommand(program: Command): void {
     .option('--metrics-addr <addr>', 'where /metrics listens', ':8080')
     .option('--health-addr <addr>', 'where /healthz and /readyz listen', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+    .option(
+      '--ui-addr <addr>',
+      'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
+    )
+    .option(
+      '--enable-debug-endpoints',
+      'serve /debug/cache (every cached object as JSON; the values of Secrets are redacted wherever they are, cached Secrets and Secrets inline in sync specs alike) on --debug-addr',
+    )
+    .option(
+      '--debug-addr <addr>',
+      'where the debug endpoints listen, apart from /healthz (which a kubelet must reach); `8083` or `:8083` listen on loopback only (reach it with kubectl port-forward), name a host (`0.0.0.0:8083`) to listen on others',
+      DEFAULT_DEBUG_ADDR,
+    );
+  addSourceOptions(addTenancyOptions(command)).action(run);
+}
+
+/** What syncs may reach and do: other namespaces, remote clusters and their kubeconfigs, accounts, fleets' quotas. */
+function addTenancyOptions(command: Command): Command {
+  return command
     .option('--allow-cross-namespace-refs', 'let dependsOn name syncs in other namespaces (default: refused, reason Forbidden)')
     .option('--cluster-id <id>', 'the syncprims.dev/origin label on objects applied to remote clusters (default: the uid of the kube-system namespace)')
     .option(
@@ -113,21 +132,7 @@ export function addRunCommand(program: Command): void {
       '--fleet-max-size <MiB>',
       "the most one FleetSync may place in the managing cluster's etcd, in MiB: its template's size times its children, plus its revisions kept; past it it is refused (QuotaExceeded) before anything is written",
       String(DEFAULT_FLEET_QUOTA.maxBytes / MiB),
-    )
-    .option(
-      '--ui-addr <addr>',
-      'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
-    )
-    .option(
-      '--enable-debug-endpoints',
-      'serve /debug/cache (every cached object as JSON; the values of Secrets are redacted wherever they are, cached Secrets and Secrets inline in sync specs alike) on --debug-addr',
-    )
-    .option(
-      '--debug-addr <addr>',
-      'where the debug endpoints listen, apart from /healthz (which a kubelet must reach); `8083` or `:8083` listen on loopback only (reach it with kubectl port-forward), name a host (`0.0.0.0:8083`) to listen on others',
-      DEFAULT_DEBUG_ADDR,
     );
-  addSourceOptions(command).action(run);
 }
 
 /** The operator's modules, loaded when it runs: the other commands (and --help) start without them. */
