@@ -164,6 +164,7 @@ describe('FleetSync', () => {
   });
 
   test('dependencies per cluster: a FleetSync entry holds each child on the same cluster\'s child only; a Cluster API Cluster is selected too', async () => {
+    const since = new Date();
     // A Cluster API cluster `capi` on edge-2 (its kubeconfig Secret unlabelled, <name>-kubeconfig).
     await putKubeconfigSecret(mgmt, ns(), 'capi-kubeconfig', await kubeconfigOf('edge-2'));
     await mgmt.request({
@@ -200,6 +201,14 @@ describe('FleetSync', () => {
       const f = await getFleet('app');
       return f.status?.clusters?.ready === 1 && f.status.clusters.progressing === 1 && f.status.clusters.selected === 2 ? f : undefined;
     }, 30_000);
+    // What each edge got, from its audit log: edge-1's app ConfigMap written only after its base one was;
+    // edge-2 was sent base (refused: its namespace exists in edge-1 only) and never app.
+    const configMapWrites = async (edge: string, name: string) =>
+      ((await writesSince(edge, since, OPERATOR)) as (AuditEvent & { stageTimestamp: string })[]).filter((w) => w.objectRef?.resource === 'configmaps' && w.objectRef.name === name);
+    const [eastBase, eastApp, capiBase, capiApp] = await Promise.all([configMapWrites('edge-1', 'base'), configMapWrites('edge-1', 'app'), configMapWrites('edge-2', 'base'), configMapWrites('edge-2', 'app')]);
+    const created = eastBase.find((w) => (w.responseStatus?.code ?? 0) < 300);
+    expect({ eastBase: created !== undefined, eastApp: eastApp.length > 0, capiBaseSent: capiBase.length > 0, capiApp: capiApp.map((w) => w.requestURI) }).toEqual({ eastBase: true, eastApp: true, capiBaseSent: true, capiApp: [] });
+    expect(eastApp[0]!.requestReceivedTimestamp > created!.stageTimestamp).toBe(true);
     for (const name of ['app', 'base']) await mgmt.request({ method: 'DELETE', path: syncPath(ns(), name, FLEETSYNCS) });
     await eventually('base gone', async () => ((await find(mgmt, syncPath(ns(), 'base', FLEETSYNCS))) ? undefined : true), 90_000);
   });
@@ -251,8 +260,12 @@ describe('FleetSync rollouts', () => {
     waves: [{ name: 'canary', selector: { matchLabels: { region: 'east' } } }, { name: 'rest' }],
     ...extra,
   });
-  const roll = (value: string, extra: Record<string, unknown> = {}, namespace?: string) =>
-    applyFleetSync('roll', { kind: 'RemoteSync', clusters: { names: ['east', 'west'] }, rollout: rollout(extra), template: configMapTemplate('roll', namespace, value) });
+  /** Revision `value` of the ConfigMap `roll`; `broken` adds an object that cannot be applied (its namespace exists nowhere). */
+  const roll = (value: string, extra: Record<string, unknown> = {}, broken = false) => {
+    const template = configMapTemplate('roll', undefined, value);
+    if (broken) template.spec.source.inline.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'roll', namespace: BROKEN_NS }, data: { value } } as never);
+    return applyFleetSync('roll', { kind: 'RemoteSync', clusters: { names: ['east', 'west'] }, rollout: rollout(extra), template });
+  };
 
   // From the audit logs (Metadata level: who wrote what, when; no bodies). Timestamps are RFC 3339
   // with microseconds, always six digits: they compare as strings.
@@ -290,15 +303,16 @@ describe('FleetSync rollouts', () => {
     expect([await valueIn(edge1, 'roll'), await valueIn(edge2, 'roll')]).toEqual(['v1', 'v1']);
     const good = (await rolled('roll')).status?.currentRevision;
 
-    // Broken: the canary cannot apply it (its namespace exists nowhere).
+    // Broken: it changes the ConfigMap both clusters have (v2) and adds one the canary cannot apply (its namespace exists nowhere).
     const broke = new Date();
-    await roll('v2', {}, BROKEN_NS);
+    await roll('v2', {}, true);
     const halted = await waitPhase('roll', 'Halted');
     expect(readyOf(halted)).toMatchObject({ status: 'False', reason: 'RolloutHalted' });
     expect(halted.status?.message).toContain('wave canary: 1 failing (at most 0): east');
     expect(halted.status?.currentRevision).toBe(good);
     expect(await revisionOf('roll-west')).toBe(good);
-    expect(await valueIn(edge2, 'roll')).toBe('v1');
+    // The canary took the change (its ConfigMap is v2); the rest did not: had the broken revision reached it, it would read v2 too.
+    expect([await valueIn(edge1, 'roll'), await valueIn(edge2, 'roll')]).toEqual(['v2', 'v1']);
     await eventOf(mgmt, ns(), 'roll', 'RolloutHalted', 'Warning');
 
     // Fixing forward: a new revision starts again from the canary and reaches both.
@@ -408,13 +422,19 @@ describe('FleetSync rollouts', () => {
     expect(await revisionOf('roll-east')).toBe(paused.status?.currentRevision);
     expect(await valueIn(edge1, 'roll')).toBe('v3');
 
-    // Long enough that the reads below fall inside it on a busy machine.
+    const soakFrom = new Date();
     await roll('v4', { soak: '10s' });
     const soaking = await waitPhase('roll', 'Soaking');
-    expect(soaking.status?.waves?.[0]?.soakUntil).toBeDefined();
+    const soakUntil = Date.parse(soaking.status?.waves?.[0]?.soakUntil ?? '');
+    expect(soakUntil).not.toBeNaN();
     expect(await valueIn(edge1, 'roll')).toBe('v4');
-    expect(await valueIn(edge2, 'roll')).toBe('v3');
+    const [during, readAt] = [await valueIn(edge2, 'roll'), Date.now()];
     await waitPhase('roll', 'Complete', 60_000);
+    // The read proves the hold only if it fell inside the soak; the audit log proves it in any case: edge-2 was written only once the soak was over.
+    expect({ during, readInsideTheSoak: readAt < soakUntil }).toEqual({ during: 'v3', readInsideTheSoak: true });
+    const west = await configMapWrites('edge-2', 'roll', soakFrom);
+    expect(west.length).toBeGreaterThan(0);
+    expect(Date.parse(west[0]!.requestReceivedTimestamp)).toBeGreaterThanOrEqual(soakUntil);
 
     await applyFleetSync('roll', {
       kind: 'RemoteSync',
