@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { KubeClient, Query } from '../kube/client.js';
-import { ApiError, TransportError } from '../kube/errors.js';
+import { ApiError, ResponseLimitError, TransportError } from '../kube/errors.js';
 import { collectionPath, METADATA_LIST_ONLY_ACCEPT, METADATA_ONLY_ACCEPT, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import { watchEvents, type WatchEvent } from '../kube/watch-stream.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -166,10 +166,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** Not allowed to list: no retry will change that; whoever asked for the informer decides (it is stopped). */
+  /**
+   * Not allowed to list, or the initial set passed a bound of its answers
+   * (ResponseLimitError: an event too large, or too slow): no retry will change
+   * that; whoever asked for the informer decides (it is stopped), and says why.
+   */
   private refusedForGood(err: unknown): boolean {
-    if (this.synced || !(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) return false;
-    this.log.info({ err: err.message }, 'not allowed to read the initial set: informer stopped');
+    if (this.synced) return false;
+    const refused = err instanceof ApiError && (err.status === 403 || err.status === 401);
+    if (!refused && !(err instanceof ResponseLimitError)) return false;
+    this.log.info({ err: (err as Error).message }, refused ? 'not allowed to read the initial set: informer stopped' : 'the initial set passed a bound of its answers: informer stopped');
     this.abort.abort();
     for (const w of this.syncWaiters.splice(0)) w.reject(err);
     return true;
