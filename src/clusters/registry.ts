@@ -12,6 +12,7 @@ import { describeRef, readKey } from '../source/kube-refs.js';
 import { checkedKubeconfig, KubeconfigError, type KubeconfigPolicy } from './kubeconfig.js';
 import { Reachability, type ReachabilitySnapshot } from './reachability.js';
 import { RemoteCluster } from './remote-cluster.js';
+import { shareLimits, WorkerShares } from './worker-shares.js';
 
 /** The Secret and key holding a cluster's kubeconfig, and the spec field that names it (for messages). */
 export interface ClusterSecretRef {
@@ -34,6 +35,10 @@ export interface ClusterRegistryOptions {
   ownerNamespace?: string;
   userAgent: string;
   maxReconcilesPerCluster: number;
+  /** Each controller's workers (`--concurrency`): a server or a namespace holds at most its share (worker-shares.ts). */
+  workers?: number;
+  /** `--remote-request-timeout`: the deadline of each request to a remote cluster, headers and body. */
+  requestTimeoutMs?: number;
   /** `--qps` / `--burst` of each remote cluster. */
   rateLimit?: { qps: number; burst: number };
   logger: Logger;
@@ -84,6 +89,8 @@ export class ClusterRegistry {
   /** ...and identities on the same server (location: URL, CA, TLS name) share what is known of it: its reachability and discovery. */
   private readonly servers = new Map<string, Server>();
   private readonly untrackTransports: () => void;
+  /** The workers, shared fairly by servers and namespaces. */
+  private readonly shares: WorkerShares;
   private readonly reachabilityListeners = new Set<() => void>();
   /** Lookups in flight, by user, Secret and its version. */
   private readonly lookups = new Map<string, Promise<ClusterLookup>>();
@@ -95,6 +102,7 @@ export class ClusterRegistry {
 
   constructor(private readonly opts: ClusterRegistryOptions) {
     this.log = opts.logger.child({ component: 'clusters' });
+    this.shares = new WorkerShares(shareLimits(opts.workers ?? opts.maxReconcilesPerCluster * 2));
     this.untrackTransports = opts.metrics?.trackSharedTransports(this.transports) ?? (() => undefined);
   }
 
@@ -253,6 +261,8 @@ export class ClusterRegistry {
       origin: this.opts.origin,
       ownerNamespace: this.opts.ownerNamespace,
       maxReconciles: this.opts.maxReconcilesPerCluster,
+      shares: { shares: this.shares, server: parsed.location },
+      requestTimeoutMs: this.opts.requestTimeoutMs,
       rateLimit: this.opts.rateLimit,
       transports: this.transports,
       addressPolicy: this.opts.policy.addressPolicy,

@@ -51,8 +51,10 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
   const cluster = lookup.ok ? lookup.cluster : last!;
   const admission = cluster.reachability.admit();
   if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, unreachableMessage(cluster.name, admission.message, cluster.reachability), admission.retryInMs);
-  const leave = cluster.tryEnter();
-  if (!leave) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy`, BUSY_RETRY_MS, true);
+  const entered = cluster.tryEnter(obj.kind ?? '', obj.metadata.namespace ?? '');
+  // Turned away (its cluster, server or namespace holds its share of the workers): back after a jittered second, holding none.
+  if (!entered.ok) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy: ${entered.group} holds its share of the workers`, jitter(BUSY_RETRY_MS), true);
+  const leave = entered.leave;
   if (admission.probe) {
     try {
       await cluster.probe();

@@ -42,6 +42,8 @@ export interface ControllerSettings {
   lostClusterGraceMs?: number;
   /** `--default-service-account`: syncs that name no service account apply as this one of their namespace. */
   defaultServiceAccount?: string;
+  /** `--remote-request-timeout`: the deadline of each request to a remote cluster, headers and body (default 15 s). */
+  remoteRequestTimeoutMs?: number;
 }
 
 const DEFAULT_LOST_CLUSTER_GRACE_MS = 5 * 60_000;
@@ -266,6 +268,8 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     ownerNamespace: m.opts.namespace,
     userAgent: settings.userAgent ?? 'syncprims-operator',
     maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
+    workers: settings.concurrency,
+    requestTimeoutMs: settings.remoteRequestTimeoutMs,
     rateLimit: settings.remoteRateLimit,
     logger: m.log,
     metrics: m.metrics,
