@@ -95,7 +95,7 @@ export class RemoteCluster {
       if (r.aborted) return; // the caller gave up: that says nothing of the cluster
       if (r.status !== undefined && r.error === undefined) this.reachability.answered();
       // An answer whose body passed a bound (ResponseLimitError) is no answer: its error names the cluster and the bound.
-      else if (r.status !== undefined) this.reachability.failed(r.error ?? 'no complete answer');
+      else if (r.status !== undefined) this.reachability.failed(`${r.method} ${r.url.pathname}: ${r.error ?? 'no complete answer'}`);
       else this.reachability.failed(`no answer from ${client.server.origin}: ${r.error ?? 'no response'}`);
     });
     // The gauge follows the server's reachability, whichever identity on it found out.
