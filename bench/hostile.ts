@@ -141,7 +141,7 @@ ${median(loads).toFixed(1)} (median; ${Math.min(...loads).toFixed(1)} to ${Math.
 
 Method: ${REPEATS} RemoteSyncs to edge-1, one after another, each new (one ConfigMap), timed from the POST to Ready=True
 (polled every 50 ms), after one unrecorded warm-up; first alone, then beside a tenant's hostile clusters (the issue's
-reproduction, \`test/support/hostile-apiserver.ts\` on 127.0.0.1): ${HOSTILE_N} RemoteSyncs with a token each on one server that
+reproduction, \`test/support/hostile-apiserver.ts\` on 127.0.0.1), in the tenant's namespace: ${HOSTILE_N} RemoteSyncs with a token each on one server that
 drips a byte a second, and ${HOSTILE_N} on one whose bodies never end, applied two seconds before the first timed one and
 retried throughout (their servers received ${hostileRequests} requests in all). Before issue 43 the same eight drips held all
 eight workers: 215.6 s to Ready against 0.2 s alone (the issue's figures, by hand).

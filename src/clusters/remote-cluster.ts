@@ -129,21 +129,15 @@ export class RemoteCluster {
   tryEnter(pool: string, namespace: string): ShareAdmission {
     if (this.reconciles >= this.opts.maxReconciles) return { ok: false, group: `cluster ${this.name}` };
     const shares = this.opts.shares ?? { shares: new WorkerShares(shareLimits(this.opts.maxReconciles * 2)), server: this.client.server.origin };
-    const shared = shares.shares.tryEnter(pool, [`server ${shares.server}`, `namespace ${namespace}`]);
-    if (!shared.ok) return shared;
-    this.reconciles++;
-    this.gauge();
-    let left = false;
-    return {
-      ok: true,
-      leave: () => {
-        if (left) return;
-        left = true;
-        shared.leave();
-        this.reconciles--;
-        this.gauge();
-      },
-    };
+    const entered = shares.shares.tryEnter(pool, [`server ${shares.server}`, `namespace ${namespace}`], () => {
+      this.reconciles--;
+      this.gauge();
+    });
+    if (entered.ok) {
+      this.reconciles++;
+      this.gauge();
+    }
+    return entered;
   }
 
   /** Asks the cluster for its version with a short deadline: is it there at all? */

@@ -35,8 +35,9 @@ export class WorkerShares {
    * One of `pool`'s workers asks to work for every group in `groups` (e.g.
    * `server <location>`, `namespace <ns>`). Each group may hold `share`
    * workers; past that only when, with this one, `reserve` stay free.
+   * `onLeave` runs once, when the admitted reconcile leaves.
    */
-  tryEnter(pool: string, groups: string[]): ShareAdmission {
+  tryEnter(pool: string, groups: string[], onLeave?: () => void): ShareAdmission {
     const busy = this.inFlight.get(pool) ?? 0;
     const roomPastShare = busy + 1 <= this.limits.workers - this.limits.reserve;
     for (const group of groups) {
@@ -50,6 +51,7 @@ export class WorkerShares {
         if (left) return;
         left = true;
         this.add(pool, groups, -1);
+        onLeave?.();
       },
     };
   }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { KubeClient } from '../../src/kube/client.js';
 import { ResponseLimitError } from '../../src/kube/errors.js';
 import { KubeConfig } from '../../src/kube/kubeconfig.js';
@@ -24,11 +25,7 @@ const chunk = Buffer.alloc(64 * 1024, 'x');
 /** Writes chunks as fast as the client reads them, until it goes away. */
 function endless(res: http.ServerResponse): void {
   res.writeHead(200, { 'content-type': 'application/json' });
-  const more = (): void => {
-    while (!res.destroyed && res.write(chunk));
-    if (!res.destroyed) res.once('drain', more);
-  };
-  more();
+  endlessOn(res);
 }
 /** One byte every `ms`, never the end. */
 function drip(res: http.ServerResponse, ms: number, first = '{"items":['): void {
@@ -156,14 +153,7 @@ describe('a watch event past its bounds', () => {
       res.write('{"type":"ADDED","object":{"metadata":{"name":"');
       endlessOn(res);
     });
-    const res = await client.stream({ path: '/api/v1/configmaps-watch', idleTimeoutMs: 5_000, maxBytes: 256 * 1024 });
-    const names: string[] = [];
-    const err = await (async () => {
-      for await (const e of watchEvents(res)) names.push(e.object.metadata.name!);
-    })().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const { names, err } = await readEvents(await client.stream({ path: '/api/v1/configmaps-watch', idleTimeoutMs: 5_000, maxBytes: 256 * 1024 }));
     expect(names).toEqual(['a', 'b']);
     expect(err).toBeInstanceOf(ResponseLimitError);
     expect((err as Error).message).toContain('one watch event of more than 256 KiB, the limit of an event');
@@ -171,14 +161,7 @@ describe('a watch event past its bounds', () => {
 
   test('an event that drips fails at the event deadline, though bytes keep coming', async () => {
     routes.set('/api/v1/secrets-watch', (_req, res) => drip(res, 50, event('first') + '{"type":"ADDED"'));
-    const res = await client.stream({ path: '/api/v1/secrets-watch', idleTimeoutMs: 5_000, eventDeadlineMs: 600 });
-    const names: string[] = [];
-    const err = await (async () => {
-      for await (const e of watchEvents(res)) names.push(e.object.metadata.name!);
-    })().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const { names, err } = await readEvents(await client.stream({ path: '/api/v1/secrets-watch', idleTimeoutMs: 5_000, eventDeadlineMs: 600 }));
     expect(names).toEqual(['first']);
     expect(err).toBeInstanceOf(ResponseLimitError);
     expect((err as Error).message).toContain('one watch event not complete within 600 ms of its first byte');
@@ -197,6 +180,17 @@ describe('a watch event past its bounds', () => {
     expect(names).toEqual(['long', 'after']);
   });
 });
+
+/** The names of the events read, and the error the stream ended with. */
+async function readEvents(res: Readable): Promise<{ names: string[]; err: unknown }> {
+  const names: string[] = [];
+  try {
+    for await (const e of watchEvents(res)) names.push(e.object.metadata.name!);
+    return { names, err: undefined };
+  } catch (err) {
+    return { names, err };
+  }
+}
 
 function endlessOn(res: http.ServerResponse): void {
   const more = (): void => {
