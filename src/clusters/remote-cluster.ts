@@ -128,7 +128,7 @@ export class RemoteCluster {
    */
   tryEnter(pool: string, namespace: string): ShareAdmission {
     if (this.reconciles >= this.opts.maxReconciles) return { ok: false, group: `cluster ${this.name}` };
-    const shares = this.opts.shares ?? { shares: new WorkerShares(shareLimits(this.opts.maxReconciles * 2)), server: this.client.server.origin };
+    const shares = (this.opts.shares ??= { shares: new WorkerShares(shareLimits(this.opts.maxReconciles * 2)), server: this.client.server.origin });
     const entered = shares.shares.tryEnter(pool, [`server ${shares.server}`, `namespace ${namespace}`], () => {
       this.reconciles--;
       this.gauge();
