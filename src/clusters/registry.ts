@@ -39,6 +39,8 @@ export interface ClusterRegistryOptions {
   workers?: number;
   /** `--remote-request-timeout`: the deadline of each request to a remote cluster, headers and body. */
   requestTimeoutMs?: number;
+  /** A sync of `kind` turned away by the shares of the workers may go now: queue it. */
+  onShareFreed?: (kind: string, key: string) => void;
   /** `--qps` / `--burst` of each remote cluster. */
   rateLimit?: { qps: number; burst: number };
   logger: Logger;
@@ -102,7 +104,7 @@ export class ClusterRegistry {
 
   constructor(private readonly opts: ClusterRegistryOptions) {
     this.log = opts.logger.child({ component: 'clusters' });
-    this.shares = new WorkerShares(shareLimits(opts.workers ?? opts.maxReconcilesPerCluster * 2));
+    this.shares = new WorkerShares(shareLimits(opts.workers ?? opts.maxReconcilesPerCluster * 2), (kind, key) => opts.onShareFreed?.(kind, key));
     this.untrackTransports = opts.metrics?.trackSharedTransports(this.transports) ?? (() => undefined);
   }
 

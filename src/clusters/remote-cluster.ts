@@ -124,12 +124,13 @@ export class RemoteCluster {
   /**
    * A reconcile of `pool` (its controller) for a sync of `namespace` may
    * start work here unless as many already do on this cluster, or its
-   * server or namespace holds its share of the workers (worker-shares.ts).
+   * server or namespace holds its share of the workers (worker-shares.ts);
+   * then `key` (the sync's) is woken when a worker is given back.
    */
-  tryEnter(pool: string, namespace: string): ShareAdmission {
+  tryEnter(pool: string, namespace: string, key?: string): ShareAdmission {
     if (this.reconciles >= this.opts.maxReconciles) return { ok: false, group: `cluster ${this.name}` };
     const shares = (this.opts.shares ??= { shares: new WorkerShares(shareLimits(this.opts.maxReconciles * 2)), server: this.client.server.origin });
-    const entered = shares.shares.tryEnter(pool, [`server ${shares.server}`, `namespace ${namespace}`], () => {
+    const entered = shares.shares.tryEnter({ pool, groups: [`server ${shares.server}`, `namespace ${namespace}`], key }, () => {
       this.reconciles--;
       this.gauge();
     });

@@ -3,7 +3,8 @@
 // (whatever clusters its syncs name) may each hold up to half the workers;
 // more only while the other workers are idle, and never the last quarter.
 // One slow or hostile server, or one tenant's many clusters, hangs at most
-// that many reconciles: the reserve goes on with everyone else's syncs.
+// that many reconciles: the reserve goes on with everyone else's syncs. A
+// sync turned away waits to be woken when a worker is given back.
 
 /** How the workers of one controller are shared. */
 export interface ShareLimits {
@@ -23,26 +24,43 @@ export function shareLimits(workers: number): ShareLimits {
 /** Admitted (`leave` once done), or turned away because `group` holds its share. */
 export type ShareAdmission = { ok: true; leave: () => void } | { ok: false; group: string };
 
+/** What a reconcile asks to enter for: its controller (`pool`), its groups, and its key (to be woken when turned away). */
+export interface ShareRequest {
+  pool: string;
+  /** e.g. `server <location>`, `namespace <ns>` */
+  groups: string[];
+  /** The sync's key (`namespace/name`): turned away, it waits to be woken (`wake`) when a worker of its pool is given back. */
+  key?: string;
+}
+
 export class WorkerShares {
   /** Reconciles in flight by pool (a controller) and group. */
   private readonly held = new Map<string, number>();
   /** ...and by pool alone. */
   private readonly inFlight = new Map<string, number>();
+  /** Keys turned away, by pool, in the order they came, with their groups: woken one per worker given back. */
+  private readonly waiting = new Map<string, Map<string, string[]>>();
 
-  constructor(private readonly limits: ShareLimits) {}
+  /** `wake(pool, key)`: queue that key again (its controller's queue); a key turned away is not requeued by a timer in a loop. */
+  constructor(
+    private readonly limits: ShareLimits,
+    private readonly wake: (pool: string, key: string) => void = () => undefined,
+  ) {}
 
   /**
-   * One of `pool`'s workers asks to work for every group in `groups` (e.g.
-   * `server <location>`, `namespace <ns>`). Each group may hold `share`
-   * workers; past that only when, with this one, `reserve` stay free.
-   * `onLeave` runs once, when the admitted reconcile leaves.
+   * One of the pool's workers asks to work for every group of the request.
+   * Each group may hold `share` workers; past that only when, with this one,
+   * `reserve` stay free. `onLeave` runs once, when the admitted reconcile
+   * leaves; then the oldest key turned away that would be admitted now is woken.
    */
-  tryEnter(pool: string, groups: string[], onLeave?: () => void): ShareAdmission {
-    const busy = this.inFlight.get(pool) ?? 0;
-    const roomPastShare = busy + 1 <= this.limits.workers - this.limits.reserve;
-    for (const group of groups) {
-      if ((this.held.get(keyOf(pool, group)) ?? 0) >= this.limits.share && !roomPastShare) return { ok: false, group };
+  tryEnter(request: ShareRequest, onLeave?: () => void): ShareAdmission {
+    const { pool, groups, key } = request;
+    const group = this.refusedBy(pool, groups);
+    if (group !== undefined) {
+      if (key !== undefined) this.waitersOf(pool).set(key, groups);
+      return { ok: false, group };
     }
+    if (key !== undefined) this.waiting.get(pool)?.delete(key);
     this.add(pool, groups, 1);
     let left = false;
     return {
@@ -52,8 +70,37 @@ export class WorkerShares {
         left = true;
         this.add(pool, groups, -1);
         onLeave?.();
+        this.wakeNext(pool);
       },
     };
+  }
+
+  /** Keys turned away in `pool` and not yet woken (for tests). */
+  waitingIn(pool: string): string[] {
+    return [...(this.waiting.get(pool)?.keys() ?? [])];
+  }
+
+  /** The group that holds its share (and no room past it), if any. */
+  private refusedBy(pool: string, groups: string[]): string | undefined {
+    const busy = this.inFlight.get(pool) ?? 0;
+    if (busy + 1 <= this.limits.workers - this.limits.reserve) return undefined;
+    return groups.find((group) => (this.held.get(keyOf(pool, group)) ?? 0) >= this.limits.share);
+  }
+
+  private wakeNext(pool: string): void {
+    const waiting = this.waiting.get(pool);
+    for (const [key, groups] of waiting ?? []) {
+      if (this.refusedBy(pool, groups) !== undefined) continue;
+      waiting!.delete(key);
+      this.wake(pool, key);
+      return;
+    }
+  }
+
+  private waitersOf(pool: string): Map<string, string[]> {
+    let waiting = this.waiting.get(pool);
+    if (!waiting) this.waiting.set(pool, (waiting = new Map()));
+    return waiting;
   }
 
   /** Reconciles `pool` has in flight for `group` now (for tests and metrics). */

@@ -270,6 +270,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
     workers: settings.concurrency,
     requestTimeoutMs: settings.remoteRequestTimeoutMs,
+    onShareFreed: (kind, key) => enqueue(kind as SyncKind, key, 'a share of the workers freed'),
     rateLimit: settings.remoteRateLimit,
     logger: m.log,
     metrics: m.metrics,

@@ -3,7 +3,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { shareLimits, WorkerShares } from '../../src/clusters/worker-shares.js';
 
-const enter = (shares: WorkerShares, pool: string, server: string, namespace: string) => shares.tryEnter(pool, [`server ${server}`, `namespace ${namespace}`]);
+const enter = (shares: WorkerShares, pool: string, server: string, namespace: string, key?: string) =>
+  shares.tryEnter({ pool, groups: [`server ${server}`, `namespace ${namespace}`], key });
 
 describe('WorkerShares', () => {
   test('eight identities on one slow server (the issue): six of eight workers, two left for the others', () => {
@@ -46,6 +47,33 @@ describe('WorkerShares', () => {
     expect(shares.heldBy('RemoteSync', 'server a')).toBe(0);
     expect(enter(shares, 'RemoteSync', 'a', 'n').ok).toBe(true);
     expect(enter(shares, 'RemoteSync', 'a', 'n').ok).toBe(false);
+  });
+
+  test('a key turned away is woken once a worker is given back that it may take, oldest first, once; not by a timer', () => {
+    const woken: string[] = [];
+    const shares = new WorkerShares(shareLimits(8), (pool, key) => woken.push(`${pool} ${key}`));
+    const held = Array.from({ length: 6 }, (_, i) => enter(shares, 'RemoteSync', 'slow', 'tenant', `tenant/drip-${i}`));
+    expect(enter(shares, 'RemoteSync', 'slow', 'tenant', 'tenant/endless').ok).toBe(false);
+    expect(enter(shares, 'RemoteSync', 'other', 'tenant', 'tenant/late').ok).toBe(false);
+    expect(shares.waitingIn('RemoteSync')).toEqual(['tenant/endless', 'tenant/late']);
+    // Another namespace's sync comes and goes: nothing it frees lets the tenant past its share and the reserve.
+    const other = enter(shares, 'RemoteSync', 'edge-1', 'other', 'other/edge-1');
+    expect(other.ok).toBe(true);
+    if (other.ok) other.leave();
+    expect(woken).toEqual([]);
+    const first = held[0]!;
+    if (first.ok) {
+      first.leave();
+      first.leave();
+    }
+    expect(woken).toEqual(['RemoteSync tenant/endless']);
+    expect(shares.waitingIn('RemoteSync')).toEqual(['tenant/late']);
+    // Woken, it enters (and is no longer waiting); the next worker given back wakes the next.
+    expect(enter(shares, 'RemoteSync', 'slow', 'tenant', 'tenant/endless').ok).toBe(true);
+    const second = held[1]!;
+    if (second.ok) second.leave();
+    expect(woken).toEqual(['RemoteSync tenant/endless', 'RemoteSync tenant/late']);
+    expect(shares.waitingIn('RemoteSync')).toEqual([]);
   });
 
   test('the limits: half each, a quarter kept, at least one of each', () => {
