@@ -294,8 +294,10 @@ export class OperatorProcess {
    * 127.0.0.1:0 --health-addr 127.0.0.1:0 <extraArgs>` and resolves once /readyz answers.
    * `nodeArgs` go to node itself, before `<main>` (e.g. `--expose-gc`).
    */
-  static async start(target: OperatorTarget, namespace: string, extraArgs: string[] = [], nodeArgs: string[] = []): Promise<OperatorProcess> {
-    const args = ['run', '--kubeconfig', target.kubeconfig, '--namespace', namespace, '--metrics-addr', '127.0.0.1:0', '--health-addr', '127.0.0.1:0', ...extraArgs];
+  static async start(target: OperatorTarget, namespace: string | undefined, extraArgs: string[] = [], nodeArgs: string[] = []): Promise<OperatorProcess> {
+    // No namespace: every namespace (on a cluster of the benchmark's own).
+    const watched = namespace === undefined ? [] : ['--namespace', namespace];
+    const args = ['run', '--kubeconfig', target.kubeconfig, ...watched, '--metrics-addr', '127.0.0.1:0', '--health-addr', '127.0.0.1:0', ...extraArgs];
     let log = operatorLogs.get(target.log);
     if (!log) operatorLogs.set(target.log, (log = createWriteStream(target.log, { flags: 'a' })));
     log.write(`--- ${new Date().toISOString()} node ${[...nodeArgs, path.relative(ROOT, target.main)].join(' ')} ${args.join(' ')}\n`);

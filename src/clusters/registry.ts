@@ -13,6 +13,7 @@ import { describeRef, readKey } from '../source/kube-refs.js';
 import { checkedKubeconfig, KubeconfigError, type KubeconfigPolicy } from './kubeconfig.js';
 import { Reachability, type ReachabilitySnapshot } from './reachability.js';
 import { RemoteCluster } from './remote-cluster.js';
+import { shareLimits, WorkerShares } from './worker-shares.js';
 
 /** The Secret and key holding a cluster's kubeconfig, and the spec field that names it (for messages). */
 export interface ClusterSecretRef {
@@ -35,6 +36,12 @@ export interface ClusterRegistryOptions {
   ownerNamespace?: string;
   userAgent: string;
   maxReconcilesPerCluster: number;
+  /** Each controller's workers (`--concurrency`): a server or a namespace holds at most its share (worker-shares.ts). */
+  workers?: number;
+  /** `--remote-request-timeout`: the deadline of each request to a remote cluster, headers and body. */
+  requestTimeoutMs?: number;
+  /** A sync of `kind` turned away by the shares of the workers may go now: queue it. */
+  onShareFreed?: (kind: string, key: string) => void;
   /** `--qps` / `--burst` of each remote cluster. */
   rateLimit?: { qps: number; burst: number };
   logger: Logger;
@@ -90,6 +97,8 @@ export class ClusterRegistry {
   /** ...and identities on the same server (location: URL, CA, TLS name) share what is known of it: its discovery, and its outages as a server. */
   private readonly servers = new Map<string, Server>();
   private readonly untrackTransports: () => void;
+  /** The workers, shared fairly by servers and namespaces. */
+  private readonly shares: WorkerShares;
   private readonly reachabilityListeners = new Set<() => void>();
   /** Lookups in flight, by user, Secret and its version. */
   private readonly lookups = new Map<string, Promise<ClusterLookup>>();
@@ -101,6 +110,7 @@ export class ClusterRegistry {
 
   constructor(private readonly opts: ClusterRegistryOptions) {
     this.log = opts.logger.child({ component: 'clusters' });
+    this.shares = new WorkerShares(shareLimits(opts.workers ?? opts.maxReconcilesPerCluster * 2), (kind, key) => opts.onShareFreed?.(kind, key));
     this.untrackTransports = opts.metrics?.trackSharedTransports(this.transports) ?? (() => undefined);
   }
 
@@ -261,6 +271,8 @@ export class ClusterRegistry {
       origin: this.opts.origin,
       ownerNamespace: this.opts.ownerNamespace,
       maxReconciles: this.opts.maxReconcilesPerCluster,
+      shares: { shares: this.shares, server: parsed.location },
+      requestTimeoutMs: this.opts.requestTimeoutMs,
       rateLimit: this.opts.rateLimit,
       transports: this.transports,
       addressPolicy: this.opts.policy.addressPolicy,

@@ -10,9 +10,12 @@ import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
 import { serviceAccountNamespaceOf } from './identity-namespace.js';
 import { IdentityReachability, Reachability } from './reachability.js';
+import { shareLimits, WorkerShares, type ShareAdmission } from './worker-shares.js';
 
-/** The deadline of a request to a remote cluster: a cluster slower than this is as good as unreachable. */
-const REQUEST_TIMEOUT_MS = 15_000;
+/** The deadline of a request to a remote cluster (headers and body): a cluster slower than this is as good as unreachable. */
+export const REMOTE_REQUEST_TIMEOUT_MS = 15_000;
+/** The probe's deadline, unless the request deadline is shorter. */
+const PROBE_TIMEOUT_MS = 5_000;
 /** A remote server that takes longer than this to accept a TLS connection is unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** HTTP/2 connections to one server, at most, shared by every identity there. */
@@ -31,6 +34,10 @@ export interface RemoteClusterOptions {
   ownerNamespace?: string;
   /** At most this many reconciles work on the cluster at once (the rest wait in the queue, holding no worker). */
   maxReconciles: number;
+  /** The workers shared by servers and namespaces (worker-shares.ts), and this cluster's server (its location hash). */
+  shares?: { shares: WorkerShares; server: string };
+  /** `--remote-request-timeout`: the deadline of each request, headers and body (default 15 s). */
+  requestTimeoutMs?: number;
   /** Client-side rate limit of its requests (`--qps`, `--burst`). */
   rateLimit?: { qps: number; burst: number };
   /** What is known of the server's reachability, shared with the other identities on it (its own is kept apart: IdentityReachability). */
@@ -86,7 +93,9 @@ export class RemoteCluster {
         opts.logger.trace({ cluster: client.name, method: r.method, path: r.url.pathname, query: r.url.search, status: r.status }, 'request');
       }
       if (r.aborted) return; // the caller gave up: that says nothing of the cluster
-      if (r.status !== undefined) this.reachability.answered();
+      if (r.status !== undefined && r.error === undefined) this.reachability.answered();
+      // An answer whose body passed a bound (ResponseLimitError) is no answer: its error names the cluster and the bound.
+      else if (r.status !== undefined) this.reachability.failed(`${r.method} ${r.url.pathname}: ${r.error ?? 'no complete answer'}`);
       else this.reachability.failed(`no answer from ${client.server.origin}: ${r.error ?? 'no response'}`);
     });
     // The gauge follows this identity's reachability (its server's outages included).
@@ -98,7 +107,7 @@ export class RemoteCluster {
     const client = await KubeClient.create(opts.name, opts.kubeConfig, opts.userAgent, {
       rateLimit: opts.rateLimit,
       shared: opts.transports,
-      timeoutMs: REQUEST_TIMEOUT_MS,
+      timeoutMs: opts.requestTimeoutMs ?? REMOTE_REQUEST_TIMEOUT_MS,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
       writeFence: opts.writeFence,
       addressPolicy: opts.addressPolicy,
@@ -112,18 +121,24 @@ export class RemoteCluster {
     return this.opts.name;
   }
 
-  /** A reconcile may start work here unless as many already do; returns the way to leave. */
-  tryEnter(): (() => void) | undefined {
-    if (this.reconciles >= this.opts.maxReconciles) return undefined;
-    this.reconciles++;
-    this.gauge();
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
+  /**
+   * A reconcile of `pool` (its controller) for a sync of `namespace` may
+   * start work here unless as many already do on this cluster, or its
+   * server or namespace holds its share of the workers (worker-shares.ts);
+   * then `key` (the sync's) is woken when a worker is given back.
+   */
+  tryEnter(pool: string, namespace: string, key?: string): ShareAdmission {
+    if (this.reconciles >= this.opts.maxReconciles) return { ok: false, group: `cluster ${this.name}` };
+    const shares = (this.opts.shares ??= { shares: new WorkerShares(shareLimits(this.opts.maxReconciles * 2)), server: this.client.server.origin });
+    const entered = shares.shares.tryEnter({ pool, groups: [`server ${shares.server}`, `namespace ${namespace}`], key }, () => {
       this.reconciles--;
       this.gauge();
-    };
+    });
+    if (entered.ok) {
+      this.reconciles++;
+      this.gauge();
+    }
+    return entered;
   }
 
   /**
@@ -133,7 +148,7 @@ export class RemoteCluster {
    */
   async probe(): Promise<void> {
     try {
-      const version = await this.client.request<{ gitVersion?: unknown } | undefined>({ path: '/version', timeoutMs: 5_000 });
+      const version = await this.client.request<{ gitVersion?: unknown } | undefined>({ path: '/version', timeoutMs: Math.min(PROBE_TIMEOUT_MS, this.opts.requestTimeoutMs ?? REMOTE_REQUEST_TIMEOUT_MS) });
       // JSON of another shape is a server of another kind: not an answer (else the probe would wake its syncs in a loop).
       if (typeof version?.gitVersion !== 'string') {
         throw new NotKubernetesError('GET /version', this.client.name, 'without a gitVersion');

@@ -17,6 +17,8 @@ import { failed, type SyncStatusDraft } from './sync-status.js';
 
 /** How soon a RemoteSync turned away by a busy cluster is tried again. */
 const BUSY_RETRY_MS = 1_000;
+/** ...and one turned away by the shares of the workers, unless woken first (worker-shares.ts). */
+const SHARE_BACKSTOP_MS = 10_000;
 
 /** A cluster that cannot be used now: report why and come back later. */
 export class ClusterNotUsable extends Error {
@@ -55,8 +57,15 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
   if (conflict) throw new ClusterNotUsable(Reason.InvalidKubeconfig, conflict);
   const admission = cluster.reachability.admit();
   if (!admission.go) throw new ClusterNotUsable(Reason.ClusterUnreachable, unreachableMessage(cluster.name, admission.message, cluster.reachability), admission.retryInMs);
-  const leave = cluster.tryEnter();
-  if (!leave) throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy`, BUSY_RETRY_MS, true);
+  const namespace = obj.metadata.namespace ?? '';
+  const entered = cluster.tryEnter(obj.kind ?? '', namespace, `${namespace}/${obj.metadata.name ?? ''}`);
+  // Turned away, holding no worker: by its cluster's bound, back after a jittered second; by its server's or
+  // namespace's share, woken when a worker is given back (the longer wait is the backstop).
+  if (!entered.ok) {
+    const retry = entered.group.startsWith('cluster ') ? BUSY_RETRY_MS : SHARE_BACKSTOP_MS;
+    throw new ClusterNotUsable(Reason.Progressing, `cluster ${cluster.name} is busy: ${entered.group} holds its share of the workers`, jitter(retry), true);
+  }
+  const leave = entered.leave;
   if (admission.probe) {
     try {
       await cluster.probe();

@@ -46,6 +46,8 @@ export interface ControllerSettings {
   defaultServiceAccount?: string;
   /** `--fleet-max-clusters` / `--fleet-max-size`: the most children and bytes a FleetSync may have (DEFAULT_FLEET_QUOTA when unset). */
   fleetQuota?: FleetQuota;
+  /** `--remote-request-timeout`: the deadline of each request to a remote cluster, headers and body (default 15 s). */
+  remoteRequestTimeoutMs?: number;
 }
 
 const DEFAULT_LOST_CLUSTER_GRACE_MS = 5 * 60_000;
@@ -278,6 +280,9 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     ownerNamespace: m.opts.namespace,
     userAgent: settings.userAgent ?? 'syncprims-operator',
     maxReconcilesPerCluster: Math.max(1, Math.floor(settings.concurrency / 2)),
+    workers: settings.concurrency,
+    requestTimeoutMs: settings.remoteRequestTimeoutMs,
+    onShareFreed: (kind, key) => enqueue(kind as SyncKind, key, 'a share of the workers freed'),
     rateLimit: settings.remoteRateLimit,
     logger: m.log,
     metrics: m.metrics,

@@ -13,12 +13,12 @@ import type { Drift } from '../apply/drift.js';
 import { missingNamespaceOf, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import { objectId } from '../apply/inventory.js';
 import { holderText, ownedByOther, unowned, type Owner } from '../apply/owner.js';
-import { ApiError, NotKubernetesError } from '../kube/errors.js';
+import { ApiError, NotKubernetesError, ResponseLimitError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/resources.js';
 import { carriesAll } from '../proxy/remote-sync.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { listProblems } from '../runtime/messages.js';
-import { notKubernetesMessage } from './cluster-access.js';
+import { notKubernetesMessage, unreachableMessage } from './cluster-access.js';
 import { mirroredStatus } from './proxysync-status.js';
 import { failed, progressing, suspended, type SyncStatusDraft } from './sync-status.js';
 
@@ -65,6 +65,8 @@ export class Conflict extends Halt {
 export function refusal(err: unknown, cluster: { name: string; client: { name: string } }): Halt | undefined {
   // Its server answers, so its reachability stays; but not as a Kubernetes API server does: said, and tried again later.
   if (err instanceof NotKubernetesError) return new Halt(Reason.ClusterUnreachable, notKubernetesMessage(cluster.name, err.message));
+  // An answer past a bound (too large, too slow: a watch of the remote Sync too): said as a RemoteSync says it.
+  if (err instanceof ResponseLimitError) return new Halt(Reason.ClusterUnreachable, unreachableMessage(cluster.name, err.message));
   // Only the remote cluster's answers: a write of the ProxySync itself (its finalizer, its status) refused in the managing cluster is not.
   if (!(err instanceof ApiError) || err.origin !== cluster.client.name) return undefined;
   if (err.transient || err.conflict || err.status < 400) return undefined;

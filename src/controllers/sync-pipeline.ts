@@ -406,10 +406,10 @@ export class SyncPipeline {
     const health = await target.owned
       .track(entries)
       .then(() => target.owned.health(entries, state.fresh, ownerOf(obj)))
-      .catch((err: unknown) => watchRefusal(err, target.client.name));
-    if (typeof health === 'string') {
+      .catch((err: unknown) => watchRefusal(err, target.client.name, target.outage));
+    if (!Array.isArray(health)) {
       // Applied, but not followed: say so rather than retry in silence (the next try may find it granted).
-      await this.fail(obj, { ...base, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision, lastAppliedRevision: state.revision }, { reason: Reason.ApplyFailed, message: health }, log);
+      await this.fail(obj, { ...base, inventory: { entries: state.recorded }, lastAttemptedRevision: state.revision, lastAppliedRevision: state.revision }, health, log);
       return failureRetry(interval);
     }
     const summary = summarize(health.map((h) => h.status));

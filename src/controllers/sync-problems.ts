@@ -8,7 +8,7 @@ import { CRD_DELETION_RECHECK_MS } from '../apply/crd-deletion.js';
 import { errorText, UNREACHABLE, type ObjectResult } from '../apply/engine.js';
 import type { KindKey } from '../apply/render.js';
 import { UnknownKindError } from '../kube/discovery.js';
-import { ApiError, NotKubernetesError, TransportError } from '../kube/errors.js';
+import { ApiError, NotKubernetesError, ResponseLimitError, TransportError } from '../kube/errors.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { listProblems } from '../runtime/messages.js';
 import { notKubernetesMessage, unreachableMessage, type Outage } from './cluster-access.js';
@@ -55,13 +55,19 @@ export function renderErrors(rendered: { errors: string[]; unknownKinds: KindKey
 }
 
 /**
- * The message for a cluster that refuses to let the operator list or watch
- * what a sync applied (RBAC of its identity there): the watches are what
- * health, drift and no-op applies are read from. Other errors are thrown.
+ * The problem of a cluster that refuses to let the operator list or watch
+ * what a sync applied (RBAC of its identity there), or whose watch of it
+ * passed a bound of its answers (an event too large or too slow: not a
+ * Kubernetes API server's answer): the watches are what health, drift and
+ * no-op applies are read from. Other errors are thrown.
  */
-export function watchRefusal(err: unknown, cluster: string): string {
+export function watchRefusal(err: unknown, cluster: string, outage?: Outage): Problem {
+  if (err instanceof ResponseLimitError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, err.message, outage) };
   if (!(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) throw err;
-  return `cluster ${cluster} refused to let the operator watch what it applied (${errorText(err)}): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies`;
+  return {
+    reason: Reason.ApplyFailed,
+    message: `cluster ${cluster} refused to let the operator watch what it applied (${errorText(err)}): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies`,
+  };
 }
 
 /** The condition reason and message of what went wrong in an apply and prune, if anything. */

@@ -3,12 +3,13 @@ import type https from 'node:https';
 import type { Readable } from 'node:stream';
 import { loadKubeConfigFile } from './config.js';
 import { isPlainPath } from './paths.js';
-import { ApiError, apiErrorFrom, NotKubernetesError, TransportError } from './errors.js';
+import { ApiError, apiErrorFrom, NotKubernetesError, ResponseLimitError, TransportError, type ResponseLimit } from './errors.js';
 import type { KubeConfig } from './kubeconfig.js';
 import { describeImpersonation, impersonationOf } from './kubeconfig-impersonation.js';
 import { TokenBucket } from './token-bucket.js';
 import type { SharedTransports, TransportHold } from './shared-transports.js';
 import { createTransport } from './transport-alpn.js';
+import { answerKind, boundedEvents, type AnswerKind, bytesText, DEFAULT_BODY_IDLE_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_EVENT_BYTES, readBounded } from './response-limits.js';
 import { SaturationAlarm, tlsText, type ConnectionStats, type Reply, type TlsOptions, type TransportOptions } from './transport.js';
 
 export type { ConnectionStats, Protocol, TransportOptions } from './transport.js';
@@ -29,8 +30,16 @@ export interface RequestOptions {
    * Asked for JSON, an answer that is not (valid) JSON is a NotKubernetesError; asked for text, it is returned as a string.
    */
   accept?: string;
-  /** Whole-request deadline; default 30 s. */
+  /** Whole-request deadline, headers and body; default 30 s (the client's `timeoutMs`). */
   timeoutMs?: number;
+  /** While the body streams, nothing for this long fails the request (default 10 s, or `timeoutMs` if shorter). */
+  idleTimeoutMs?: number;
+  /**
+   * The answer's byte limit; default fitted to what is asked (response-limits.ts): a
+   * discovery document, a page of a list (a GET of a collection), or one object.
+   * On a stream (a watch): the limit of one event (a line), default 16 MiB.
+   */
+  maxBytes?: number;
   signal?: AbortSignal;
   /** Told the status of the response that is returned (e.g. 201 Created against 200 OK). */
   onStatus?: (status: number) => void;
@@ -39,6 +48,8 @@ export interface RequestOptions {
 export interface StreamOptions extends RequestOptions {
   /** The stream is destroyed when nothing arrives for this long. */
   idleTimeoutMs: number;
+  /** An event (a line) begun must end within this (default: the client's request deadline). */
+  eventDeadlineMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -90,7 +101,10 @@ export interface RequestRecord {
   status?: number;
   /** No response came because the caller gave up (its signal aborted), which says nothing of the server. */
   aborted?: boolean;
-  /** Why no response came (the transport's error, without the request), e.g. `connect ECONNREFUSED 127.0.0.1:6443`. */
+  /**
+   * Why no response came (the transport's error, without the request), e.g. `connect ECONNREFUSED 127.0.0.1:6443`;
+   * or, with a status, why its body could not be read (a deadline or a limit passed: ResponseLimitError).
+   */
   error?: string;
 }
 
@@ -200,8 +214,18 @@ export class KubeClient implements Requester {
   }
 
   private async requestOnce<T>(opts: RequestOptions, extraHeaders: Record<string, string | string[]>): Promise<T> {
-    const reply = await this.send(opts, extraHeaders, false);
-    const text = await readBody(reply.body);
+    const { reply, record, finish } = await this.send(opts, extraHeaders, false);
+    let text: string;
+    try {
+      const kind = answerKind(record.method, opts.path);
+      text = await this.readBody(reply, opts, kind, opts.maxBytes ?? DEFAULT_MAX_BYTES[kind], finish.signal);
+      this.notify(record);
+    } catch (err) {
+      this.notify({ ...record, aborted: opts.signal?.aborted === true, error: (err as Error).message.replace(/^[A-Z]+ \S+: /, '') });
+      throw err;
+    } finally {
+      finish.done();
+    }
     if (reply.status >= 300) {
       throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts), this.name);
     }
@@ -227,13 +251,22 @@ export class KubeClient implements Requester {
    * for `idleTimeoutMs` (on HTTP/2 per stream, not per connection).
    */
   async stream(opts: StreamOptions, extraHeaders: Record<string, string | string[]> = {}): Promise<Readable> {
-    const reply = await this.send(opts, extraHeaders, true);
+    const { reply, record } = await this.send(opts, extraHeaders, true);
+    this.notify(record);
     if (reply.status >= 300) {
-      const text = await readBody(reply.body);
+      // The refusal (a Status) is one object, read within the request's deadline.
+      const text = await this.readBody(reply, opts, 'object', DEFAULT_MAX_BYTES.object, AbortSignal.timeout(this.timeoutOf(opts)));
       throw apiErrorFrom(reply.status, header(reply.headers, 'retry-after'), text, describe(opts), this.name);
     }
     reply.idleTimeout(opts.idleTimeoutMs, () => new TransportError(`${describe(opts)}: no data for ${opts.idleTimeoutMs} ms`));
-    return reply.body;
+    const maxBytes = opts.maxBytes ?? DEFAULT_MAX_EVENT_BYTES;
+    const deadlineMs = opts.eventDeadlineMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    return boundedEvents(reply.body, {
+      maxBytes,
+      deadlineMs,
+      tooLarge: () => this.limitError(opts, 'bytes', `one watch event of more than ${bytesText(maxBytes)}, the limit of an event`),
+      tooSlow: () => this.limitError(opts, 'deadline', `one watch event not complete within ${deadlineMs} ms of its first byte`),
+    });
   }
 
   /**
@@ -316,33 +349,89 @@ export class KubeClient implements Requester {
     return this.hold.transport;
   }
 
-  private async send(opts: RequestOptions, extraHeaders: Record<string, string | string[]>, long: boolean): Promise<Reply> {
+  /**
+   * Sends the request and resolves with its response once the headers are in.
+   * A long one (a watch) is then on its own; for the others, the deadline
+   * (`timeoutMs`) runs on over the body: `finish.signal` aborts when it passes
+   * (or the caller's signal does), and `finish.done()` stops it.
+   */
+  private async send(opts: RequestOptions, extraHeaders: Record<string, string | string[]>, long: boolean): Promise<Sent> {
     const url = urlOf(this.server, opts);
     const method = opts.method ?? 'GET';
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers = await this.headers(opts, extraHeaders, body);
-    const timeoutMs = opts.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = this.timeoutOf(opts);
     const cancel = new AbortController();
-    const timer = setTimeout(() => cancel.abort(new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    let answered = false;
+    const timer = setTimeout(() => {
+      cancel.abort(
+        answered
+          ? this.limitError(opts, 'deadline', `an answer not complete within ${timeoutMs} ms, the request's deadline`)
+          : new TransportError(`${describe(opts)}: no answer within ${timeoutMs} ms`),
+      );
+    }, timeoutMs);
     const onAbort = (): void => cancel.abort(new TransportError(`${describe(opts)}: aborted`));
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const done = (): void => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    };
     try {
       await this.limiter?.take(cancel.signal);
       // Checked as late as can be: after the waits for credentials and the rate limit.
       this.checkWriteFence(method, opts);
       const reply = await this.transport().send({ method, url, headers, body, long, signal: cancel.signal });
-      this.notify({ method, url, status: reply.status });
-      return reply;
+      answered = true;
+      if (long) done();
+      return { reply, record: { method, url, status: reply.status }, finish: { signal: cancel.signal, done } };
     } catch (err) {
+      done();
       if (err instanceof NotLeadingError) throw err;
       const error = ((err as Error).message ?? String(err)).replace(/^[A-Z]+ \S+: /, '');
       this.notify({ method, url, status: undefined, aborted: opts.signal?.aborted === true, error });
       throw err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${(err as Error).message}`, err);
-    } finally {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * The whole body as text, within `maxBytes` and, while it streams, the idle
+   * deadline; `signal` (the request's deadline) destroys it when it aborts.
+   * Past either, the body is destroyed (its connection or stream with it).
+   */
+  private async readBody(reply: Reply, opts: RequestOptions, what: AnswerKind, maxBytes: number, signal: AbortSignal): Promise<string> {
+    const tooLarge = (): ResponseLimitError => this.limitError(opts, 'bytes', `more than ${bytesText(maxBytes)}, the limit of ${article(what)} ${what}`);
+    const declared = Number(header(reply.headers, 'content-length'));
+    if (declared > maxBytes) {
+      const err = tooLarge();
+      reply.body.destroy(err);
+      throw err;
+    }
+    const idleMs = Math.min(opts.idleTimeoutMs ?? DEFAULT_BODY_IDLE_MS, this.timeoutOf(opts));
+    reply.idleTimeout(idleMs, () => this.limitError(opts, 'idle', `nothing of the answer for ${idleMs} ms while it streamed`));
+    const onAbort = (): void => {
+      const reason = signal.reason as Error;
+      // AbortSignal.timeout's own reason is a DOMException: said as the deadline it is.
+      reply.body.destroy(reason instanceof TransportError ? reason : this.limitError(opts, 'deadline', `an answer not complete within ${this.timeoutOf(opts)} ms, the request's deadline`));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return (await readBounded(reply.body, maxBytes, tooLarge)).toString('utf8');
+    } catch (err) {
+      // The body's own error may be a plain one (a reset); a bound passed is said as itself.
+      throw err instanceof TransportError ? err : new TransportError(`${describe(opts)}: ${(err as Error).message}`, err);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private timeoutOf(opts: RequestOptions): number {
+    return opts.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  private limitError(opts: RequestOptions, limit: ResponseLimit, what: string): ResponseLimitError {
+    return new ResponseLimitError(describe(opts), `${this.name} (${this.server.origin})`, limit, what);
   }
 
   private checkWriteFence(method: Method, opts: RequestOptions): void {
@@ -405,8 +494,14 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v[0] : v;
 }
 
-async function readBody(body: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+function article(word: string): string {
+  return /^[aeiou]/.test(word) ? 'an' : 'a';
+}
+
+/** A request sent, its response's headers in. */
+interface Sent {
+  reply: Reply;
+  record: RequestRecord;
+  /** The request's deadline over its body: `signal` aborts when it passes; `done()` when the body is read. */
+  finish: { signal: AbortSignal; done: () => void };
 }

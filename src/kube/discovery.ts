@@ -99,7 +99,7 @@ export class Discovery {
     const path = groupVersionPath(group, version);
     const entry: Entry = { at: Date.now(), by: this.client, list: Promise.resolve(undefined) };
     entry.list = this.client
-      .request<APIResourceList>({ path, timeoutMs: 15_000 })
+      .request<APIResourceList>({ path })
       .then((answer) => {
         if (!Array.isArray((answer as Partial<APIResourceList> | undefined)?.resources)) {
           throw new NotKubernetesError(`GET ${path}`, this.client.name, 'with something else than an APIResourceList');

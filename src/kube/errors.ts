@@ -78,3 +78,29 @@ export function apiErrorFrom(status: number, retryAfter: string | undefined, bod
   const message = `${what}: ${parsed.message ?? `HTTP ${status}`}`;
   return new ApiError(status, parsed.reason ?? `HTTP${status}`, message, retry, parsed.details, origin);
 }
+
+/** Which bound of a response was passed. */
+export type ResponseLimit = 'bytes' | 'deadline' | 'idle';
+
+/**
+ * An answer that passed one of the bounds every response has (a byte limit
+ * fitted to what was asked, a deadline for the whole body, an idle deadline
+ * while it streams): the request fails, and its connection (HTTP/1.1) or
+ * stream (HTTP/2) is destroyed, never reused. A TransportError, since the
+ * cluster cannot be used; the message names the request, the cluster and the
+ * limit, so that a sync's status says which bound its cluster passed.
+ */
+export class ResponseLimitError extends TransportError {
+  constructor(
+    /** `GET /api/v1` */
+    readonly request: string,
+    /** The client's name (the cluster) and its server. */
+    readonly cluster: string,
+    readonly limit: ResponseLimit,
+    /** What was passed, in words: `more than 8 MiB, the limit for a discovery document`. */
+    what: string,
+  ) {
+    super(`${request}: the answer of ${cluster} passed a bound: ${what}; the connection was closed (no Kubernetes API server sends that: is the kubeconfig's server one?)`);
+    this.name = 'ResponseLimitError';
+  }
+}

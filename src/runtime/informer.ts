@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { KubeClient, Query } from '../kube/client.js';
-import { ApiError, TransportError } from '../kube/errors.js';
+import { ApiError, ResponseLimitError, TransportError } from '../kube/errors.js';
 import { collectionPath, METADATA_LIST_ONLY_ACCEPT, METADATA_ONLY_ACCEPT, withoutManagedFields, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 import { watchEvents, type WatchEvent } from '../kube/watch-stream.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -39,6 +39,8 @@ export interface InformerOptions<T extends KubeObject> {
   /** A watch that ran this long before it failed starts its backoff again from the first step (default 60 s). */
   healthyWatchMs?: number;
   listPageSize?: number;
+  /** A page's byte limit (default the client's for a list page, 64 MiB); past it the page is asked again in pages a tenth the size. */
+  listPageMaxBytes?: number;
   /**
    * Read objects as metadata only (`PartialObjectMetadata`, as
    * controller-runtime's metadata watches do), and keep of each only its
@@ -166,10 +168,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** Not allowed to list: no retry will change that; whoever asked for the informer decides (it is stopped). */
+  /**
+   * Not allowed to list, or the initial set passed a bound of its answers
+   * (ResponseLimitError: an event too large, or too slow): no retry will change
+   * that; whoever asked for the informer decides (it is stopped), and says why.
+   */
   private refusedForGood(err: unknown): boolean {
-    if (this.synced || !(err instanceof ApiError) || (err.status !== 403 && err.status !== 401)) return false;
-    this.log.info({ err: err.message }, 'not allowed to read the initial set: informer stopped');
+    if (this.synced) return false;
+    const refused = err instanceof ApiError && (err.status === 403 || err.status === 401);
+    if (!refused && !(err instanceof ResponseLimitError)) return false;
+    this.log.info({ err: (err as Error).message }, refused ? 'not allowed to read the initial set: informer stopped' : 'the initial set passed a bound of its answers: informer stopped');
     this.abort.abort();
     for (const w of this.syncWaiters.splice(0)) w.reject(err);
     return true;
@@ -229,14 +237,25 @@ export class Informer<T extends KubeObject = KubeObject> {
     const all = new Map<string, T>();
     let token: string | undefined;
     let rv = '';
-    do {
-      const page = await this.opts.client.request<List<T>>({
-        path: this.path(),
-        query: { ...this.selectors(), limit: this.opts.listPageSize ?? 500, continue: token },
-        accept: this.opts.metadataOnly ? METADATA_LIST_ONLY_ACCEPT : undefined,
-        timeoutMs: 60_000,
-        signal: this.abort.signal,
-      });
+    let pageSize = this.opts.listPageSize ?? 500;
+    for (;;) {
+      let page: List<T>;
+      try {
+        page = await this.opts.client.request<List<T>>({
+          path: this.path(),
+          query: { ...this.selectors(), limit: pageSize, continue: token },
+          accept: this.opts.metadataOnly ? METADATA_LIST_ONLY_ACCEPT : undefined,
+          timeoutMs: 60_000,
+          maxBytes: this.opts.listPageMaxBytes,
+          signal: this.abort.signal,
+        });
+      } catch (err) {
+        // A page of large objects past a page's byte limit: the same place asked again in smaller pages (a tenth, down to one object).
+        if (!(err instanceof ResponseLimitError) || err.limit !== 'bytes' || pageSize === 1) throw err;
+        pageSize = Math.max(1, Math.floor(pageSize / 10));
+        this.log.info({ err: err.message, pageSize }, 'a page passed its byte limit: asking for smaller pages');
+        continue;
+      }
       for (const item of page.items) {
         // List items carry no apiVersion/kind; restore them as a watch would.
         const obj = this.transform({ ...item, apiVersion: this.apiVersion(), kind: this.opts.resource.kind });
@@ -244,7 +263,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
       token = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
-    } while (token);
+      if (!token) break;
+    }
     this.replace(all, rv, 'ListWatch', started);
   }
 

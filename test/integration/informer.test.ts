@@ -159,6 +159,26 @@ describe('informer without WatchList (gate off)', () => {
   });
 });
 
+describe('informer without WatchList: pages past their byte limit', () => {
+  const ns = useTestNamespace('nowl', 'informerpages');
+
+  test('a page past its byte limit is asked again, from the same place, in pages a tenth the size', async () => {
+    const client = await clusterClient('nowl');
+    // 20 ConfigMaps of about 1.5 KB: a page of all of them is about 30 KB, one of 5 under 12 KiB.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `p${i}` }, data: { x: 'y'.repeat(1000) } } }),
+      ),
+    );
+    const requests = record(client);
+    const informer = startInformer(client, ns(), { watchList: 'never', listPageMaxBytes: 12 * 1024 });
+    await informer.start();
+    expect(informer.store.size).toBe(20);
+    const lists = requests.filter((r) => r.url.searchParams.get('watch') === null).map((r) => [r.url.searchParams.get('limit'), r.error === undefined]);
+    expect(lists).toEqual([['500', false], ['50', false], ['5', true], ['5', true], ['5', true], ['5', true]]);
+  });
+});
+
 describe('informer resilience', () => {
   const ns = useTestNamespace('informer-restart', 'informer');
 

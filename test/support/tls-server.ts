@@ -17,21 +17,23 @@ export interface TlsServer {
   close(): Promise<void>;
 }
 
-export async function startTlsServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TlsServer> {
+/** A key and a self-signed certificate for 127.0.0.1 (openssl): the certificate is also the CA to trust. */
+export function selfSignedCertificate(): { key: Buffer; caPem: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'syncprims-tls-'));
-  let key: Buffer;
-  let caPem: string;
   try {
     const [keyFile, certFile] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
     execFileSync('openssl', [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
       '-subj', '/CN=syncprims-test', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
     ], { stdio: 'pipe' });
-    key = readFileSync(keyFile);
-    caPem = readFileSync(certFile, 'utf8');
+    return { key: readFileSync(keyFile), caPem: readFileSync(certFile, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export async function startTlsServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TlsServer> {
+  const { key, caPem } = selfSignedCertificate();
   const server = https.createServer({ key, cert: caPem }, handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -27,7 +27,7 @@ import {
 } from '../../src/controllers/proxysync-phases.js';
 import { handSuspenders, mirroredStatus } from '../../src/controllers/proxysync-status.js';
 import type { SyncStatusDraft } from '../../src/controllers/sync-status.js';
-import { ApiError, NotKubernetesError, TransportError } from '../../src/kube/errors.js';
+import { ApiError, NotKubernetesError, ResponseLimitError, TransportError } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 const cluster = { name: 'edge-1', client: { name: 'edge-1-client' } };
@@ -55,6 +55,14 @@ describe('refusal: which errors of the remote cluster halt the ProxySync', () =>
     const halt = refusal(new NotKubernetesError('GET /api', 'https://127.0.0.1:1', 'an HTML page'), cluster);
     expect(halt?.reason).toBe(Reason.ClusterUnreachable);
     expect(halt?.message).toMatch(/^cluster edge-1 is not usable: GET \/api: /);
+  });
+
+  test('an answer past a bound (the remote Sync watched with an event of 100 MiB): ClusterUnreachable naming the bound', () => {
+    const err = new ResponseLimitError('GET /apis/syncprims.dev/v1alpha1/syncs', 'edge-1 (https://127.0.0.1:1)', 'bytes', 'one watch event of more than 16 MiB, the limit of an event');
+    const halt = refusal(err, cluster);
+    expect(halt?.reason).toBe(Reason.ClusterUnreachable);
+    expect(halt?.message).toContain('cluster edge-1 is unreachable');
+    expect(halt?.message).toContain('one watch event of more than 16 MiB, the limit of an event');
   });
 });
 

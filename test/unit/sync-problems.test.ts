@@ -8,7 +8,7 @@ import { UNREACHABLE, type ObjectResult } from '../../src/apply/engine.js';
 import { Reachability } from '../../src/clusters/reachability.js';
 import { unreachableMessage } from '../../src/controllers/cluster-access.js';
 import { UnknownKindError } from '../../src/kube/discovery.js';
-import { ApiError, NotKubernetesError, TransportError } from '../../src/kube/errors.js';
+import { ApiError, NotKubernetesError, ResponseLimitError, TransportError } from '../../src/kube/errors.js';
 import {
   afterApplyProblem,
   afterProblem,
@@ -152,10 +152,18 @@ describe('watchRefusal', () => {
   test('401 and 403: a message naming the cluster, what the server said and the verbs to grant', () => {
     for (const status of [401, 403]) {
       const err = new ApiError(status, 'Forbidden', 'GET /api/v1/configmaps: configmaps is forbidden: User "x" cannot list resource "configmaps"');
-      expect(watchRefusal(err, 'edge-2')).toBe(
-        'cluster edge-2 refused to let the operator watch what it applied (configmaps is forbidden: User "x" cannot list resource "configmaps"): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies',
-      );
+      expect(watchRefusal(err, 'edge-2')).toEqual({
+        reason: Reason.ApplyFailed,
+        message:
+          'cluster edge-2 refused to let the operator watch what it applied (configmaps is forbidden: User "x" cannot list resource "configmaps"): health, drift and unchanged objects are read from watches; grant get, list and watch on the kinds the set applies',
+      });
     }
+  });
+
+  test('a watch that passed a bound of its answers: the cluster unusable, the bound named', () => {
+    const err = new ResponseLimitError('GET /api/v1/configmaps', 'tenant/x (https://127.0.0.1:1)', 'bytes', 'one watch event of more than 16 MiB, the limit of an event');
+    expect(watchRefusal(err, 'tenant/x')).toEqual({ reason: Reason.ClusterUnreachable, message: unreachableMessage('tenant/x', err.message) });
+    expect(watchRefusal(err, 'tenant/x').message).toContain('one watch event of more than 16 MiB, the limit of an event');
   });
 
   test('any other error is thrown as it is', () => {

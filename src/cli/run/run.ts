@@ -58,6 +58,7 @@ interface RunFlags extends SourceFlags {
   qps: string;
   burst: string;
   lostClusterGrace: string;
+  remoteRequestTimeout: string;
   defaultServiceAccount?: string;
   livenessLeaseDuration: string;
   uiAddr?: string;
@@ -118,6 +119,11 @@ function addTenancyOptions(command: Command): Command {
     .option('--allow-insecure-kubeconfig-tls', 'accept kubeconfigs in Secrets with insecure-skip-tls-verify (default: refused)')
     .option('--qps <n>', 'requests per second to each remote cluster (client-side, as client-go)', '50')
     .option('--burst <n>', 'requests each remote cluster may get at once above --qps', '100')
+    .option(
+      '--remote-request-timeout <duration>',
+      "the deadline of each request to a remote cluster, its whole answer included (a watch: each event); past it, or past an answer's byte limit, the request fails and the cluster's syncs say so",
+      '15s',
+    )
     .option(
       '--lost-cluster-grace <duration>',
       'a RemoteSync or ProxySync being deleted whose kubeconfig Secret is gone tries to clean up this long (from its deletion), then goes with a Warning Event naming what it left',
@@ -235,6 +241,7 @@ function remoteFlags(flags: RunFlags, allowExec: boolean | string[]) {
   return {
     remoteRateLimit: { qps, burst },
     lostClusterGraceMs: durationFlag('--lost-cluster-grace', flags.lostClusterGrace),
+    remoteRequestTimeoutMs: durationFlag('--remote-request-timeout', flags.remoteRequestTimeout),
     kubeconfigPolicy: {
       allowExec,
       allowInsecureTls: flags.allowInsecureKubeconfigTls ?? false,
