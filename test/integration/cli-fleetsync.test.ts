@@ -58,7 +58,10 @@ beforeAll(async () => {
   client = await clusterClient(CLUSTER);
   await installCrds(CLUSTER);
   await putKubeconfigSecret(client, ns(), 'edge-1-kubeconfig', await kubeconfigOf(CLUSTER));
-  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fleet-cm', namespace: ns(), labels: { 'syncprims.dev/owner-kind': 'RemoteSync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'install-edge-1' } }, data: { a: '1' } };
+  // As the operator applies it to a remote cluster: its owner labels, and the managing cluster's id (its kube-system uid) as origin.
+  const origin = (await client.request<{ metadata: { uid: string } }>({ path: '/api/v1/namespaces/kube-system' })).metadata.uid;
+  const owner = { 'syncprims.dev/owner-kind': 'RemoteSync', 'syncprims.dev/owner-namespace': ns(), 'syncprims.dev/owner-name': 'install-edge-1', 'syncprims.dev/origin': origin };
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fleet-cm', namespace: ns(), labels: owner }, data: { a: '1' } };
   await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: cm });
   const fleetSpec = (kind: string, extra: Record<string, unknown> = {}) => ({ clusters: { names: ['edge-1', 'edge-2'] }, kind, template, ...extra });
   const counts = (r: number, failed: number) => ({ selected: 2, updated: 2, ready: r, failed, unreachable: 0, progressing: 2 - r - failed });

@@ -33,9 +33,14 @@ const valueIn = async (edge: KubeClient): Promise<string | undefined> =>
   (await find<{ data?: { value?: string } }>(edge, `/api/v1/namespaces/${edgeNs()}/configmaps/app`))?.data?.value;
 const values = async (): Promise<(string | undefined)[]> => [await valueIn(edge1), await valueIn(edge2)];
 
-/** The template of revision `value`: one ConfigMap; `broken` adds labels and applies into a namespace that exists nowhere. */
+/**
+ * The template of revision `value`: one ConfigMap; `broken` adds labels, and a second ConfigMap in a
+ * namespace that exists nowhere (which fails), beside the first with its new value (which applies).
+ */
 function template(value: string, broken = false): Record<string, unknown> {
-  const spec = { source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app' }, data: { value } }] }, defaultNamespace: broken ? 'rollout-nowhere' : edgeNs() };
+  const app = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app' }, data: { value } };
+  const nowhere = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: 'rollout-nowhere' }, data: { value } };
+  const spec = { source: { inline: broken ? [app, nowhere] : [app] }, defaultNamespace: edgeNs() };
   return broken ? { metadata: { labels: { broken: 'yes' } }, spec } : { spec };
 }
 
@@ -86,7 +91,8 @@ describe('syncprims rollout', () => {
       ['canary', '1', '1', '0', '1', '0'],
       ['rest', '1', '0', '0', '0', '0'],
     ]);
-    expect(await valueIn(edge2)).toBe('v1');
+    // The canary took the broken revision's change, the rest did not (had it reached the rest, edge-2 would say v2 too).
+    expect(await values()).toEqual(['v2', 'v1']);
     const broken = (await getFleet()).status?.updateRevision;
 
     const history = await cli('history');
@@ -104,6 +110,7 @@ describe('syncprims rollout', () => {
     expect((await getFleet()).spec.template).toEqual(goodTemplate);
     const back = await status();
     expect({ code: back.code, stderr: back.stderr }).toEqual({ code: 0, stderr: '' });
+    // The undo restored the canary's object (v2 back to v1); the rest's was never changed.
     expect(await values()).toEqual(['v1', 'v1']);
     expect((await getFleet()).status).toMatchObject({ currentRevision: good, updateRevision: good });
     const after = await cli('history');

@@ -133,11 +133,11 @@ describe('FleetSync trust', () => {
     expect(forgedUndo.stderr).toContain(`revision 99 (ControllerRevision held-${digest}) is not this FleetSync's own`);
 
     // Approved: west gets the update revision, never the planted one; the planted revision is left where it is.
+    const approval = { fleetSync: 'held', revision: (await getFleet('held')).status?.updateRevision, wave: 'rest', approver: 'admin' };
     await mgmt.request({
-      method: 'PATCH',
-      path: syncPath(ns(), 'held', FLEETSYNCS),
-      contentType: 'application/merge-patch+json',
-      body: { metadata: { annotations: { 'syncprims.dev/rollout-approved': `${(await getFleet('held')).status?.updateRevision}/rest` } } },
+      method: 'POST',
+      path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/rolloutapprovals`,
+      body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RolloutApproval', metadata: { name: 'held-rest' }, spec: approval },
     });
     await waitPhase('held', 'Complete', 60_000);
     expect(await valueIn(edge2, 'held')).toBe('v2');

@@ -205,14 +205,16 @@ describe('install and bootstrap', () => {
       await sh(`${kubectl} wait --for=delete namespace/${SYSTEM} --timeout=60s`);
       const applied = await sh(`set -o pipefail; node dist/cli/main.js install | ${kubectl} apply --server-side -f -`);
       expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
-      expect(applied.stdout.trim().split('\n')).toHaveLength(14);
+      // Five CRDs, the RolloutApproval admission policy and its binding, the namespace, the account, the roles and bindings, the Deployment, the Service.
+      expect(applied.stdout.trim().split('\n')).toHaveLength(17);
       expect(applied.stdout).toContain('deployment.apps/syncprims-operator serverside-applied');
+      expect(applied.stdout).toContain('validatingadmissionpolicy.admissionregistration.k8s.io/rolloutapprovals.syncprims.dev serverside-applied');
       const client = await clusterClient(cluster);
       await client.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
       // Served before they are deleted, as they would be in use: a CRD deleted while the API server still
       // initializes its storage (under a second after its creation) is left to the CRD finalizer's retries,
       // which took minutes (its log: "storage is (re)initializing"; kubectl delete --wait then timed out).
-      for (const plural of ['syncs', 'remotesyncs', 'proxysyncs', 'fleetsyncs']) {
+      for (const plural of ['syncs', 'remotesyncs', 'proxysyncs', 'fleetsyncs', 'rolloutapprovals']) {
         await eventually(`${plural} served from the watch cache`, () => client.request({ path: `/apis/syncprims.dev/v1alpha1/${plural}`, query: { resourceVersion: '0' } }).then(() => true));
       }
       // Left as it was found, so that the next run finds a fresh cluster again.
