@@ -31,15 +31,27 @@ export function ownerKey(owner: Owner): string {
   return `${owner.kind}/${owner.namespace}/${owner.name}`;
 }
 
-/** The owner a sync object is (`kind`: where the object read may lack its kind, as list items do). */
-export function ownerOf(sync: KubeObject, kind: string = sync.kind): Owner {
-  return { kind, namespace: sync.metadata.namespace ?? '', name: sync.metadata.name ?? '' };
+/**
+ * The owner a sync object is (`kind`: where the object read may lack its
+ * kind, as list items do); with `origin`, in a remote cluster: only objects
+ * of that managing cluster are its (see Owner.origin). The one place the
+ * owner of a sync's objects is made, for the operator, `diff` and `tree`.
+ */
+export function ownerOf(sync: KubeObject, kind: string = sync.kind, origin?: string): Owner {
+  const owner: Owner = { kind, namespace: sync.metadata.namespace ?? '', name: sync.metadata.name ?? '' };
+  if (origin !== undefined) owner.origin = origin;
+  return owner;
 }
 
 /** The owner a sync's key (`namespace/name`) names. */
 export function ownerOfKey(kind: string, key: string): Owner {
   const [namespace = '', name = ''] = key.split('/');
   return { kind, namespace, name };
+}
+
+/** The labels an object the owner applies carries: its owner labels, and its origin where it has one (a remote cluster). */
+export function ownerMarks(owner: Owner): Record<string, string> {
+  return owner.origin === undefined ? ownerLabels(owner) : { ...ownerLabels(owner), [ORIGIN_LABEL]: owner.origin };
 }
 
 /** The owner labels that say `owner` applied an object. */

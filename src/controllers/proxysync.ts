@@ -38,7 +38,7 @@ import {
   copiesDigest,
   copyMatches,
   desiredRemoteSync,
-  ownerMarks,
+  proxyMarks,
   relatedAccount,
   relatedCopy,
   relatedPath,
@@ -316,7 +316,7 @@ export class ProxySyncReconciler implements Reconciler {
 
   /** The owner a ProxySync is of what it writes in its cluster: there, only what carries our origin is ours. */
   private ownerOf(obj: KubeObject): Owner {
-    return { ...ownerOf(obj, 'ProxySync'), origin: this.settings.origin };
+    return ownerOf(obj, 'ProxySync', this.settings.origin);
   }
 
   /** Phase 1: the remote Sync as the cluster's shared, label-selected watch of Syncs has it (the watch wakes us on its changes). */
@@ -369,7 +369,7 @@ export class ProxySyncReconciler implements Reconciler {
     const copyDrifted = (k: KnownCopies): boolean => k.shells.some((c) => drift.due.some((d) => d.id === objectId(c)));
     if (known?.versions === versions && !copyDrifted(known)) return known;
     this.copiesKnown.delete(key); // until made sure of again: a failure below leaves them to be checked next time
-    const marks = ownerMarks(obj, this.settings.origin);
+    const marks = proxyMarks(obj, this.settings.origin);
     const copies: KubeObject[] = [];
     // Read as the ProxySync's account (API.md), so that it copies only what that account may read.
     const account = relatedAccount(spec, this.settings.defaultServiceAccount);

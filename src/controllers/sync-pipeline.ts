@@ -64,7 +64,7 @@ export interface PipelineDeps {
 
 /** The owner a sync is of what it applies in `target`: in a remote cluster, only what carries our origin is ours. */
 function ownerIn(sync: KubeObject, target: ApplyTarget): Owner {
-  return { ...ownerOf(sync), origin: target.origin };
+  return ownerOf(sync, sync.kind, target.origin);
 }
 
 /** What the pipeline remembers of a sync between reconciles (lost on restart: then it re-checks). */

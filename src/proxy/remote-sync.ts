@@ -6,10 +6,10 @@
 // the I/O) and the CLI's build, diff and events read the same rules.
 import { createHash } from 'node:crypto';
 import { API_VERSION } from '../api/kinds.js';
-import { ORIGIN_LABEL, RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
+import { RECONCILE_REQUESTED_AT_ANNOTATION } from '../api/marks.js';
 import type { ProxySyncSpec } from '../api/objects.js';
 import { objectId } from '../apply/inventory.js';
-import { ownerLabels, ownerOf } from '../apply/owner.js';
+import { ownerMarks, ownerOf } from '../apply/owner.js';
 import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 
 /** Where the remote Sync lives: the template's name and namespace, else the ProxySync's. */
@@ -21,8 +21,8 @@ export function remoteLocation(obj: KubeObject, spec: ProxySyncSpec): { namespac
 }
 
 /** The labels that say an object in the remote cluster is this ProxySync's, from this managing cluster. */
-export function ownerMarks(obj: KubeObject, origin: string): Record<string, string> {
-  return { ...ownerLabels(ownerOf(obj, 'ProxySync')), [ORIGIN_LABEL]: origin };
+export function proxyMarks(obj: KubeObject, origin: string): Record<string, string> {
+  return ownerMarks(ownerOf(obj, 'ProxySync', origin));
 }
 
 /** A ConfigMap or Secret of the managing cluster, as read (data base64 for a Secret). */
@@ -151,7 +151,7 @@ export function desiredRemoteSync(obj: KubeObject, spec: ProxySyncSpec, origin: 
   const sync: KubeObject = {
     apiVersion: API_VERSION,
     kind: 'Sync',
-    metadata: { name, namespace, labels: { ...spec.template.metadata?.labels, ...ownerMarks(obj, origin) } },
+    metadata: { name, namespace, labels: { ...spec.template.metadata?.labels, ...proxyMarks(obj, origin) } },
     spec: (defaultServiceAccount && !spec.template.spec.serviceAccountName
       ? { ...spec.template.spec, serviceAccountName: defaultServiceAccount }
       : spec.template.spec) as Record<string, unknown>,

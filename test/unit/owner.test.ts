@@ -9,6 +9,7 @@ import {
   ownedByOther,
   ownerLabelOf,
   ownerLabels,
+  ownerMarks,
   ownerOf,
   ownerOfKey,
   ownerSelector,
@@ -107,5 +108,21 @@ describe('keptFromPrune', () => {
     expect(keptFromPrune(object(ownerLabels(app), { 'syncprims.dev/prune': 'disabled' }), app)).toBe('syncprims.dev/prune: disabled');
     // Not ours is said first.
     expect(keptFromPrune(object(ownerLabels(other), { 'syncprims.dev/prune': 'disabled' }), app)).toBe('not ours (owner: RemoteSync/team/edge)');
+  });
+});
+
+describe('the owner with its origin, made in one place', () => {
+  const sync = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { name: 'app', namespace: 'team' } };
+  test('ownerOf gives the origin only when there is one; ownerMarks writes it beside the owner labels', () => {
+    expect(ownerOf(sync)).toEqual({ kind: 'RemoteSync', namespace: 'team', name: 'app' });
+    expect(ownerOf(sync, 'RemoteSync', 'mgmt-uid')).toEqual({ kind: 'RemoteSync', namespace: 'team', name: 'app', origin: 'mgmt-uid' });
+    expect(ownerMarks(ownerOf(sync))).toEqual({ 'syncprims.dev/owner-kind': 'RemoteSync', 'syncprims.dev/owner-namespace': 'team', 'syncprims.dev/owner-name': 'app' });
+    expect(ownerMarks(ownerOf(sync, 'RemoteSync', 'mgmt-uid'))).toMatchObject({ 'syncprims.dev/origin': 'mgmt-uid', 'syncprims.dev/owner-name': 'app' });
+  });
+
+  test('an object of another origin is not ours, one of ours is', () => {
+    const owner = ownerOf(sync, 'RemoteSync', 'mgmt-uid');
+    const object = (origin: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', labels: ownerMarks({ ...owner, origin }) } });
+    expect([ownedBy(object('mgmt-uid'), owner), ownedBy(object('another'), owner)]).toEqual([true, false]);
   });
 });

@@ -4,8 +4,9 @@ import type { InventoryEntry } from '../../api/status.js';
 import type { SyncSpec } from '../../api/sync-spec.js';
 import { parseAnySyncObject } from '../../api/validate.js';
 import { inventoryOf, staleEntries } from '../../apply/inventory.js';
+import { ownerOf } from '../../apply/owner.js';
 import { renderSet, scopesOf } from '../../apply/render-set.js';
-import { copiesDigest, copyMatches, desiredRemoteSync, ownerMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, carriesAll, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
+import { copiesDigest, copyMatches, desiredRemoteSync, proxyMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, carriesAll, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../../kube/client.js';
 import { getIfExists } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
@@ -63,7 +64,7 @@ export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
   const spec = value.spec as SyncSpec;
   // In a remote cluster only what carries our origin is ours, as the operator decides (apply/owner.ts ownedBy).
   const origin = value.kind === 'RemoteSync' ? where.origin : undefined;
-  const owner = { kind: value.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin };
+  const owner = ownerOf(obj, value.kind, origin);
   const account = spec.serviceAccountName ?? where.defaultServiceAccount;
   const target = targetOf(where.target, owner.namespace, account);
   const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, origin);
@@ -118,7 +119,7 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const problem = tenancyProblem(obj, spec, where.defaultServiceAccount);
   if (problem) throw new CliError(`${labelOf(obj)}: ${problem} (the operator reports InvalidSpec)`);
   const location = remoteLocation(obj, spec);
-  const marks = ownerMarks(obj, origin);
+  const marks = proxyMarks(obj, origin);
   const copies: KubeObject[] = [];
   for (const { kind, name, field } of relatedRefs(spec)) {
     const { client: reader } = readerOf(where.home, obj.metadata.namespace ?? '', relatedAccount(spec, where.defaultServiceAccount));
@@ -129,7 +130,7 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const mark = remoteMark(copiesDigest(copies), obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
   const desired = desiredRemoteSync(obj, spec, origin, mark, where.defaultServiceAccount);
   const objects = [desired, ...copies];
-  const owner = { kind: 'ProxySync', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin: where.origin };
+  const owner = ownerOf(obj, 'ProxySync', where.origin);
   const stale = staleEntries(inventory, inventoryOf(objects));
   // The operator applies only what does not already carry what it wants (fields it does not set are not fought over).
   const matches = (live: KubeObject, want: KubeObject) => (want.kind === 'Sync' ? carriesAll(live, want) : copyMatches(live, want));

@@ -7,6 +7,7 @@ import { GROUP, isKind, type Kind } from '../../api/kinds.js';
 import type { InventoryEntry } from '../../api/status.js';
 import { entryApiVersion, parseObjectId } from '../../apply/inventory.js';
 import { mapLimit } from '../../apply/map-limit.js';
+import { ownerOf } from '../../apply/owner.js';
 import { nodeOf } from '../../deps/refs.js';
 import type { KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
@@ -137,7 +138,7 @@ function clusterProblem(err: unknown, client: KubeClient): Pick<ClusterView, 'pr
  * owner labels, another origin) is not its (apply/owner.ts ownedBy).
  */
 async function appliedIn(place: Place, obj: KubeObject, depth: number, seen: Set<string>, origin?: string): Promise<AppliedObject[]> {
-  const owner = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', origin };
+  const owner = ownerOf(obj, obj.kind, origin);
   const live = await readApplied(place.client, place.discovery, owner, inventoryEntries(obj));
   return mapLimit(live, CONCURRENCY, async ({ ref, apiVersion, object, health }) => {
     const applied: AppliedObject = { apiVersion, kind: ref.kind, ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name, status: health.status, message: health.message };
