@@ -19,7 +19,7 @@ const REMOTE_TIMEOUT_MS = 10_000;
 const REMOTE_CONNECT_TIMEOUT_MS = 5_000;
 
 export type RemoteTarget =
-  | { ok: true; client: KubeClient; /** `Secret ns/name key k`, for messages. */ origin: string }
+  | { ok: true; client: KubeClient; /** `Secret ns/name key k`, for messages. */ kubeconfigFrom: string }
   | { ok: false; problem: RemoteProblem; message: string };
 
 /**
@@ -30,7 +30,7 @@ export type RemoteTarget =
 export async function openRemote(home: Pick<Cluster, 'client'>, sync: KubeObject): Promise<RemoteTarget> {
   const ref = secretRefOf(sync, ((sync as { spec?: ClusterSpec }).spec ?? {}) as ClusterSpec);
   const secret = { apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name };
-  const origin = `${describeRef(secret)} key ${ref.key}`;
+  const kubeconfigFrom = `${describeRef(secret)} key ${ref.key}`;
   let text: string;
   try {
     text = (await readKey({ client: home.client }, secret, ref.key, ref.field)).toString('utf8');
@@ -49,13 +49,13 @@ export async function openRemote(home: Pick<Cluster, 'client'>, sync: KubeObject
     return { ok: false, problem: 'missing', message: err instanceof Error ? err.message : String(err) };
   }
   try {
-    const kubeConfig = checkedKubeconfig(text, origin);
+    const kubeConfig = checkedKubeconfig(text, kubeconfigFrom);
     const name = `${ref.namespace}/${ref.name}`;
     const client = await KubeClient.create(name, kubeConfig, `${CLI_USER_AGENT}/${packageVersion()} (${name})`, {
       timeoutMs: REMOTE_TIMEOUT_MS,
       connectTimeoutMs: REMOTE_CONNECT_TIMEOUT_MS,
     });
-    return { ok: true, client, origin };
+    return { ok: true, client, kubeconfigFrom };
   } catch (err) {
     if (err instanceof KubeconfigError) return { ok: false, problem: 'refused', message: err.message };
     throw err;

@@ -23,7 +23,7 @@ export const EXEC_EXTENSION = 'client.authentication.k8s.io/exec';
 
 const SOURCE_WORDS: Record<ClusterSource, string> = { Secret: 'Secret', Cluster: 'Cluster API Cluster', ClusterProfile: 'ClusterProfile' };
 
-function originOf(source: ClusterSource, obj: KubeObject): string {
+function definedByOf(source: ClusterSource, obj: KubeObject): string {
   return `${SOURCE_WORDS[source]} ${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
 }
 
@@ -36,7 +36,7 @@ export function secretCluster(secret: KubeObject): InventoryCluster {
     namespace: secret.metadata.namespace ?? '',
     labels,
     source: 'Secret',
-    origin: originOf('Secret', secret),
+    definedBy: definedByOf('Secret', secret),
     ref: { kubeConfig: { secretRef: { name: secret.metadata.name ?? '', key: DEFAULT_KUBECONFIG_KEY } } },
   };
 }
@@ -49,7 +49,7 @@ export function clusterApiCluster(cluster: KubeObject): InventoryCluster {
     namespace: cluster.metadata.namespace ?? '',
     labels: cluster.metadata.labels ?? {},
     source: 'Cluster',
-    origin: originOf('Cluster', cluster),
+    definedBy: definedByOf('Cluster', cluster),
     ref: { clusterRef: { name } },
   };
 }
@@ -91,7 +91,7 @@ export function clusterProfileCluster(profile: KubeObject): InventoryCluster {
     namespace,
     labels: profile.metadata.labels ?? {},
     source: 'ClusterProfile' as const,
-    origin: originOf('ClusterProfile', profile),
+    definedBy: definedByOf('ClusterProfile', profile),
   };
   const found = profileCredentials(profile);
   return 'secret' in found ? { ...base, ref: { kubeConfig: { secretRef: found.secret } } } : { ...base, ref: {}, problem: found.problem };
@@ -151,12 +151,12 @@ export function withConflicts(clusters: InventoryCluster[]): InventoryCluster[] 
       continue;
     }
     for (const c of claims) {
-      const others = claims.filter((o) => o !== c).map((o) => o.origin);
+      const others = claims.filter((o) => o !== c).map((o) => o.definedBy);
       const conflict = `the name ${name} is claimed by ${others.join(' and ')} too: remove or rename one of them`;
       out.push({ ...c, problem: c.problem ? `${conflict}; ${c.problem}` : conflict });
     }
   }
-  return out.sort((a, b) => compare(a.name, b.name) || compare(a.origin, b.origin));
+  return out.sort((a, b) => compare(a.name, b.name) || compare(a.definedBy, b.definedBy));
 }
 
 function compare(a: string, b: string): number {

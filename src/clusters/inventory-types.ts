@@ -12,7 +12,7 @@ export interface InventoryCluster {
   labels: Record<string, string>;
   source: ClusterSource;
   /** The object it comes from, for messages: `Secret team/edge-1-kubeconfig`, `Cluster team/edge-1`, `ClusterProfile team/edge-1`. */
-  origin: string;
+  definedBy: string;
   /** The spec fields a RemoteSync/ProxySync names this cluster with (exactly one of kubeConfig / clusterRef, as src/api/cluster.ts types them). */
   ref: { kubeConfig?: KubeConfigRef; clusterRef?: ClusterRef };
   /** Set when the cluster cannot be used as is (two sources claim the name: say which; a ClusterProfile with no usable credentials: say why). Such a cluster is listed but not selected. */

@@ -127,7 +127,7 @@ export class ClusterInventory {
     await this.follow(this.lastServed);
   }
 
-  /** The namespace's clusters, sorted by name (those of one name by origin), with their problems. */
+  /** The namespace's clusters, sorted by name (those of one name by the object that defines each), with their problems. */
   list(namespace: string): InventoryCluster[] {
     return this.memo(namespace).clusters;
   }

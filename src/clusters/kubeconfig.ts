@@ -57,25 +57,25 @@ const FILE_FIELDS: Record<string, string> = {
 };
 
 /**
- * Parses and checks a kubeconfig; `origin` names where it came from in
+ * Parses and checks a kubeconfig; `label` names where it came from in
  * messages (e.g. `Secret team/edge-1-kubeconfig key value`). Every cluster,
  * user and context is checked, used or not. Returns a KubeConfig holding the
  * checked fields of the current context's cluster and user.
  */
-export function checkedKubeconfig(text: string, origin: string, policy: KubeconfigPolicy = {}, secretNamespace?: string): KubeConfig {
-  const raw = parseDocument(text, origin);
+export function checkedKubeconfig(text: string, label: string, policy: KubeconfigPolicy = {}, secretNamespace?: string): KubeConfig {
+  const raw = parseDocument(text, label);
   const notString = nonStringField(raw);
-  if (notString) throw new KubeconfigError(`${origin}: ${notString}`);
-  const clusters = namedList(raw.clusters, 'cluster', origin);
-  const users = namedList(raw.users, 'user', origin);
-  const contexts = namedList(raw.contexts, 'context', origin);
-  for (const c of clusters) checkCluster(c, origin, policy);
-  for (const u of users) checkUser(u, origin, policy, secretNamespace);
-  const context = currentContext(raw, contexts, origin);
+  if (notString) throw new KubeconfigError(`${label}: ${notString}`);
+  const clusters = namedList(raw.clusters, 'cluster', label);
+  const users = namedList(raw.users, 'user', label);
+  const contexts = namedList(raw.contexts, 'context', label);
+  for (const c of clusters) checkCluster(c, label, policy);
+  for (const u of users) checkUser(u, label, policy, secretNamespace);
+  const context = currentContext(raw, contexts, label);
   const cluster = clusters.find((c) => c.name === context.cluster);
   const user = users.find((u) => u.name === context.user);
-  if (!cluster) throw new KubeconfigError(`${origin}: context "${context.name}" names cluster "${context.cluster}", which is not in the kubeconfig`);
-  if (!user) throw new KubeconfigError(`${origin}: context "${context.name}" names user "${context.user}", which is not in the kubeconfig`);
+  if (!cluster) throw new KubeconfigError(`${label}: context "${context.name}" names cluster "${context.cluster}", which is not in the kubeconfig`);
+  if (!user) throw new KubeconfigError(`${label}: context "${context.name}" names user "${context.user}", which is not in the kubeconfig`);
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [clusterOf(cluster)],
@@ -87,68 +87,68 @@ export function checkedKubeconfig(text: string, origin: string, policy: Kubeconf
 }
 
 /** A server whose address the policy denies is refused before anything connects to it. */
-function checkServerAddress(server: string, what: string, origin: string, policy: KubeconfigPolicy): void {
+function checkServerAddress(server: string, what: string, label: string, policy: KubeconfigPolicy): void {
   let host: string;
   try {
     host = new URL(server).hostname;
   } catch {
-    throw new KubeconfigError(`${origin}: ${what} has a server that is not a URL (want https://host:port)`);
+    throw new KubeconfigError(`${label}: ${what} has a server that is not a URL (want https://host:port)`);
   }
   try {
     policy.addressPolicy?.checkHost(host);
   } catch (err) {
-    throw new KubeconfigError(`${origin}: ${what} has server ${server}: ${(err as Error).message}`);
+    throw new KubeconfigError(`${label}: ${what} has server ${server}: ${(err as Error).message}`);
   }
 }
 
-function parseDocument(text: string, origin: string): Raw {
+function parseDocument(text: string, label: string): Raw {
   let doc: unknown;
   try {
     // Silently, and told by position only: the parser's warnings and messages quote the text, a credential maybe.
     doc = parseKubeconfigYaml(text);
   } catch (err) {
-    throw new KubeconfigError(`${origin}: ${(err as Error).message}`);
+    throw new KubeconfigError(`${label}: ${(err as Error).message}`);
   }
   if (!isObject(doc) || (doc.kind !== undefined && doc.kind !== 'Config')) {
-    throw new KubeconfigError(`${origin}: not a kubeconfig (want a YAML document of kind Config with clusters, users and contexts)`);
+    throw new KubeconfigError(`${label}: not a kubeconfig (want a YAML document of kind Config with clusters, users and contexts)`);
   }
   return doc;
 }
 
-function namedList(value: unknown, field: 'cluster' | 'user' | 'context', origin: string): Named<Raw>[] {
+function namedList(value: unknown, field: 'cluster' | 'user' | 'context', label: string): Named<Raw>[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new KubeconfigError(`${origin}: ${field}s must be a list`);
+  if (!Array.isArray(value)) throw new KubeconfigError(`${label}: ${field}s must be a list`);
   return value.map((entry: unknown, i) => {
     if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '' || !isObject(entry[field])) {
-      throw new KubeconfigError(`${origin}: ${field}s[${i}] needs a name and a ${field}`);
+      throw new KubeconfigError(`${label}: ${field}s[${i}] needs a name and a ${field}`);
     }
     return { name: entry.name, body: entry[field] };
   });
 }
 
-function checkCluster({ name, body }: Named<Raw>, origin: string, policy: KubeconfigPolicy): void {
-  refuseFiles(body, `cluster "${name}"`, origin);
+function checkCluster({ name, body }: Named<Raw>, label: string, policy: KubeconfigPolicy): void {
+  refuseFiles(body, `cluster "${name}"`, label);
   if (typeof body.server !== 'string' || !/^https?:\/\//.test(body.server)) {
-    throw new KubeconfigError(`${origin}: cluster "${name}" has no server URL (want https://host:port)`);
+    throw new KubeconfigError(`${label}: cluster "${name}" has no server URL (want https://host:port)`);
   }
   // client-node sends to an http:// server only with insecure-skip-tls-verify (and the token in clear).
   if (body.server.startsWith('http://') && !(body['insecure-skip-tls-verify'] === true && policy.allowInsecureTls)) {
     throw new KubeconfigError(
-      `${origin}: cluster "${name}" has a plain http:// server, so its credentials would cross the network unencrypted: refused; use https://, or set insecure-skip-tls-verify and run the operator with --allow-insecure-kubeconfig-tls`,
+      `${label}: cluster "${name}" has a plain http:// server, so its credentials would cross the network unencrypted: refused; use https://, or set insecure-skip-tls-verify and run the operator with --allow-insecure-kubeconfig-tls`,
     );
   }
-  checkServerAddress(body.server, `cluster "${name}"`, origin, policy);
+  checkServerAddress(body.server, `cluster "${name}"`, label, policy);
   if (body['insecure-skip-tls-verify'] === true && !policy.allowInsecureTls) {
     throw new KubeconfigError(
-      `${origin}: cluster "${name}" sets insecure-skip-tls-verify, so its server's certificate would not be checked: refused; set certificate-authority-data, or run the operator with --allow-insecure-kubeconfig-tls`,
+      `${label}: cluster "${name}" sets insecure-skip-tls-verify, so its server's certificate would not be checked: refused; set certificate-authority-data, or run the operator with --allow-insecure-kubeconfig-tls`,
     );
   }
 }
 
-function checkUser({ name, body }: Named<Raw>, origin: string, policy: KubeconfigPolicy, secretNamespace: string | undefined): void {
-  refuseFiles(body, `user "${name}"`, origin);
+function checkUser({ name, body }: Named<Raw>, label: string, policy: KubeconfigPolicy, secretNamespace: string | undefined): void {
+  refuseFiles(body, `user "${name}"`, label);
   const impersonation = impersonationFields(body, `user "${name}"`);
-  if (typeof impersonation === 'string') throw new KubeconfigError(`${origin}: ${impersonation}`);
+  if (typeof impersonation === 'string') throw new KubeconfigError(`${label}: ${impersonation}`);
   for (const [field, what] of [
     ['exec', 'runs a command to get its credentials'],
     ['auth-provider', 'uses an auth-provider plugin'],
@@ -158,8 +158,8 @@ function checkUser({ name, body }: Named<Raw>, origin: string, policy: Kubeconfi
     const list = policy.allowExec;
     throw new KubeconfigError(
       Array.isArray(list) && secretNamespace !== undefined
-        ? `${origin}: user "${name}" ${what} (${field}): refused in namespace ${secretNamespace}, which ${ALLOW_EXEC_FLAG}=${list.join(',')} does not name (${why} add ${secretNamespace} to ${ALLOW_EXEC_FLAG})`
-        : `${origin}: user "${name}" ${what} (${field}): refused, ${why} run the operator with ${ALLOW_EXEC_FLAG}=${secretNamespace ?? '<namespace>'}`,
+        ? `${label}: user "${name}" ${what} (${field}): refused in namespace ${secretNamespace}, which ${ALLOW_EXEC_FLAG}=${list.join(',')} does not name (${why} add ${secretNamespace} to ${ALLOW_EXEC_FLAG})`
+        : `${label}: user "${name}" ${what} (${field}): refused, ${why} run the operator with ${ALLOW_EXEC_FLAG}=${secretNamespace ?? '<namespace>'}`,
     );
   }
 }
@@ -171,24 +171,24 @@ function execAllowed(policy: KubeconfigPolicy, namespace: string | undefined): b
   return Array.isArray(allow) && namespace !== undefined && allow.includes(namespace);
 }
 
-function refuseFiles(body: Raw, what: string, origin: string): void {
+function refuseFiles(body: Raw, what: string, label: string): void {
   for (const [field, inline] of Object.entries(FILE_FIELDS)) {
     if (body[field] === undefined || body[field] === null || body[field] === '') continue;
     throw new KubeconfigError(
-      `${origin}: ${what} names a file (${field}): refused, since it would be read on the operator's machine; put the content inline (${inline})`,
+      `${label}: ${what} names a file (${field}): refused, since it would be read on the operator's machine; put the content inline (${inline})`,
     );
   }
 }
 
-function currentContext(raw: Raw, contexts: Named<Raw>[], origin: string): Context {
+function currentContext(raw: Raw, contexts: Named<Raw>[], label: string): Context {
   const wanted = typeof raw['current-context'] === 'string' && raw['current-context'] !== '' ? raw['current-context'] : undefined;
   const found = wanted ? contexts.find((c) => c.name === wanted) : contexts.length === 1 ? contexts[0] : undefined;
   if (!found) {
     const why = wanted ? `current-context "${wanted}" is not among its contexts` : 'it sets no current-context (and has not exactly one context)';
-    throw new KubeconfigError(`${origin}: ${why}`);
+    throw new KubeconfigError(`${label}: ${why}`);
   }
   const { cluster, user, namespace } = found.body;
-  if (typeof cluster !== 'string' || typeof user !== 'string') throw new KubeconfigError(`${origin}: context "${found.name}" needs a cluster and a user`);
+  if (typeof cluster !== 'string' || typeof user !== 'string') throw new KubeconfigError(`${label}: context "${found.name}" needs a cluster and a user`);
   return { name: found.name, cluster, user, namespace: typeof namespace === 'string' ? namespace : undefined };
 }
 

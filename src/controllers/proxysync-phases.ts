@@ -60,7 +60,7 @@ export class Conflict extends Halt {
  * that is not there): a failure the status and an Event name, tried again as
  * failures are. Others (no answer, 429 and 5xx, conflicts, and any answer of
  * the managing cluster) are the controller's to retry with backoff.
- * `cluster`: its name, and the name of its client (what an ApiError's origin says).
+ * `cluster`: its name, and the name of its client (what an ApiError's cluster says).
  */
 export function refusal(err: unknown, cluster: { name: string; client: { name: string } }): Halt | undefined {
   // Its server answers, so its reachability stays; but not as a Kubernetes API server does: said, and tried again later.
@@ -68,7 +68,7 @@ export function refusal(err: unknown, cluster: { name: string; client: { name: s
   // An answer past a bound (too large, too slow: a watch of the remote Sync too): said as a RemoteSync says it.
   if (err instanceof ResponseLimitError) return new Halt(Reason.ClusterUnreachable, unreachableMessage(cluster.name, err.message));
   // Only the remote cluster's answers: a write of the ProxySync itself (its finalizer, its status) refused in the managing cluster is not.
-  if (!(err instanceof ApiError) || err.origin !== cluster.client.name) return undefined;
+  if (!(err instanceof ApiError) || err.cluster !== cluster.client.name) return undefined;
   if (err.transient || err.conflict || err.status < 400) return undefined;
   return new Halt(Reason.ApplyFailed, `cluster ${cluster.name} refused ${err.message}`);
 }

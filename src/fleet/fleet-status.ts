@@ -42,14 +42,14 @@ export function clusterState(child: KubeObject | undefined, revision: string, co
  * one) kept as it is, neither written nor deleted, so that a second claim of
  * its name or a lost credential prunes nothing there.
  */
-export function troubledState(cluster: { origin: string; problem?: string }, child: KubeObject | undefined, kind: string | undefined, revision: string): ClusterState {
+export function troubledState(cluster: { definedBy: string; problem?: string }, child: KubeObject | undefined, kind: string | undefined, revision: string): ClusterState {
   const updated = child?.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === revision;
   const kept = child ? `its child ${kind} ${child.metadata.name} is kept as it is (not written, not deleted)` : 'it gets no child';
   return {
     state: 'failed',
     updated,
     reason: Reason.InventoryProblem,
-    message: `${cluster.origin}: ${cluster.problem ?? 'unusable'}; ${kept} until the problem is fixed or the cluster leaves the inventory`,
+    message: `${cluster.definedBy}: ${cluster.problem ?? 'unusable'}; ${kept} until the problem is fixed or the cluster leaves the inventory`,
   };
 }
 

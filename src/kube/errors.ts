@@ -8,7 +8,7 @@ export class ApiError extends Error {
     readonly retryAfterSeconds?: number,
     readonly details?: unknown,
     /** The name of the client (the cluster) whose server answered so. */
-    readonly origin?: string,
+    readonly cluster?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -67,7 +67,7 @@ interface StatusBody {
 }
 
 /** Builds an ApiError from a response status, its headers and its body text. */
-export function apiErrorFrom(status: number, retryAfter: string | undefined, body: string, what: string, origin?: string): ApiError {
+export function apiErrorFrom(status: number, retryAfter: string | undefined, body: string, what: string, cluster?: string): ApiError {
   let parsed: StatusBody = {};
   try {
     parsed = JSON.parse(body) as StatusBody;
@@ -76,7 +76,7 @@ export function apiErrorFrom(status: number, retryAfter: string | undefined, bod
   }
   const retry = retryAfter !== undefined && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
   const message = `${what}: ${parsed.message ?? `HTTP ${status}`}`;
-  return new ApiError(status, parsed.reason ?? `HTTP${status}`, message, retry, parsed.details, origin);
+  return new ApiError(status, parsed.reason ?? `HTTP${status}`, message, retry, parsed.details, cluster);
 }
 
 /** Which bound of a response was passed. */

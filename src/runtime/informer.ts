@@ -417,8 +417,8 @@ function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }
 
-/** A watch's ERROR event, from the server of the client named `origin`. */
-function watchError(event: WatchEvent<unknown>, origin: string): ApiError {
+/** A watch's ERROR event, from the server of the client named `cluster`. */
+function watchError(event: WatchEvent<unknown>, cluster: string): ApiError {
   const status = event.object as { code?: number; reason?: string; message?: string };
-  return new ApiError(status.code ?? 500, status.reason ?? 'WatchError', `watch: ${status.message ?? 'error event'}`, undefined, undefined, origin);
+  return new ApiError(status.code ?? 500, status.reason ?? 'WatchError', `watch: ${status.message ?? 'error event'}`, undefined, undefined, cluster);
 }

@@ -51,7 +51,7 @@ export interface FetchedSource {
    */
   revision?: string;
   /** What was read, for status and logs: `ConfigMap ns/name`, a URL (without credentials or query), ... */
-  origin: string;
+  readFrom: string;
 }
 
 interface Context extends FetchSourceOptions {
@@ -116,7 +116,7 @@ function noPaths(ctx: Context, what: string): void {
 function fromInline(ctx: Context): FetchedSource {
   noPaths(ctx, 'inline');
   const objects = checkObjects(ctx.source.inline ?? [], 'spec.source.inline', { maxObjects: ctx.limits.maxObjects });
-  return { objects, origin: 'inline' };
+  return { objects, readFrom: 'inline' };
 }
 
 async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyRef): Promise<FetchedSource> {
@@ -131,7 +131,7 @@ async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyR
     const budget = ctx.limits.maxObjects - objects.length;
     objects.push(...parseManifests(data.toString('utf8'), `${describeRef(ref)} key ${key}`, { maxObjects: budget }));
   }
-  return { objects, origin: describeRef(ref) };
+  return { objects, readFrom: describeRef(ref) };
 }
 
 async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource> {
@@ -139,7 +139,7 @@ async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource
   const headers = source.headersSecretRef ? await secretHeaders(ctx, source.headersSecretRef.name) : undefined;
   const ca = source.caSecretRef ? await secretCa(ctx, source.caSecretRef) : undefined;
   const { objects, digest } = await fetchObjects(ctx, { url: source.url, headers, ca }, label, source.digest);
-  return { objects, revision: digest, origin: label };
+  return { objects, revision: digest, readFrom: label };
 }
 
 /**
@@ -256,7 +256,7 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
   const label = `${describeRef(ref)} artifact ${displayUrl(artifact.url)}`;
   const expected = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
   const { objects, digest } = await fetchObjects(ctx, { url: artifact.url }, label, expected);
-  return { objects, revision: artifact.revision ?? digest, origin: describeRef(ref) };
+  return { objects, revision: artifact.revision ?? digest, readFrom: describeRef(ref) };
 }
 
 async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {

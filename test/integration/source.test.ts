@@ -202,7 +202,7 @@ describe('ConfigMap and Secret sources', () => {
     const got = await fetch({ configMap: { name: 'manifests' } });
     expect(names(got.objects)).toEqual(['ConfigMap/from-a', 'ConfigMap/from-b-1', 'ConfigMap/from-b-2', 'ConfigMap/from-c']);
     expect(got.revision).toBeUndefined();
-    expect(got.origin).toBe(`ConfigMap ${namespace()}/manifests`);
+    expect(got.readFrom).toBe(`ConfigMap ${namespace()}/manifests`);
     expect(referencedObjectsOf({ configMap: { name: 'manifests' } }, namespace())).toEqual([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'manifests', namespace: namespace() }]);
   });
 
@@ -243,7 +243,7 @@ describe('http', () => {
     expect(names(got.objects)).toEqual(['ConfigMap/web', 'ConfigMap/web-2']);
     expect(got.objects[0]?.data).toEqual({ mode: 420 });
     expect(got.revision).toBe(sha256(APP_YAML));
-    expect(got.origin).toBe(`${base}/app.yaml`);
+    expect(got.readFrom).toBe(`${base}/app.yaml`);
     expect(referencedObjectsOf({ http: { url: `${base}/app.yaml` } }, namespace())).toEqual([]);
   });
 
@@ -422,7 +422,7 @@ describe('Flux artifact', () => {
     const got = await fetch(source('repo'), { paths: ['deploy'] });
     expect(names(got.objects)).toEqual(['ConfigMap/art-1', 'ConfigMap/art-2', 'ConfigMap/art-3']);
     expect(got.revision).toBe(revision);
-    expect(got.origin).toBe(`GitRepository ${ns}/repo`);
+    expect(got.readFrom).toBe(`GitRepository ${ns}/repo`);
     expect(referencedObjectsOf(source('repo'), ns)).toEqual([{ apiVersion: FLUX_SOURCE_API_VERSION, kind: 'GitRepository', name: 'repo', namespace: ns }]);
   });
 

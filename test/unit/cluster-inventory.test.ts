@@ -32,7 +32,7 @@ describe('the sources', () => {
       namespace: 'team',
       labels: { 'syncprims.dev/cluster': 'edge-1', env: 'prod' },
       source: 'Secret',
-      origin: 'Secret team/edge-1-kubeconfig',
+      definedBy: 'Secret team/edge-1-kubeconfig',
       ref: { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig', key: 'value' } } },
     });
     expect(secretCluster(secret('plain', '')).name).toBe('plain');

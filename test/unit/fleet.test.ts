@@ -273,7 +273,7 @@ describe('clusters with an inventory problem', () => {
     namespace: 'fleet',
     labels,
     source: 'Secret',
-    origin,
+    definedBy: origin,
     ref: { kubeConfig: { secretRef: { name: origin, key: 'value' } } },
     ...(problem !== undefined && { problem }),
   });
@@ -294,14 +294,14 @@ describe('clusters with an inventory problem', () => {
 
   test('fail, their child kept as it is, saying why and until when', () => {
     const child: KubeObject = { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { name: 'web-east', annotations: { 'syncprims.dev/fleet-revision': 'r1' } } };
-    const state = troubledState({ origin: 'Secret fleet/east-again', problem: 'the name east is claimed twice' }, child, 'RemoteSync', 'r1');
+    const state = troubledState({ definedBy: 'Secret fleet/east-again', problem: 'the name east is claimed twice' }, child, 'RemoteSync', 'r1');
     expect(state).toEqual({
       state: 'failed',
       updated: true,
       reason: 'InventoryProblem',
       message: 'Secret fleet/east-again: the name east is claimed twice; its child RemoteSync web-east is kept as it is (not written, not deleted) until the problem is fixed or the cluster leaves the inventory',
     });
-    expect(troubledState({ origin: 'ClusterProfile fleet/p', problem: 'no credentials' }, undefined, undefined, 'r1')).toMatchObject({ updated: false, message: expect.stringContaining('it gets no child') });
+    expect(troubledState({ definedBy: 'ClusterProfile fleet/p', problem: 'no credentials' }, undefined, undefined, 'r1')).toMatchObject({ updated: false, message: expect.stringContaining('it gets no child') });
     const status = fleetStatus({}, new Map<string, ClusterState>([['east', state], ['west', { state: 'ready' }]]), 'r1', 1);
     expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ClustersFailing', message: '1/2 clusters Ready; 1 failing: east (InventoryProblem)' });
   });

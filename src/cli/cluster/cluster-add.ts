@@ -51,8 +51,8 @@ export async function addCluster(name: string, flags: AddFlags): Promise<void> {
   await withCluster({ kubeconfig: flags.mgmtKubeconfig, context: flags.mgmtContext, namespace: flags.namespace }, async ({ client, namespace }) => {
     const secret = `${name}-kubeconfig`;
     const path = objectPath(CORE.secrets, secret, namespace);
-    const taken = (await readInventory(client, namespace)).find((c) => c.name === name && c.origin !== `Secret ${namespace}/${secret}`);
-    if (taken) throw new CliError(`cluster name ${name} is taken in namespace ${namespace} by ${taken.origin}: choose another name, or remove that one first`);
+    const taken = (await readInventory(client, namespace)).find((c) => c.name === name && c.definedBy !== `Secret ${namespace}/${secret}`);
+    if (taken) throw new CliError(`cluster name ${name} is taken in namespace ${namespace} by ${taken.definedBy}: choose another name, or remove that one first`);
     const existing = await getIfExists<KubeObject>(client, path);
     if (existing && existing.metadata.labels?.[CLUSTER_LABEL] !== name) {
       throw new CliError(`Secret ${namespace}/${secret} exists and does not register cluster ${name} (no label ${CLUSTER_LABEL}=${name}): left alone; remove it, or choose another name`);

@@ -100,7 +100,7 @@ export function render(rows: ClusterRow[], namespace: string, output: ListOutput
     r.reach.reachable,
     r.selectedBy.join(',') || '-',
     labelsOf(r) || '-',
-    ...(wide ? [r.origin, r.reach.server ?? '-'] : []),
+    ...(wide ? [r.definedBy, r.reach.server ?? '-'] : []),
     [r.problem, r.reach.message].filter(Boolean).join('; ') || '-',
   ]);
   return `${formatTable(header, lines).lines.join('\n')}\n`;

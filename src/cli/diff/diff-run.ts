@@ -65,7 +65,7 @@ async function diffOne(sync: KubeObject, cluster: Cluster, clusterId: () => Prom
     return { label, notes: plan.notes, ...(await dryRun(plan.target, plan.set)) };
   } catch (err) {
     const line = failed.length > 0 ? remoteFailure(err, remote.client) : undefined;
-    if (line) throw new CliError(`${label}: cannot diff in its cluster (${remote.origin}): ${line}; check that the cluster runs and the kubeconfig in that Secret`, ExitCode.Unreachable, { cause: err });
+    if (line) throw new CliError(`${label}: cannot diff in its cluster (${remote.kubeconfigFrom}): ${line}; check that the cluster runs and the kubeconfig in that Secret`, ExitCode.Unreachable, { cause: err });
     throw err;
   } finally {
     stop();

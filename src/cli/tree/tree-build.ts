@@ -99,7 +99,7 @@ async function remoteApplied(place: Place, obj: KubeObject, depth: number, seen:
   const entries = inventoryEntries(obj);
   const target = await openRemote({ client: place.client }, obj);
   if (!target.ok) return { cluster: { problem: target.problem, message: target.message }, objects: unknownObjects(entries, `its cluster's kubeconfig: ${target.problem}`) };
-  const cluster: ClusterView = { server: target.client.server.origin, kubeconfig: target.origin };
+  const cluster: ClusterView = { server: target.client.server.origin, kubeconfig: target.kubeconfigFrom };
   try {
     // Nothing to read there: ask the server something, to say whether it can be reached.
     if (entries.length === 0) await target.client.request({ path: '/version' });
