@@ -168,7 +168,7 @@ const names = (objs: { kind: string; metadata: { name?: string } }[]): string[] 
 describe('inline', () => {
   test('objects checked and returned; no revision, nothing to watch', async () => {
     const got = await fetch({ inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }] });
-    expect(got).toEqual({ objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }], origin: 'inline' });
+    expect(got).toEqual({ objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }], readFrom: 'inline' });
   });
 
   test('exactly one form', async () => {
