@@ -12,7 +12,7 @@ import { clusterClient, kubeconfigPath } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
-import { registerCluster } from '../support/remote.js';
+import { registerEastAndWest } from '../support/remote.js';
 import { find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -60,9 +60,7 @@ beforeAll(async () => {
   assertCliBuilt();
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
-  await registerCluster(mgmt, ns(), 'east', 'edge-1', { region: 'east' });
-  await registerCluster(mgmt, ns(), 'west', 'edge-2', { region: 'west' });
-  await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
+  await registerEastAndWest(mgmt, ns(), edgeNs());
 }, 60_000);
 
 afterAll(async () => {

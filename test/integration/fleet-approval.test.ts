@@ -18,7 +18,7 @@ import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
-import { registerCluster, serviceAccountKubeconfig } from '../support/remote.js';
+import { registerEastAndWest, serviceAccountKubeconfig } from '../support/remote.js';
 import { eventOf, find, getSync, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -70,9 +70,7 @@ beforeAll(async () => {
   assertCliBuilt();
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
-  await registerCluster(mgmt, ns(), 'east', 'edge-1', { region: 'east' });
-  await registerCluster(mgmt, ns(), 'west', 'edge-2', { region: 'west' });
-  await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
+  await registerEastAndWest(mgmt, ns(), edgeNs());
   // The approver: reads FleetSyncs, creates (and reads) RolloutApprovals; nothing else.
   const rules = [
     { apiGroups: ['syncprims.dev'], resources: ['fleetsyncs'], verbs: ['get'] },

@@ -14,7 +14,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { registerCluster as registerInventoryCluster, REMOTESYNCS } from '../support/remote.js';
+import { registerCluster as registerInventoryCluster, registerEastAndWest, REMOTESYNCS } from '../support/remote.js';
 import { eventOf, find, getSync, readyOf, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -73,9 +73,7 @@ beforeAll(async () => {
   edge1 = await clusterClient('edge-1');
   edge2 = await clusterClient('edge-2');
   await installCrds(HOME);
-  await registerCluster('east', 'edge-1', { region: 'east' });
-  await registerCluster('west', 'edge-2', { region: 'west' });
-  await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
+  await registerEastAndWest(mgmt, ns(), edgeNs());
   op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--cluster-id', 'mgmt-fleet-trust-test', '--log-level', 'debug', '--fleet-max-clusters', '2', '--fleet-max-size', '1']);
 }, 120_000);
 

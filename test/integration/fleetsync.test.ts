@@ -13,7 +13,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, REMOTESYNCS } from '../support/remote.js';
+import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, registerCluster as registerInventoryCluster, registerEastAndWest, REMOTESYNCS } from '../support/remote.js';
 import { eventOf, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -34,21 +34,8 @@ function setServer(kc: Record<string, unknown>, server: string): void {
   for (const c of kc.clusters as { cluster: { server: string } }[]) c.cluster.server = server;
 }
 
-/** A kubeconfig Secret registered in the inventory as `cluster`, with labels. */
-async function registerCluster(cluster: string, edge: string, labels: Record<string, string>): Promise<void> {
-  await mgmt.request({
-    method: 'PATCH',
-    path: `/api/v1/namespaces/${ns()}/secrets/${cluster}-kubeconfig`,
-    query: { fieldManager: 'test', force: true },
-    contentType: 'application/apply-patch+yaml',
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${cluster}-kubeconfig`, namespace: ns(), labels: { 'syncprims.dev/cluster': cluster, ...labels } },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
+/** A kubeconfig Secret registered in the inventory as `cluster`, with labels (relabelled in place when it is there). */
+const registerCluster = (cluster: string, edge: string, labels: Record<string, string>): Promise<void> => registerInventoryCluster(mgmt, ns(), cluster, edge, labels);
 
 function applyFleetSync(name: string, spec: Record<string, unknown>): Promise<SyncObject> {
   return mgmt.request<SyncObject>({
@@ -84,9 +71,7 @@ beforeAll(async () => {
   // edge-1 serves Syncs: the ProxySync children keep one there.
   await Promise.all([installCrds(HOME), installCrds('edge-1')]);
   await installClusterApiCrd(mgmt);
-  await registerCluster('east', 'edge-1', { env: 'prod', region: 'east' });
-  await registerCluster('west', 'edge-2', { env: 'staging', region: 'west' });
-  await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNs() } } });
+  await registerEastAndWest(mgmt, ns(), edgeNs(), { east: { env: 'prod' }, west: { env: 'staging' } });
   op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--cluster-id', 'mgmt-fleet-test']);
 }, 120_000);
 

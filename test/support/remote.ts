@@ -72,18 +72,39 @@ export async function putKubeconfigSecret(client: KubeClient, namespace: string,
   });
 }
 
-/** Creates a kubeconfig Secret `secret` (default `<cluster>-kubeconfig`) of the local cluster `edge`, labelled into the namespace's inventory as `cluster`. */
+/**
+ * Creates (or relabels: server-side apply) a kubeconfig Secret `secret` (default `<cluster>-kubeconfig`) of the local
+ * cluster `edge`, labelled into the namespace's inventory as `cluster`.
+ */
 export async function registerCluster(client: KubeClient, namespace: string, cluster: string, edge: string, labels: Record<string, string> = {}, secret = `${cluster}-kubeconfig`): Promise<void> {
   await client.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/secrets`,
+    method: 'PATCH',
+    path: `/api/v1/namespaces/${namespace}/secrets/${secret}`,
+    query: { fieldManager: 'test', force: true },
+    contentType: 'application/apply-patch+yaml',
     body: {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: secret, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
+      metadata: { name: secret, namespace, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
       data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
     },
   });
+}
+
+/**
+ * The fleet the FleetSync tests roll out to: `east` (edge-1) and `west` (edge-2) in the namespace's inventory, labelled
+ * by region (and `labels`), and `edgeNamespace` created in edge-2 (edge-1's is the file's remote namespace).
+ */
+export async function registerEastAndWest(
+  client: KubeClient,
+  namespace: string,
+  edgeNamespace: string,
+  labels: { east?: Record<string, string>; west?: Record<string, string> } = {},
+): Promise<void> {
+  await registerCluster(client, namespace, 'east', 'edge-1', { region: 'east', ...labels.east });
+  await registerCluster(client, namespace, 'west', 'edge-2', { region: 'west', ...labels.west });
+  const edge2 = await clusterClient('edge-2');
+  await edge2.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: edgeNamespace } } });
 }
 
 /** Creates or updates a RemoteSync with server-side apply (manager `test`). */
