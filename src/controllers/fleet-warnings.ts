@@ -2,7 +2,6 @@
 // that are not its own (ignored), and clusters whose inventory entry has a
 // problem (their children kept as they are). Each a Warning Event and a log line.
 import { Reason } from '../api/conditions.js';
-import type { FleetSyncStatus } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
 import type { ClusterState } from '../fleet/fleet-status.js';
 import type { KubeObject } from '../kube/resources.js';
@@ -19,20 +18,31 @@ export async function tellUntrusted(deps: Pick<LifecycleDeps, 'events'>, obj: Ku
   await deps.events.record(obj, 'Warning', Reason.UntrustedRevision, message);
 }
 
-/** Clusters with an inventory problem not reported before (by the previous status' failures): a Warning Event each. */
+/**
+ * Clusters with an inventory problem not told yet: a Warning Event each, once
+ * per problem. `told` is this FleetSync's memory of what was (`cluster` and
+ * message), kept by the caller across reconciles: a problem gone is forgotten,
+ * so it is told again if it comes back. Not read from the status' failures,
+ * which list at most MAX_FLEET_FAILURES clusters.
+ */
 export async function tellTroubled(
   deps: Pick<LifecycleDeps, 'events'>,
   obj: KubeObject,
-  previous: FleetSyncStatus,
+  told: Set<string>,
   troubled: InventoryCluster[],
   states: Map<string, ClusterState>,
   log: Logger,
 ): Promise<void> {
-  const before = new Set((previous.failures ?? []).map((f) => `${f.cluster}\n${f.reason}\n${f.message}`));
+  const now = new Set<string>();
   for (const cluster of troubled) {
     const state = states.get(cluster.name);
-    if (state?.state !== 'failed' || before.has(`${cluster.name}\n${state.reason}\n${state.message}`)) continue;
+    if (state?.state !== 'failed') continue;
+    const key = `${cluster.name}\n${state.message}`;
+    now.add(key);
+    if (told.has(key)) continue;
     log.warn({ cluster: cluster.name, problem: cluster.problem }, 'cluster with an inventory problem: its child is kept as it is');
     await deps.events.record(obj, 'Warning', Reason.InventoryProblem, `cluster ${cluster.name}: ${state.message}`);
   }
+  for (const key of told) if (!now.has(key)) told.delete(key);
+  for (const key of now) told.add(key);
 }

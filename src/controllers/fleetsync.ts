@@ -120,6 +120,8 @@ interface Run {
 export class FleetSyncReconciler implements Reconciler {
   /** Per FleetSync (uid) and cluster, the inputs and resourceVersion its child was last seen matching with. */
   private readonly matched = new Map<string, Map<string, string>>();
+  /** Per FleetSync (uid), the inventory problems told (fleet-warnings.ts tellTroubled). */
+  private readonly toldTroubled = new Map<string, Set<string>>();
 
   constructor(
     private readonly deps: LifecycleDeps & { kind: 'FleetSync' },
@@ -133,12 +135,12 @@ export class FleetSyncReconciler implements Reconciler {
     await tellUntrusted(this.deps, run.obj, run.parts.revisions.untold(run.owner), log);
     const overQuota = quotaOf(this.settings, run);
     // Refused before anything is written: no child made or changed or deleted, no revision recorded.
-    if (overQuota !== undefined) return void (await report(this.deps, run, refusedStatus(run.previous, overQuota, run.generation), log));
+    if (overQuota !== undefined) return void (await report(this.deps, run, refusedStatus(run.previous, overQuota, run.update, run.generation), log));
     const plan = planOf(this.settings, run.parts.approvals.of(run.owner), run.owner, run.selected, run.update, run.previous);
     const targets = await this.recordTargets(run, plan);
     const states = await this.ensureChildren(run, targets, plan, log);
     await this.deleteLeavers(run, targets, states, log);
-    await tellTroubled(this.deps, run.obj, run.previous, run.troubled, states, log);
+    await tellTroubled(this.deps, run.obj, this.toldOf(run.owner.uid), run.troubled, states, log);
     await report(this.deps, run, this.statusOf(run, plan, states), log, plan?.approvalProblem);
     return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
   }
@@ -147,6 +149,7 @@ export class FleetSyncReconciler implements Reconciler {
   private async finalize(obj: KubeObject, log: Logger): Promise<void | { requeueAfterMs: number }> {
     const children = childrenOfFleet(this.settings, obj);
     this.matched.delete(obj.metadata.uid ?? '');
+    this.toldTroubled.delete(obj.metadata.uid ?? '');
     if (children.length === 0) return;
     try {
       await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChildOf(this.settings, kind, child)));
@@ -155,6 +158,12 @@ export class FleetSyncReconciler implements Reconciler {
     }
     log.info({ children: children.length }, 'deletion waits for the children to be gone (each prunes per its deletionPolicy)');
     return { requeueAfterMs: CHILDREN_GONE_RETRY_MS };
+  }
+
+  private toldOf(uid: string): Set<string> {
+    let told = this.toldTroubled.get(uid);
+    if (!told) this.toldTroubled.set(uid, (told = new Set()));
+    return told;
   }
 
   /** Phase 1: the FleetSync, the revision it rolls out, and the clusters of the inventory it selects. */
@@ -260,9 +269,15 @@ async function deleteLeaving(
 }
 
 /** Ready=False, QuotaExceeded: the rest of the status as it was. */
-function refusedStatus(previous: FleetSyncStatus, why: string, generation: number | undefined): FleetSyncStatus {
-  const refused = failed(previous as SyncStatusDraft, Reason.QuotaExceeded, `past its quota, nothing written: ${why}`, generation);
-  return { ...(refused as FleetSyncStatus), observedGeneration: generation };
+/**
+ * Ready=False, QuotaExceeded; the rollout Halted at the revision asked for, saying why (`rollout status` exits 1
+ * with it, and there is no wave to approve); what its clusters have (currentRevision, counts) as it was.
+ */
+function refusedStatus(previous: FleetSyncStatus, why: string, update: string, generation: number | undefined): FleetSyncStatus {
+  const message = `past its quota, nothing written: ${why}`;
+  const refused = failed(previous as SyncStatusDraft, Reason.QuotaExceeded, message, generation) as FleetSyncStatus;
+  const { waves: _waves, ...rest } = refused;
+  return { ...rest, observedGeneration: generation, phase: 'Halted', updateRevision: update, message };
 }
 
 /** Why the FleetSync is past its quota (its children and bytes, the revisions it keeps), or undefined. */

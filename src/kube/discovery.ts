@@ -25,6 +25,8 @@ interface Entry {
   at: number;
   list: Promise<APIResourceList | undefined>;
   by: Requester;
+  /** Set once `list` has its answer (a failed one leaves the cache). */
+  answered?: boolean;
 }
 
 /**
@@ -83,8 +85,8 @@ export class Discovery {
   private async groupVersion(apiVersion: string, fresh: boolean): Promise<APIResourceList | undefined> {
     const cached = this.cache.get(apiVersion);
     if (!cached || fresh || Date.now() - cached.at >= this.ttlMs) return this.read(apiVersion);
-    if (cached.by === this.client) return cached.list;
-    // Another client's request: its answer is ours, its failure is not (that client's own, maybe), nor its hang.
+    if (cached.by === this.client || cached.answered) return cached.list;
+    // Another client's request still in flight: its answer is ours, its failure is not (that client's own, maybe), nor its hang.
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('slow')), JOIN_WAIT_MS);
@@ -104,10 +106,14 @@ export class Discovery {
         if (!Array.isArray((answer as Partial<APIResourceList> | undefined)?.resources)) {
           throw new NotKubernetesError(`GET ${path}`, this.client.name, 'with something else than an APIResourceList');
         }
+        entry.answered = true;
         return answer;
       })
       .catch((err: unknown) => {
-        if ((err as { status?: number }).status === 404) return undefined;
+        if ((err as { status?: number }).status === 404) {
+          entry.answered = true;
+          return undefined;
+        }
         if (this.cache.get(apiVersion) === entry) this.cache.delete(apiVersion);
         throw err;
       });

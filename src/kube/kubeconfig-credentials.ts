@@ -127,14 +127,19 @@ async function applyAuthorization(user: User | null, authenticators: Authenticat
   if (!user) return;
   const headers = headersOf(opts);
   const authenticator = await authenticators.for(user);
-  if (authenticator) await withDeadline(authenticator.applyAuthentication(user, opts), `user "${user.name}": no credentials from its ${user.exec ? 'exec plugin' : 'auth provider'} within ${CREDENTIALS_TIMEOUT_MS / 1000} s`);
+  // A command or a provider may hang; a token file (the in-cluster user) is read at once: no timer for it on every request.
+  const kind = authenticatorKind(user);
+  const plugin = kind === 'exec' ? 'exec plugin' : kind !== undefined && kind !== 'file' ? 'auth provider' : undefined;
+  const credentials = authenticator?.applyAuthentication(user, opts);
+  if (credentials && plugin) await withDeadline(credentials, `user "${user.name}": no credentials from its ${plugin} within ${CREDENTIALS_TIMEOUT_MS / 1000} s`);
+  else await credentials;
   if (user.token) headers.Authorization = `Bearer ${user.token}`;
 }
 
-function withDeadline<T>(work: Promise<T>, message: string, ms = CREDENTIALS_TIMEOUT_MS): Promise<T> {
+function withDeadline<T>(work: Promise<T>, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer = setTimeout(() => reject(new Error(message)), CREDENTIALS_TIMEOUT_MS);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

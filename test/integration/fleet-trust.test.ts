@@ -207,6 +207,9 @@ describe('FleetSync trust', () => {
     });
     expect(readyOf(wide)).toMatchObject({ status: 'False', message: expect.stringContaining('3 clusters selected, more than the 2 children a FleetSync may have (--fleet-max-clusters') });
     await eventOf(mgmt, ns(), 'wide', 'QuotaExceeded', 'Warning');
+    // The rollout says it stands still, and why (rollout status exits 1 with it; no wave to approve).
+    expect(wide.status).toMatchObject({ phase: 'Halted', message: expect.stringContaining('past its quota, nothing written: 3 clusters selected') });
+    expect((wide.status as { waves?: unknown } | undefined)?.waves).toBeUndefined();
 
     // 600 KiB of template in a child and its revision: past 1 MiB.
     const big = 'x'.repeat(600 * 1024);

@@ -415,8 +415,9 @@ describe('FleetSync rollouts', () => {
     expect(await valueIn(edge1, 'roll')).toBe('v4');
     const [during, readAt] = [await valueIn(edge2, 'roll'), Date.now()];
     await waitPhase('roll', 'Complete', 60_000);
-    // The read proves the hold only if it fell inside the soak; the audit log proves it in any case: edge-2 was written only once the soak was over.
-    expect({ during, readInsideTheSoak: readAt < soakUntil }).toEqual({ during: 'v3', readInsideTheSoak: true });
+    // What the hold is proven by is the audit log below (edge-2 written only once the soak was over); the read
+    // counts only when it fell inside the soak (a busy machine may read after it: then it says nothing).
+    if (readAt < soakUntil) expect(during).toBe('v3');
     const west = await configMapWrites('edge-2', 'roll', soakFrom);
     expect(west.length).toBeGreaterThan(0);
     expect(Date.parse(west[0]!.requestReceivedTimestamp)).toBeGreaterThanOrEqual(soakUntil);

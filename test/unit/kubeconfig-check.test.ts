@@ -61,7 +61,7 @@ describe('checkedKubeconfig', () => {
     expect(refusal(kubeconfig({}, { 'auth-provider': { name: 'gcp' } }), policy, 'team-b')).toContain('(auth-provider): refused in namespace team-b');
     // Not knowing the namespace (the CLI), a list allows nothing; true allows every namespace.
     expect(refusal(exec, policy)).toContain('refused');
-    expect(checkedKubeconfig(exec, ORIGIN, { allowExec: true }, 'team-b').getCurrentUser()?.exec).toBeDefined();
+    expect(checkedKubeconfig(exec, ORIGIN, { allowExec: true }, 'team-b').getCurrentUser()?.exec).toMatchObject({ command: 'touch', args: ['/tmp/pwned'] });
     expect(refusal(exec, { allowExec: [] }, 'team-a')).toContain('refused in namespace team-a');
   });
 
