@@ -118,7 +118,7 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
  * RolloutApproval's CRD: no status, no category (`kubectl get syncprims`
  * lists the syncs); who approved what and when, as printer columns.
  */
-export function rolloutApprovalDefinition(): CustomResourceDefinition {
+function rolloutApprovalDefinition(): CustomResourceDefinition {
   const properties = { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: structuralSchema(rolloutApprovalSpecSchema) };
   return definition(APPROVAL_NAMES, [], {
     name: VERSION,

@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { SyncKind } from '../api/kinds.js';
 import { ORIGIN_LABEL } from '../api/marks.js';
-import { ownerLabels } from './owner.js';
+import { ownerMarks } from './owner.js';
 import type { CommonMetadata } from '../api/sync-spec.js';
 import { splitApiVersion, type KubeObject } from '../kube/resources.js';
 import { compareIds, displayNameOf, objectId } from './inventory.js';
@@ -271,10 +271,9 @@ function placeNamespace(obj: KubeObject, scope: Scope | undefined, defaultNamesp
 /** The object's labels and annotations, then commonMetadata's, then our marks. */
 function applyMetadata(obj: KubeObject, opts: RenderOptions): void {
   const labels: Record<string, string> = { ...obj.metadata.labels, ...opts.commonMetadata?.labels };
-  Object.assign(labels, ownerLabels(opts.owner));
-  if (opts.origin === undefined) delete labels[ORIGIN_LABEL];
-  else labels[ORIGIN_LABEL] = opts.origin;
-  obj.metadata.labels = labels;
+  // Without an origin, one the manifests claim goes: they cannot say they come from another cluster.
+  delete labels[ORIGIN_LABEL];
+  obj.metadata.labels = Object.assign(labels, ownerMarks({ ...opts.owner, origin: opts.origin }));
   const annotations = { ...obj.metadata.annotations, ...opts.commonMetadata?.annotations };
   if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
 }

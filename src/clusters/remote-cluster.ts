@@ -10,10 +10,10 @@ import type { Logger } from '../runtime/logger.js';
 import type { OperatorMetrics } from '../runtime/metrics.js';
 import { serviceAccountNamespaceOf } from './identity-namespace.js';
 import { IdentityReachability, Reachability } from './reachability.js';
-import { shareLimits, WorkerShares, type ShareAdmission } from './worker-shares.js';
+import type { ShareAdmission, WorkerShares } from './worker-shares.js';
 
 /** The deadline of a request to a remote cluster (headers and body): a cluster slower than this is as good as unreachable. */
-export const REMOTE_REQUEST_TIMEOUT_MS = 15_000;
+const REMOTE_REQUEST_TIMEOUT_MS = 15_000;
 /** The probe's deadline, unless the request deadline is shorter. */
 const PROBE_TIMEOUT_MS = 5_000;
 /** A remote server that takes longer than this to accept a TLS connection is unreachable. */
@@ -35,7 +35,7 @@ export interface RemoteClusterOptions {
   /** At most this many reconciles work on the cluster at once (the rest wait in the queue, holding no worker). */
   maxReconciles: number;
   /** The workers shared by servers and namespaces (worker-shares.ts), and this cluster's server (its location hash). */
-  shares?: { shares: WorkerShares; server: string };
+  shares: { shares: WorkerShares; server: string };
   /** `--remote-request-timeout`: the deadline of each request, headers and body (default 15 s). */
   requestTimeoutMs?: number;
   /** Client-side rate limit of its requests (`--qps`, `--burst`). */
@@ -129,7 +129,7 @@ export class RemoteCluster {
    */
   tryEnter(pool: string, namespace: string, key?: string): ShareAdmission {
     if (this.reconciles >= this.opts.maxReconciles) return { ok: false, group: `cluster ${this.name}` };
-    const shares = (this.opts.shares ??= { shares: new WorkerShares(shareLimits(this.opts.maxReconciles * 2)), server: this.client.server.origin });
+    const { shares } = this.opts;
     const entered = shares.shares.tryEnter({ pool, groups: [`server ${shares.server}`, `namespace ${namespace}`], key }, () => {
       this.reconciles--;
       this.gauge();

@@ -14,9 +14,9 @@ import type { Logger } from '../runtime/logger.js';
 
 const BY_FLEET = 'syncprims.dev/rolloutapprovals-by-fleetsync';
 /** The Event reason of a wave found approved. */
-export const WAVE_APPROVED = 'WaveApproved';
+const WAVE_APPROVED = 'WaveApproved';
 /** The Event reason of approvals that do not count (see fleet/approvals.ts approverTrust). */
-export const APPROVALS_NOT_COUNTED = 'ApprovalsNotCounted';
+const APPROVALS_NOT_COUNTED = 'ApprovalsNotCounted';
 
 const fleetKeyOf = (obj: KubeObject): string | undefined => {
   const fleet = (obj as ApprovalObject).spec?.fleetSync;

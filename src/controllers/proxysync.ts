@@ -292,13 +292,13 @@ export class ProxySyncReconciler implements Reconciler {
     return { ...remoteLocation(obj, spec), cluster: cluster.name };
   }
 
-  /** Who writes in the remote cluster for this ProxySync (see RemoteWriter). */
   /** The account it writes as in the remote cluster (remoteWriter), for enterCluster: a kubeconfig that impersonates itself cannot carry it too. */
   private actingAccount(obj: KubeObject, spec: ProxySyncSpec): ActingAccount | undefined {
     if (remoteWriter(spec, this.settings.defaultServiceAccount) === undefined) return undefined;
     return actingAccountOf(obj.metadata.namespace ?? '', spec.template.spec.serviceAccountName, this.settings.defaultServiceAccount);
   }
 
+  /** Who writes in the remote cluster for this ProxySync (see RemoteWriter). */
   private writerOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemoteWriter {
     const account = remoteWriter(spec, this.settings.defaultServiceAccount);
     return account ? { client: cluster.client.asServiceAccount(obj.metadata.namespace ?? '', account), account } : { client: cluster.client };

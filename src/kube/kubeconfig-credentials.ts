@@ -120,7 +120,7 @@ function applyTls(cluster: Cluster | null, user: User | null, opts: https.Reques
  * starts, so a plugin that hangs would hold the request, and its reconcile's
  * worker, for ever. (A plugin left running past it is client-node's child.)
  */
-export const CREDENTIALS_TIMEOUT_MS = 30_000;
+const CREDENTIALS_TIMEOUT_MS = 30_000;
 
 /** client-node's applyAuthorizationHeader, the authenticator given CREDENTIALS_TIMEOUT_MS. */
 async function applyAuthorization(user: User | null, authenticators: Authenticators, opts: https.RequestOptions): Promise<void> {

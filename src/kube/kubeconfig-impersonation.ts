@@ -16,14 +16,14 @@ export interface Impersonation {
 }
 
 /** A user entry of our KubeConfig: client-node's (`impersonateUser`: `as`), with the fields it drops. */
-export type ImpersonatingUser = User & {
+type ImpersonatingUser = User & {
   readonly impersonateUid?: string;
   readonly impersonateGroups?: string[];
   readonly impersonateExtra?: Record<string, string[]>;
 };
 
 /** The fields of a kubeconfig user that ask for impersonation. */
-export const IMPERSONATION_FIELDS = ['as', 'as-uid', 'as-groups', 'as-user-extra'] as const;
+const IMPERSONATION_FIELDS = ['as', 'as-uid', 'as-groups', 'as-user-extra'] as const;
 
 /** What a header value may hold (printable ASCII): anything else would be refused by the HTTP client, or mean another name. */
 const HEADER_VALUE = /^[\x20-\x7e]*$/;

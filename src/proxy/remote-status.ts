@@ -33,11 +33,11 @@ export interface RemoteStatus {
 /** The longest remote condition message copied (the rest is cut, and said so). */
 export const MAX_REMOTE_MESSAGE = 4096;
 /** The longest remote reason copied. */
-export const MAX_REMOTE_REASON = 128;
+const MAX_REMOTE_REASON = 128;
 /** The longest remote revision copied (a Git ref and digest, a chart's version and digest fit many times). */
 export const MAX_REMOTE_REVISION = 512;
 /** How many of the remote Sync's pending dependencies are copied. */
-export const MAX_REMOTE_PENDING = 20;
+const MAX_REMOTE_PENDING = 20;
 
 /** The condition types a ProxySync mirrors. */
 const MIRRORED: readonly string[] = [ConditionType.Ready, ConditionType.Reconciling, ConditionType.Stalled];

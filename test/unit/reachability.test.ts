@@ -140,7 +140,7 @@ describe('IdentityReachability: what one identity knows, apart from the other id
     // Its own timeout, during the server's probe: the server's probe is over (next after a longer backoff), and a is down on its own too.
     a.probeFailed('no answer within 5000 ms');
     expect(b.admit().go).toBe(false);
-    now += 2_300;
+    now += 2_400; // the longest second backoff: 2 s and 20% of jitter
     expect(b.admit()).toEqual({ go: true, probe: true });
     b.answered();
     expect(b.reachable).toBe(true);

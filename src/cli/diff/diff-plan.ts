@@ -4,7 +4,7 @@ import type { InventoryEntry } from '../../api/status.js';
 import type { SyncSpec } from '../../api/sync-spec.js';
 import { parseAnySyncObject } from '../../api/validate.js';
 import { inventoryOf, staleEntries } from '../../apply/inventory.js';
-import { ownerOf } from '../../apply/owner.js';
+import { ownerOf, type Owner } from '../../apply/owner.js';
 import { renderSet, scopesOf } from '../../apply/render-set.js';
 import { copiesDigest, copyMatches, desiredRemoteSync, proxyMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, carriesAll, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../../kube/client.js';
@@ -67,7 +67,7 @@ export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
   const owner = ownerOf(obj, value.kind, origin);
   const account = spec.serviceAccountName ?? where.defaultServiceAccount;
   const target = targetOf(where.target, owner.namespace, account);
-  const objects = await rendered(obj, spec, readerOf(where.home, owner.namespace, account), target.discovery, origin);
+  const objects = await rendered(obj, spec, owner, readerOf(where.home, owner.namespace, account), target.discovery);
   const stale = staleEntries(inventory, inventoryOf(objects));
   return { set: { owner, objects, stale, prune: spec.prune, force: spec.force ?? false }, target, notes };
 }
@@ -87,7 +87,7 @@ function readerOf(home: KubeClient, namespace: string, account: string | undefin
 }
 
 /** The source read in the sync's cluster and rendered for the target: the operator's own step (apply/render-set.ts). */
-async function rendered(obj: KubeObject, spec: SyncSpec, home: SourceReader, discovery: Discovery, origin: string | undefined): Promise<KubeObject[]> {
+async function rendered(obj: KubeObject, spec: SyncSpec, owner: Owner, home: SourceReader, discovery: Discovery): Promise<KubeObject[]> {
   const label = labelOf(obj);
   const namespace = obj.metadata.namespace ?? '';
   let set;
@@ -96,8 +96,8 @@ async function rendered(obj: KubeObject, spec: SyncSpec, home: SourceReader, dis
       reader: home,
       namespace,
       spec,
-      owner: { kind: obj.kind as 'Sync' | 'RemoteSync', namespace, name: obj.metadata.name ?? '' },
-      origin,
+      owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' },
+      origin: owner.origin,
       scopeOf: scopesOf(discovery),
     });
   } catch (err) {

@@ -22,7 +22,7 @@ interface SelfSubjectReview {
 }
 
 /** The username the API server knows the client by (authentication.k8s.io/v1 SelfSubjectReview, GA since 1.28). */
-export async function currentUser(client: Requester): Promise<string> {
+async function currentUser(client: Requester): Promise<string> {
   let review: SelfSubjectReview;
   try {
     review = await client.request<SelfSubjectReview>({
