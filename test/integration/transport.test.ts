@@ -14,7 +14,7 @@ import { closeClients, ensureClusters, kubeconfigPath, kubeconfigViaPort } from 
 import { eventually, steady } from '../support/eventually.js';
 import { Http1Proxy } from '../support/http1-proxy.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
-import { establishedTo } from '../support/proc.js';
+import { establishedSockets, establishedTo, openedSince } from '../support/proc.js';
 import { serviceAccountKubeconfig } from '../support/remote.js';
 
 const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
@@ -88,7 +88,7 @@ describe('the process', () => {
 
 describe('HTTP/2 (the API server chooses h2 in ALPN)', () => {
   test('300 open watches leave requests their turn, on a few connections', async () => {
-    const before = await steady(() => establishedTo(apiPort));
+    const before = establishedSockets(apiPort);
     const c = await client(() => KubeClient.fromFile('h2-watches', kubeconfigPath('mgmt')));
     await openWatches(c, 300);
     expect(await gets(c, 30)).toBe(30);
@@ -100,7 +100,7 @@ describe('HTTP/2 (the API server chooses h2 in ALPN)', () => {
     // a handful, where HTTP/1.1 needs one a watch.
     expect(stats.connections).toBeGreaterThanOrEqual(1);
     expect(stats.connections).toBeLessThanOrEqual(6);
-    expect(establishedTo(apiPort) - before).toBe(stats.connections);
+    expect(openedSince(before, apiPort)).toBe(stats.connections);
   });
 
   test('with every session in use, new watches wait (and it is said once) while requests still go', async () => {
@@ -204,7 +204,7 @@ describe('HTTP/1.1', () => {
   });
 
   test('requests beyond the request pool wait for it (said once), watches do not take its sockets', async () => {
-    const before = await steady(() => establishedTo(apiPort));
+    const before = establishedSockets(apiPort);
     const c = await client(() => KubeClient.fromFile('h1-small-pool', kubeconfigPath('mgmt'), { http2: false, http1RequestSockets: 4 }));
     const saturated: ConnectionStats[] = [];
     c.onSaturated((detail) => saturated.push(detail));
@@ -217,7 +217,7 @@ describe('HTTP/1.1', () => {
     const stats = c.connectionStats();
     expect(stats.connections).toBeGreaterThanOrEqual(11);
     expect(stats.connections).toBeLessThanOrEqual(10 + 4);
-    expect(establishedTo(apiPort) - before).toBe(stats.connections);
+    expect(openedSince(before, apiPort)).toBe(stats.connections);
   });
 });
 
@@ -237,7 +237,7 @@ describe('shared connections (SharedTransports, as client-go shares a transport 
     const namespace = `shared-${run}`;
     await admin.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
     cleanups.push(() => admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` }));
-    const before = await steady(() => establishedTo(apiPort));
+    const before = establishedSockets(apiPort);
     const pool = new SharedTransports();
     const tokenClient = async (name: string): Promise<KubeClient> => {
       const kc = new KubeConfig();
@@ -251,7 +251,7 @@ describe('shared connections (SharedTransports, as client-go shares a transport 
     expect(pool.size).toBe(1);
     expect(a.sharesConnections).toBe(true);
     expect(a.connectionStats()).toMatchObject({ protocol: 'h2', connections: 1 });
-    expect(establishedTo(apiPort) - before).toBe(1);
+    expect(openedSince(before, apiPort)).toBe(1);
 
     const cert = await client(() => KubeClient.fromFile('cert', kubeconfigPath('mgmt'), { shared: pool }));
     expect(await whoAmI(cert)).not.toMatch(/^system:serviceaccount:/);
@@ -263,6 +263,6 @@ describe('shared connections (SharedTransports, as client-go shares a transport 
     b.close();
     cert.close();
     expect(pool.size).toBe(0);
-    await eventually('the shared connections closed', async () => ((await steady(() => establishedTo(apiPort))) === before ? true : undefined));
+    await eventually('the shared connections closed', async () => (openedSince(before, apiPort) === 0 ? true : undefined));
   });
 });

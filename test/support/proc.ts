@@ -10,15 +10,29 @@ const ESTABLISHED = '01';
  * kernel's connection tables. Synchronous, so it can be sampled often.
  */
 export function establishedTo(port: number, pid: number | 'self' = 'self'): number {
+  return establishedSockets(port, pid).size;
+}
+
+/**
+ * The socket inodes of `establishedTo`'s connections: a test that compares two
+ * samples counts the connections opened between them (and those of the first
+ * still open), whatever else closed meanwhile.
+ */
+export function establishedSockets(port: number, pid: number | 'self' = 'self'): Set<string> {
   const inodes = socketInodes(pid);
-  let n = 0;
+  const found = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const row of rows(table)) {
       const remotePort = parseInt(row.remote.slice(row.remote.lastIndexOf(':') + 1), 16);
-      if (row.state === ESTABLISHED && remotePort === port && inodes.has(row.inode)) n++;
+      if (row.state === ESTABLISHED && remotePort === port && inodes.has(row.inode)) found.add(row.inode);
     }
   }
-  return n;
+  return found;
+}
+
+/** How many of the connections `establishedSockets` finds now were not in `before`. */
+export function openedSince(before: Set<string>, port: number): number {
+  return [...establishedSockets(port)].filter((inode) => !before.has(inode)).length;
 }
 
 /** `establishedTo` of another process, as a promise (for callers that chain it). */
