@@ -52,12 +52,22 @@ function revisionsOf(stdout: string): Map<string, string> {
   return new Map([...stdout.matchAll(/^# (.+?): \d+ objects?, revision (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
 }
 
+type Crd = KubeObject & { spec: { group: string; names: { plural: string } } };
+const isCrd = (obj: KubeObject): obj is Crd => obj.kind === 'CustomResourceDefinition' && obj.apiVersion === 'apiextensions.k8s.io/v1';
+
+/** The groups of the CRDs the syncs of an example apply (one sync may apply a CRD, another objects of its kind). */
+function crdGroupsOf(syncs: SyncObject[]): Set<string> {
+  return new Set(syncs.flatMap((s) => (s.spec.source as { inline: KubeObject[] }).inline.filter(isCrd).map((c) => c.spec.group)));
+}
+
 /**
  * The example moved into this test's namespace: the syncs live there, their
- * defaultNamespace is it, and the namespaces they name get its prefix, so
- * that nothing else on the cluster owns what they apply.
+ * defaultNamespace is it, and the namespaces they name and the groups of the
+ * CRDs they apply (in `crdGroups`: the CRDs and the objects of their kinds)
+ * get its prefix, so that nothing else on the cluster owns what they apply
+ * (a CRD is cluster-scoped: a fixed name would be another run's too).
  */
-function isolate(sync: SyncObject, namespace: string): SyncObject {
+function isolate(sync: SyncObject, namespace: string, crdGroups: Set<string>): SyncObject {
   const renamed = (n: string): string => {
     extraNamespaces.add(`${namespace}-${n}`);
     return `${namespace}-${n}`;
@@ -67,6 +77,12 @@ function isolate(sync: SyncObject, namespace: string): SyncObject {
   for (const obj of spec.source.inline) {
     if (obj.kind === 'Namespace' && obj.apiVersion === 'v1') obj.metadata.name = renamed(obj.metadata.name!);
     if (obj.metadata.namespace) obj.metadata.namespace = renamed(obj.metadata.namespace);
+    if (isCrd(obj)) {
+      obj.spec.group = `${namespace}.${obj.spec.group}`;
+      obj.metadata.name = `${obj.spec.names.plural}.${obj.spec.group}`;
+    }
+    const [group, version] = obj.apiVersion.split('/');
+    if (version !== undefined && crdGroups.has(group!)) obj.apiVersion = `${namespace}.${group}/${version}`;
   }
   return { ...sync, metadata: { ...sync.metadata, namespace }, spec };
 }
@@ -86,7 +102,9 @@ describe('build of the examples', () => {
   });
 
   test.each(inlineSyncExamples)('%s: what build prints is what the operator applies', async (file) => {
-    const syncs = docsOf(readFileSync(path.join(EXAMPLES, file), 'utf8')).map((s) => isolate(s as SyncObject, ns()));
+    const originals = docsOf(readFileSync(path.join(EXAMPLES, file), 'utf8')) as SyncObject[];
+    const crdGroups = crdGroupsOf(originals);
+    const syncs = originals.map((s) => isolate(s, ns(), crdGroups));
     const copy = path.join(dir, file);
     writeFileSync(copy, syncs.map((s) => stringify(s)).join('---\n'));
     const built = await runCli(['build', copy]);

@@ -136,12 +136,13 @@ describe('sync spec switches', () => {
   });
 
   test('examples/sync-crd-and-its-objects.yaml: the Sync of a kind not served yet is applied the moment the other installs its CRD, not at its retry', async () => {
-    const docs = parseAllDocuments(readFileSync(path.join(ROOT, 'examples', 'sync-crd-and-its-objects.yaml'), 'utf8'), { version: '1.1' });
-    const [api, widgets] = docs.map((d) => d.toJS() as SyncObject);
-    const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.shop.example.com';
-    // One left by a run stopped midway would serve the kind already.
-    await client.request({ method: 'DELETE', path: crdPath }).catch(() => undefined);
-    await eventually('no Widget CRD', gone(crdPath));
+    // The example's group renamed into this run's (its CRD is cluster-scoped): no CRD of another run, or one left by a
+    // run stopped midway, serves the kind already, and none is deleted from under another.
+    const group = `${ns()}.shop.example.com`;
+    const text = readFileSync(path.join(ROOT, 'examples', 'sync-crd-and-its-objects.yaml'), 'utf8').replaceAll('shop.example.com', group);
+    const [api, widgets] = parseAllDocuments(text, { version: '1.1' }).map((d) => d.toJS() as SyncObject);
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`;
+    expect(await find(client, crdPath)).toBeUndefined();
     // The example's objects into this test's namespace; the Sync of the Widget first.
     await applySync(client, ns(), widgets!.metadata.name!, { ...widgets!.spec, defaultNamespace: ns() });
     const waiting = await waitForReady(client, ns(), 'widgets', 'False', 'CRDNotInstalled');
@@ -151,8 +152,8 @@ describe('sync spec switches', () => {
     await applySync(client, ns(), api!.metadata.name!, api!.spec);
     await waitForReady(client, ns(), 'widgets-api', 'True');
     await waitForReady(client, ns(), 'widgets', 'True', 'Succeeded');
-    expect(await find(client, `/apis/shop.example.com/v1/namespaces/${ns()}/widgets/front-door`)).toMatchObject({ spec: { size: 3 } });
-    await op.waitForCause('Sync', ns(), 'widgets', 'CRD established: widgets.shop.example.com', installed);
+    expect(await find(client, `/apis/${group}/v1/namespaces/${ns()}/widgets/front-door`)).toMatchObject({ spec: { size: 3 } });
+    await op.waitForCause('Sync', ns(), 'widgets', `CRD established: widgets.${group}`, installed);
     // The CRD goes with the Sync that installed it; the Sync of its objects first.
     await deleteSync('widgets');
     await deleteSync('widgets-api');
