@@ -146,7 +146,8 @@ describe.each(['mgmt', 'edge-1', 'edge-2'])('cluster %s', (cluster) => {
   });
 
   test('a CRD becomes Established and serves its custom resources', async () => {
-    const group = `${cluster.replace(/[^a-z0-9]/g, '')}.cp.test.syncprims.dev`;
+    // A group of this run's own (a CRD is cluster-scoped): neither another run's test nor a CRD left by a run cut short meets it.
+    const group = `${ns()}.cp.test.syncprims.dev`;
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -171,25 +172,30 @@ describe.each(['mgmt', 'edge-1', 'edge-2'])('cluster %s', (cluster) => {
       },
     };
     await serverSideApply(client, discovery, crd, { fieldManager: 'syncprims', force: true });
-    await eventually('the CRD to be Established', async () => {
-      const got = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
-        path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`,
+    try {
+      await eventually('the CRD to be Established', async () => {
+        const got = await client.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
+          path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`,
+        });
+        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
       });
-      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
-    });
-    const widget = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: ns() }, spec: { size: 3 } };
-    const created = await eventually('the Widget to be accepted', () =>
-      serverSideApply(client, discovery, widget, { fieldManager: 'syncprims' }),
-    );
-    expect(created.spec).toEqual({ size: 3 });
-    // The schema is enforced by the real API server.
-    await expect(
-      serverSideApply(client, discovery, { ...widget, spec: { size: 0 } }, { fieldManager: 'syncprims' }),
-    ).rejects.toMatchObject({ status: 422 });
-    await client.request({
-      method: 'DELETE',
-      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`,
-    });
+      const widget = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: ns() }, spec: { size: 3 } };
+      const created = await eventually('the Widget to be accepted', () =>
+        serverSideApply(client, discovery, widget, { fieldManager: 'syncprims' }),
+      );
+      expect(created.spec).toEqual({ size: 3 });
+      // The schema is enforced by the real API server.
+      await expect(
+        serverSideApply(client, discovery, { ...widget, spec: { size: 0 } }, { fieldManager: 'syncprims' }),
+      ).rejects.toMatchObject({ status: 422 });
+    } finally {
+      // Deleted even when an expectation failed (its name is this run's: nothing else would ever remove it).
+      await client
+        .request({ method: 'DELETE', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}` })
+        .catch((err: unknown) => {
+          if (!(err instanceof ApiError && err.notFound)) throw err;
+        });
+    }
   });
 
   test('deleting an owner removes its dependent (garbage collector)', async () => {
