@@ -69,7 +69,7 @@ describe('syncprims doctor', () => {
     await applySync(client, ns(), 'cyc-a', { source: { inline: [] }, dependsOn: [{ name: 'cyc-b' }] });
     await applySync(client, ns(), 'lonely', { source: { inline: [] }, dependsOn: [{ name: 'nope' }] });
     // A kind edge-1 does not serve; and a ProxySync into edge-2, where no operator watches its namespace.
-    const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'default' } };
+    const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: ns(), namespace: 'default' } };
     await applyRemoteSync(client, ns(), 'widgets', { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } }, source: { inline: [widget] } });
     await applyProxySync(client, ns(), 'proxy', { clusterRef: { name: 'edge-2' }, template: { spec: { source: { inline: [] } } } });
     await Promise.all([
