@@ -41,6 +41,10 @@ export const Reason = {
   QuotaExceeded: 'QuotaExceeded',
   /** A FleetSync's cluster with a problem in the inventory (a name claimed twice, no usable credentials): its child is kept as it is. */
   InventoryProblem: 'InventoryProblem',
+  /** A FleetSync's cluster whose overrides do not apply to the template (a path that is not there), or leave it invalid: it gets no write. */
+  OverrideFailed: 'OverrideFailed',
+  /** A FleetSync's cluster missing a value its template uses (no default), or whose values leave the template invalid: it gets no write. */
+  SubstitutionFailed: 'SubstitutionFailed',
   /** A ControllerRevision labelled with a FleetSync that is not its own (an Event): ignored. */
   UntrustedRevision: 'UntrustedRevision',
 } as const;

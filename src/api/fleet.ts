@@ -132,6 +132,60 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const POINTER_MESSAGE = 'a JSON pointer into the template ("" or "/spec/...", RFC 6901); no segment may be __proto__, constructor or prototype';
+/** RFC 6901, with the segments that name a JavaScript object's machinery refused. */
+const jsonPointer = z
+  .string()
+  .max(1024)
+  .regex(/^(\/[^/]*)*$/, POINTER_MESSAGE)
+  .refine((p) => !p.split('/').some((seg) => FORBIDDEN_SEGMENTS.has(seg)), { message: POINTER_MESSAGE });
+const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+const VALUE_MESSAGE = 'add, replace and test need a value; remove, move and copy take none';
+const FROM_MESSAGE = 'move and copy need from; the other operations take none';
+
+/** One RFC 6902 operation on the template. */
+export const jsonPatchOperationSchema = z
+  .object({
+    op: z.enum(['add', 'remove', 'replace', 'move', 'copy', 'test']),
+    path: jsonPointer.describe('where in the template (RFC 6901), e.g. /spec/source/inline/0/metadata/labels/canary'),
+    value: z.unknown().optional().describe('for add, replace and test'),
+    from: jsonPointer.optional().describe('for move and copy'),
+  })
+  .refine((o) => ['add', 'replace', 'test'].includes(o.op) === (o.value !== undefined), { message: VALUE_MESSAGE })
+  .refine((o) => ['move', 'copy'].includes(o.op) === (o.from !== undefined), { message: FROM_MESSAGE })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: "(self.op in ['add', 'replace', 'test']) == has(self.value)", message: VALUE_MESSAGE },
+      { rule: "(self.op in ['move', 'copy']) == has(self.from)", message: FROM_MESSAGE },
+    ],
+  });
+
+/** An override: RFC 6902 patches on the template of the clusters it selects. */
+export const fleetOverrideSchema = z.object({
+  clusters: fleetClustersSchema.describe('the clusters it applies to (as spec.clusters selects)'),
+  patches: z.array(jsonPatchOperationSchema).min(1).max(100).describe('RFC 6902 operations on the template ({metadata?, spec}), in order'),
+});
+
+/** `{}`: substitution on (later fields may refine it). */
+export const substituteSchema = z.object({}).strict();
+
+/**
+ * What a template may not hold for its kind of child (the FleetSync's own,
+ * and each cluster's once its overrides and values are in): an artifact
+ * source proxied, a remote Sync's name on a RemoteSync, Secrets inline.
+ */
+export function templateProblems(kind: FleetChildKind, template: FleetTemplate): { message: string; path: string[] }[] {
+  const problems: { message: string; path: string[] }[] = [];
+  if (kind !== 'RemoteSync' && template.spec.source.artifact !== undefined) problems.push({ message: ARTIFACT_MESSAGE, path: ['spec', 'source'] });
+  if (kind === 'RemoteSync' && (template.metadata?.name !== undefined || template.metadata?.namespace !== undefined)) {
+    problems.push({ message: REMOTE_NAME_MESSAGE, path: ['metadata'] });
+  }
+  const secrets = inlineSecrets(template.spec.source.inline);
+  if (secrets.length > 0) problems.push({ message: inlineSecretMessage(secrets), path: ['spec', 'source', 'inline'] });
+  return problems;
+}
+
 export const fleetSyncSpecSchema = z
   .object({
     clusters: fleetClustersSchema.describe("which of the namespace's clusters get a child"),
@@ -143,16 +197,17 @@ export const fleetSyncSpecSchema = z
     suspend: z.boolean().optional().describe('passed to the children'),
     deletionPolicy: z.enum(DELETION_POLICIES).optional().describe("passed to the children (the template's by default)"),
     rollout: rolloutSchema.optional().describe('how a template change reaches the clusters: in waves (all at once when absent)'),
+    substitute: substituteSchema
+      .optional()
+      .describe("{} turns on ${name} and ${name:=default} in every string of the template, from each cluster's values ($${ is a literal ${)"),
+    overrides: z
+      .array(fleetOverrideSchema)
+      .max(50)
+      .optional()
+      .describe('applied in order, before substitution, to the template of each cluster they select'),
   })
   .superRefine((spec, ctx) => {
-    if (spec.kind !== 'RemoteSync' && spec.template.spec.source.artifact !== undefined) {
-      ctx.addIssue({ code: 'custom', message: ARTIFACT_MESSAGE, path: ['template', 'spec', 'source'] });
-    }
-    if (spec.kind === 'RemoteSync' && (spec.template.metadata?.name !== undefined || spec.template.metadata?.namespace !== undefined)) {
-      ctx.addIssue({ code: 'custom', message: REMOTE_NAME_MESSAGE, path: ['template', 'metadata'] });
-    }
-    const secrets = inlineSecrets(spec.template.spec.source.inline);
-    if (secrets.length > 0) ctx.addIssue({ code: 'custom', message: inlineSecretMessage(secrets), path: ['template', 'spec', 'source', 'inline'] });
+    for (const p of templateProblems(spec.kind, spec.template)) ctx.addIssue({ code: 'custom', message: p.message, path: ['template', ...p.path] });
   })
   .meta({
     'x-kubernetes-validations': [
@@ -228,4 +283,6 @@ export type FleetSyncSpec = z.infer<typeof fleetSyncSpecSchema>;
 export type FleetSyncStatus = z.infer<typeof fleetSyncStatusSchema>;
 export type RolloutSpec = z.infer<typeof rolloutSchema>;
 export type WaveSpec = z.infer<typeof waveSchema>;
+export type FleetOverride = z.infer<typeof fleetOverrideSchema>;
+export type JsonPatchOperation = z.infer<typeof jsonPatchOperationSchema>;
 export type WaveStatus = NonNullable<FleetSyncStatus['waves']>[number];

@@ -6,6 +6,7 @@
 import { DEFAULT_KUBECONFIG_KEY } from '../api/cluster.js';
 import { CLUSTER_LABEL } from '../api/marks.js';
 import type { KubeObject } from '../kube/resources.js';
+import { clusterValues, profileProperties, VALUES_ANNOTATION_PREFIX } from './cluster-values.js';
 import type { ClusterSource, InventoryCluster } from './inventory-types.js';
 
 /** The versions of `cluster.x-k8s.io` that serve Cluster, newest first (the first served one is watched). */
@@ -35,6 +36,7 @@ export function secretCluster(secret: KubeObject): InventoryCluster {
     name,
     namespace: secret.metadata.namespace ?? '',
     labels,
+    values: clusterValues(name, secret.metadata.annotations),
     source: 'Secret',
     definedBy: definedByOf('Secret', secret),
     ref: { kubeConfig: { secretRef: { name: secret.metadata.name ?? '', key: DEFAULT_KUBECONFIG_KEY } } },
@@ -48,6 +50,7 @@ export function clusterApiCluster(cluster: KubeObject): InventoryCluster {
     name,
     namespace: cluster.metadata.namespace ?? '',
     labels: cluster.metadata.labels ?? {},
+    values: clusterValues(name, cluster.metadata.annotations),
     source: 'Cluster',
     definedBy: definedByOf('Cluster', cluster),
     ref: { clusterRef: { name } },
@@ -59,9 +62,36 @@ interface AccessProvider {
   cluster?: { extensions?: { name?: unknown; extension?: unknown }[] };
 }
 
-/** Of a ClusterProfile, what the inventory reads: its labels, and each access provider's name and credential-plugin extension. */
+/** The `values.syncprims.dev/` annotations of an object, or undefined: it has none. */
+function valueAnnotations(obj: KubeObject): Record<string, string> | undefined {
+  const kept = Object.entries(obj.metadata.annotations ?? {}).filter(([k]) => k.startsWith(VALUES_ANNOTATION_PREFIX));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+/**
+ * What the inventory keeps of a kubeconfig Secret or a Cluster API Cluster,
+ * read as metadata only: its name, namespace, uid, resourceVersion, labels,
+ * deletion and value annotations, no other annotation (a Secret's
+ * `last-applied-configuration` holds its data). As `kind` of its group
+ * (`group`: "" for the core group; the version is the one listed).
+ */
+export function projectInventoryMetadata(kind: string, apiVersion: string): (obj: KubeObject) => KubeObject {
+  return (obj) => {
+    const { name, namespace, uid, resourceVersion, labels, deletionTimestamp } = obj.metadata;
+    const metadata: KubeObject['metadata'] = { name, namespace, uid, resourceVersion };
+    if (labels) metadata.labels = labels;
+    const annotations = valueAnnotations(obj);
+    if (annotations) metadata.annotations = annotations;
+    if (deletionTimestamp) metadata.deletionTimestamp = deletionTimestamp;
+    // A metadata-only answer says PartialObjectMetadata (meta.k8s.io/v1).
+    return { apiVersion: obj.kind === kind ? obj.apiVersion : apiVersion, kind, metadata };
+  };
+}
+
+/** Of a ClusterProfile, what the inventory reads: its labels, its value annotations and properties, and each access provider's name and credential-plugin extension. */
 export function projectClusterProfile(profile: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion, labels, deletionTimestamp } = profile.metadata;
+  const annotations = valueAnnotations(profile);
   const providers = accessProvidersOf(profile).map((p) => {
     const extension = (Array.isArray(p.cluster?.extensions) ? p.cluster.extensions : []).find((e) => e?.name === EXEC_EXTENSION)?.extension;
     const kept = isRecord(extension) ? { name: extension.name, key: extension.key, namespace: extension.namespace } : undefined;
@@ -70,8 +100,8 @@ export function projectClusterProfile(profile: KubeObject): KubeObject {
   return {
     apiVersion: profile.apiVersion,
     kind: profile.kind,
-    metadata: { name, namespace, uid, resourceVersion, labels, deletionTimestamp },
-    status: { accessProviders: providers },
+    metadata: { name, namespace, uid, resourceVersion, labels, annotations, deletionTimestamp },
+    status: { accessProviders: providers, properties: profileProperties(profile.status) },
   };
 }
 
@@ -86,10 +116,12 @@ export function projectClusterProfile(profile: KubeObject): KubeObject {
  */
 export function clusterProfileCluster(profile: KubeObject): InventoryCluster {
   const namespace = profile.metadata.namespace ?? '';
+  const name = profile.metadata.name ?? '';
   const base = {
-    name: profile.metadata.name ?? '',
+    name,
     namespace,
     labels: profile.metadata.labels ?? {},
+    values: clusterValues(name, profile.metadata.annotations, profileProperties(profile.status)),
     source: 'ClusterProfile' as const,
     definedBy: definedByOf('ClusterProfile', profile),
   };

@@ -10,6 +10,8 @@ export interface InventoryCluster {
   name: string;
   namespace: string;
   labels: Record<string, string>;
+  /** Its values, for a FleetSync's substitution (cluster-values.ts): `cluster_name`, the `values.syncprims.dev/` annotations, a ClusterProfile's properties. */
+  values: Record<string, string>;
   source: ClusterSource;
   /** The object it comes from, for messages: `Secret team/edge-1-kubeconfig`, `Cluster team/edge-1`, `ClusterProfile team/edge-1`. */
   definedBy: string;

@@ -15,6 +15,7 @@ import {
   clusterApiCluster,
   clusterProfileCluster,
   projectClusterProfile,
+  projectInventoryMetadata,
   secretCluster,
   withConflicts,
 } from './inventory-sources.js';
@@ -101,8 +102,21 @@ export class ClusterInventory {
     this.log = opts.logger.child({ component: 'cluster-inventory' });
     const namespace = opts.namespace;
     this.sources = [
-      { what: 'kubeconfig Secrets', versions: ['v1'], kind: 'Secret', builtIn: true, selector: { namespace, labelSelector: CLUSTER_LABEL, metadataOnly: true }, toCluster: secretCluster },
-      { what: 'Cluster API Clusters', versions: CLUSTER_API_VERSIONS, kind: 'Cluster', selector: { namespace, metadataOnly: true }, toCluster: clusterApiCluster },
+      {
+        what: 'kubeconfig Secrets',
+        versions: ['v1'],
+        kind: 'Secret',
+        builtIn: true,
+        selector: { namespace, labelSelector: CLUSTER_LABEL, metadataOnly: true, project: { name: 'inventory-secret', fn: projectInventoryMetadata('Secret', 'v1') } },
+        toCluster: secretCluster,
+      },
+      {
+        what: 'Cluster API Clusters',
+        versions: CLUSTER_API_VERSIONS,
+        kind: 'Cluster',
+        selector: { namespace, metadataOnly: true, project: { name: 'inventory-cluster', fn: projectInventoryMetadata('Cluster', CLUSTER_API_VERSIONS[0]!) } },
+        toCluster: clusterApiCluster,
+      },
       {
         what: 'ClusterProfiles',
         versions: CLUSTER_PROFILE_VERSIONS,

@@ -5,8 +5,8 @@
 import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
 import { approvalOf } from '../fleet/approvals.js';
-import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, type FleetOwner } from '../fleet/children.js';
-import { clusterState } from '../fleet/fleet-status.js';
+import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, revisionDataOf, type FleetOwner } from '../fleet/children.js';
+import { clusterState, type ClusterState } from '../fleet/fleet-status.js';
 import type { FleetQuota } from '../fleet/quota.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
 import type { Requester } from '../kube/client.js';
@@ -71,7 +71,7 @@ export function targetsOf(
     const has = live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION];
     const admittedAt = live?.metadata.annotations?.[FLEET_ADMITTED_ANNOTATION];
     if (!plan || plan.update.has(cluster.name)) {
-      targets.set(cluster.name, { revision: update, data: { kind: owner.spec.kind, template: owner.spec.template }, admittedAt: has === update ? admittedAt : now });
+      targets.set(cluster.name, { revision: update, data: revisionDataOf(owner.spec), admittedAt: has === update ? admittedAt : now });
       continue;
     }
     const keep = has ?? current;
@@ -91,7 +91,12 @@ function unmetGatesOf(settings: Pick<FleetSettings, 'gateUnmet'>, owner: FleetOw
   return unmet;
 }
 
-/** The rollout's plan, from where each selected cluster stands before this reconcile writes anything (`approvals`: the RolloutApprovals naming the FleetSync). */
+/**
+ * The rollout's plan, from where each selected cluster stands before this
+ * reconcile writes anything (`approvals`: the RolloutApprovals naming the
+ * FleetSync; `unmade`: the clusters whose template of the update revision
+ * cannot be made, failed whatever their child says).
+ */
 export function planOf(
   settings: FleetSettings,
   approvals: FleetApprovals,
@@ -99,6 +104,7 @@ export function planOf(
   selected: InventoryCluster[],
   update: string,
   previous: FleetSyncStatus,
+  unmade: ReadonlyMap<string, ClusterState>,
 ): RolloutPlan | undefined {
   const rollout = owner.spec.rollout;
   if (!rollout) return undefined;
@@ -109,7 +115,7 @@ export function planOf(
       name: cluster.name,
       labels: cluster.labels,
       revision: live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION],
-      state: clusterState(live, update),
+      state: unmade.get(cluster.name) ?? clusterState(live, update),
       admittedAt: Number.isNaN(admittedAt) ? undefined : admittedAt,
     };
   });

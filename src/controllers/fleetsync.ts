@@ -26,11 +26,15 @@ import {
   childName,
   desiredChild,
   FLEET_FIELD_MANAGER,
+  FLEET_REVISION_ANNOTATION,
   FLEETSYNC_LABEL,
   ownedByFleet,
+  revisionDataOf,
   templateRevision,
   type FleetOwner,
+  type RevisionData,
 } from '../fleet/children.js';
+import { ClusterTemplates, type ClusterTemplate } from '../fleet/cluster-template.js';
 import { clusterState, fleetStatus, troubledState, type ClusterState } from '../fleet/fleet-status.js';
 import { quotaExceeded } from '../fleet/quota.js';
 import { withRollout } from '../fleet/rollout-status.js';
@@ -108,8 +112,9 @@ interface Run {
   previous: FleetSyncStatus;
   generation?: number;
   suspended: boolean;
-  /** The template revision being rolled out. */
+  /** The template revision being rolled out, and what it holds. */
   update: string;
+  data: RevisionData;
   parts: FleetParts;
   selected: InventoryCluster[];
   /** Selected clusters with a problem in the inventory: their children are kept as they are. */
@@ -122,6 +127,8 @@ export class FleetSyncReconciler implements Reconciler {
   private readonly matched = new Map<string, Map<string, string>>();
   /** Per FleetSync (uid), the inventory problems told (fleet-warnings.ts tellTroubled). */
   private readonly toldTroubled = new Map<string, Set<string>>();
+  /** Each cluster's template (its overrides and values in), remembered. */
+  private readonly templates = new ClusterTemplates();
 
   constructor(
     private readonly deps: LifecycleDeps & { kind: 'FleetSync' },
@@ -136,7 +143,7 @@ export class FleetSyncReconciler implements Reconciler {
     const overQuota = quotaOf(this.settings, run);
     // Refused before anything is written: no child made or changed or deleted, no revision recorded.
     if (overQuota !== undefined) return void (await report(this.deps, run, refusedStatus(run.previous, overQuota, run.update, run.generation), log));
-    const plan = planOf(this.settings, run.parts.approvals.of(run.owner), run.owner, run.selected, run.update, run.previous);
+    const plan = planOf(this.settings, run.parts.approvals.of(run.owner), run.owner, run.selected, run.update, run.previous, this.unmade(run));
     const targets = await this.recordTargets(run, plan);
     const states = await this.ensureChildren(run, targets, plan, log);
     await this.deleteLeavers(run, targets, states, log);
@@ -150,6 +157,7 @@ export class FleetSyncReconciler implements Reconciler {
     const children = childrenOfFleet(this.settings, obj);
     this.matched.delete(obj.metadata.uid ?? '');
     this.toldTroubled.delete(obj.metadata.uid ?? '');
+    this.templates.forget(obj.metadata.uid ?? '');
     if (children.length === 0) return;
     try {
       await Promise.all(children.filter(({ child }) => !child.metadata.deletionTimestamp).map(({ kind, child }) => deleteChildOf(this.settings, kind, child)));
@@ -171,13 +179,14 @@ export class FleetSyncReconciler implements Reconciler {
     const { obj, value, status, generation } = ctx;
     const spec = value.spec;
     const previous = status as FleetSyncStatus;
-    const update = templateRevision(spec);
+    const data = revisionDataOf(spec);
+    const update = templateRevision(data);
     // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
     const recorded = previous.revisions && [update, ...previous.revisions];
     const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
     const parts = await this.settings.parts();
     const listed = parts.inventory.list(owner.namespace);
-    const run = { obj, owner, previous, generation, suspended: ctx.suspended === true, update, parts };
+    const run = { obj, owner, previous, generation, suspended: ctx.suspended === true, update, data, parts };
     return { ...run, selected: selectClusters(listed, spec.clusters), troubled: troubledClusters(listed, spec.clusters) };
   }
 
@@ -186,7 +195,7 @@ export class FleetSyncReconciler implements Reconciler {
     const { owner, previous, update, parts } = run;
     const targets = targetsOf({ ...this.settings, revisions: parts.revisions }, owner, run.selected, plan, update, previous.currentRevision);
     const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
-    await parts.revisions.record(owner, update, { kind: owner.spec.kind, template: owner.spec.template }, inUse);
+    await parts.revisions.record(owner, update, run.data, inUse);
     return targets;
   }
 
@@ -203,8 +212,19 @@ export class FleetSyncReconciler implements Reconciler {
     const { owner } = run;
     const kept = keepTroubled(this.settings, owner, run.troubled, states, run.update);
     forgetOthers(this.matched.get(owner.uid), states);
+    this.templates.forget(owner.uid, states);
     const wanted = new Set([...kept, ...run.selected.map((c) => `${targets.get(c.name)?.data.kind ?? owner.spec.kind}/${childName(owner.name, c.name)}`)]);
     await deleteLeaving(childrenOfFleet(this.settings, run.obj), wanted, (kind, child) => deleteChildOf(this.settings, kind, child), log);
+  }
+
+  /** Before planning: the selected clusters whose template of the update revision cannot be made (an override that does not apply, a value missing), as failed. */
+  private unmade(run: Run): Map<string, ClusterState> {
+    const unmade = new Map<string, ClusterState>();
+    for (const cluster of run.selected) {
+      const made = this.templates.of(run.owner.uid, run.update, run.data, cluster);
+      if (!made.ok) unmade.set(cluster.name, unmadeState(made, false));
+    }
+    return unmade;
   }
 
   /** Phase 5: the status: the clusters counted, the rollout, the revisions recorded. */
@@ -225,24 +245,37 @@ export class FleetSyncReconciler implements Reconciler {
     const name = `${kind} ${owner.namespace}/${childName(owner.name, cluster.name)}`;
     if (live && !ownedByFleet(live, owner.uid)) return clusterState(undefined, update, `${name} exists and is not this FleetSync's child: rename or delete it`);
     if (!target) return clusterState(live, update);
-    const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => childKindOf(this.deps.informer, ns ?? owner.namespace, n));
-    // A child seen matching at this resourceVersion, for the same inputs, still does: not built and compared again.
-    let memo = this.matched.get(owner.uid);
-    if (!memo) this.matched.set(owner.uid, (memo = new Map()));
-    const stamp = JSON.stringify([live?.metadata.resourceVersion, target.revision, target.admittedAt, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref, dependsOn]);
-    if (live && memo.get(cluster.name) === stamp) return clusterState(live, update);
-    const desired = desiredChild({ ...owner, spec: { ...owner.spec, kind, template: target.data.template } }, cluster, target.revision, dependsOn, target.admittedAt);
-    if (live && carriesAll(live, desired)) {
-      memo.set(cluster.name, stamp);
-      return clusterState(live, update);
-    }
+    const wanted = this.wantedChild(run, cluster, target, live);
+    if (!('desired' in wanted)) return wanted;
     try {
-      const written = await serverSideApply(this.settings.client, this.settings.discovery, desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
+      const written = await serverSideApply(this.settings.client, this.settings.discovery, wanted.desired, { fieldManager: FLEET_FIELD_MANAGER, force: true });
       log.info({ child: name, cluster: cluster.name, revision: target.revision }, live ? 'child written' : 'child created');
       return clusterState(written, update);
     } catch (err) {
       return { state: 'failed', updated: false, reason: Reason.ApplyFailed, message: `cannot write ${name}: ${err instanceof Error ? err.message : String(err)}` };
     }
+  }
+
+  /**
+   * The child to write for `cluster` at `target`; or where the cluster
+   * stands when there is nothing to write: its template cannot be made, or
+   * the live child carries it all already (remembered by resourceVersion and
+   * inputs, so that it is not built and compared again).
+   */
+  private wantedChild(run: Run, cluster: InventoryCluster, target: Target, live: KubeObject | undefined): { desired: KubeObject } | ClusterState {
+    const { owner, update } = run;
+    const made = this.templates.of(owner.uid, target.revision, target.data, cluster);
+    if (!made.ok) return unmadeState(made, live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === update);
+    const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => childKindOf(this.deps.informer, ns ?? owner.namespace, n));
+    let memo = this.matched.get(owner.uid);
+    if (!memo) this.matched.set(owner.uid, (memo = new Map()));
+    const inputs = { revision: target.revision, dependsOn, admittedAt: target.admittedAt, valuesDigest: made.valuesDigest };
+    const stamp = JSON.stringify([live?.metadata.resourceVersion, inputs, made.overrides, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref]);
+    if (live && memo.get(cluster.name) === stamp) return clusterState(live, update);
+    const desired = desiredChild({ ...owner, spec: { ...owner.spec, kind: target.data.kind, template: made.template } }, cluster, inputs);
+    if (!live || !carriesAll(live, desired)) return { desired };
+    memo.set(cluster.name, stamp);
+    return clusterState(live, update);
   }
 }
 
@@ -282,7 +315,7 @@ function refusedStatus(previous: FleetSyncStatus, why: string, update: string, g
 
 /** Why the FleetSync is past its quota (its children and bytes, the revisions it keeps), or undefined. */
 function quotaOf(settings: FleetSettings, { owner, selected, parts, update }: Run): string | undefined {
-  const templateBytes = Buffer.byteLength(JSON.stringify({ kind: owner.spec.kind, template: owner.spec.template }));
+  const templateBytes = Buffer.byteLength(JSON.stringify(revisionDataOf(owner.spec)));
   return quotaExceeded(settings.quota, { children: selected.length, templateBytes, otherRevisionBytes: parts.revisions.keptBytes(owner, update) });
 }
 
@@ -301,6 +334,11 @@ function keepTroubled(settings: Pick<FleetSettings, 'children'>, owner: FleetOwn
     states.set(cluster.name, troubledState(cluster, live?.child, live?.kind, update));
   }
   return kept;
+}
+
+/** A cluster whose template cannot be made: failed, saying why (`updated`: its child has the update revision already). */
+function unmadeState(made: Extract<ClusterTemplate, { ok: false }>, updated: boolean): ClusterState {
+  return { state: 'failed', updated, reason: made.reason, message: made.message };
 }
 
 /** Drops what is remembered of clusters no longer selected. */

@@ -3,7 +3,7 @@
 // Pure; the reconciler (controllers/fleetsync.ts) applies it.
 import { createHash } from 'node:crypto';
 import type { ClusterRef, KubeConfigRef } from '../api/cluster.js';
-import type { FleetChildKind, FleetSyncSpec } from '../api/fleet.js';
+import type { FleetChildKind, FleetOverride, FleetSyncSpec, FleetTemplate } from '../api/fleet.js';
 import { API_VERSION, MAX_NAME_LENGTH } from '../api/kinds.js';
 import { CLUSTER_LABEL } from '../api/marks.js';
 import type { DependencyRef } from '../api/sync-spec.js';
@@ -18,6 +18,8 @@ export const FLEET_CLUSTER_LABEL = CLUSTER_LABEL;
 export const FLEET_REVISION_ANNOTATION = 'syncprims.dev/fleet-revision';
 /** On each child: when it was given that revision (for a rollout's progress deadline). */
 export const FLEET_ADMITTED_ANNOTATION = 'syncprims.dev/fleet-admitted-at';
+/** On each child of a FleetSync with `substitute`: the digest of the values its template was given (fleet/cluster-template.ts). */
+export const FLEET_VALUES_ANNOTATION = 'syncprims.dev/fleet-values';
 /** The field manager of the children's server-side applies. */
 export const FLEET_FIELD_MANAGER = 'syncprims-fleet';
 
@@ -37,9 +39,29 @@ export interface FleetOwner {
   recorded?: readonly string[];
 }
 
-/** The template's revision: the first 16 hex digits of the SHA-256 of the kind and template, as canonical JSON. */
-export function templateRevision(spec: Pick<FleetSyncSpec, 'kind' | 'template'>): string {
-  return createHash('sha256').update(canonicalJson({ kind: spec.kind, template: spec.template })).digest('hex').slice(0, 16);
+/** What a revision holds: what each child of that revision is made from (the kind, the template, and the overrides and substitution given to it per cluster). */
+export interface RevisionData {
+  kind: FleetChildKind;
+  template: FleetTemplate;
+  overrides?: FleetOverride[];
+  substitute?: Record<string, never>;
+}
+
+/** The revision's part of a FleetSync's spec: its kind and template, and its overrides and substitution when it has them. */
+export function revisionDataOf(spec: Pick<FleetSyncSpec, 'kind' | 'template' | 'overrides' | 'substitute'>): RevisionData {
+  const data: RevisionData = { kind: spec.kind, template: spec.template };
+  if (spec.overrides !== undefined && spec.overrides.length > 0) data.overrides = spec.overrides;
+  if (spec.substitute !== undefined) data.substitute = spec.substitute;
+  return data;
+}
+
+/**
+ * The revision: the first 16 hex digits of the SHA-256 of `revisionDataOf`,
+ * as canonical JSON (of the kind and template alone, as before overrides and
+ * substitution were, when it has neither: an upgrade rolls nothing).
+ */
+export function templateRevision(spec: Pick<FleetSyncSpec, 'kind' | 'template' | 'overrides' | 'substitute'>): string {
+  return createHash('sha256').update(canonicalJson(revisionDataOf(spec))).digest('hex').slice(0, 16);
 }
 
 /** `<fleetsync>-<cluster>`, or past 63 characters a prefix of it and a hash of the whole, so that two clusters never share a name. */
@@ -70,12 +92,21 @@ export function childDependencies(spec: FleetSyncSpec, cluster: string, kindOf: 
     });
 }
 
-/** The child of `owner` for `cluster`, at `revision` (given at `admittedAt`, an RFC 3339 time). */
-export function desiredChild(owner: FleetOwner, cluster: FleetCluster, revision: string, dependsOn: DependencyRef[], admittedAt?: string): KubeObject {
+/** What a child is given besides its template: its revision, when it took it (RFC 3339), its dependencies, the digest of its values. */
+export interface ChildInputs {
+  revision: string;
+  dependsOn: DependencyRef[];
+  admittedAt?: string;
+  valuesDigest?: string;
+}
+
+/** The child of `owner` for `cluster` (`owner.spec.template`: the cluster's own, its overrides and values in). */
+export function desiredChild(owner: FleetOwner, cluster: FleetCluster, { revision, dependsOn, admittedAt, valuesDigest }: ChildInputs): KubeObject {
   const { spec } = owner;
   const kind = spec.kind;
   const annotations: Record<string, string> = { [FLEET_REVISION_ANNOTATION]: revision };
   if (admittedAt !== undefined) annotations[FLEET_ADMITTED_ANNOTATION] = admittedAt;
+  if (valuesDigest !== undefined) annotations[FLEET_VALUES_ANNOTATION] = valuesDigest;
   const metadata: KubeObject['metadata'] = {
     name: childName(owner.name, cluster.name),
     namespace: owner.namespace,

@@ -7,17 +7,13 @@
 // the digest its name and annotation carry. Pure; the operator
 // (controllers/fleet-revisions.ts) and the CLI (cli/rollout/) both judge by it.
 import { GROUP } from '../api/kinds.js';
-import { FLEET_CHILD_KINDS, type FleetChildKind, type FleetTemplate } from '../api/fleet.js';
+import { FLEET_CHILD_KINDS } from '../api/fleet.js';
 import type { KubeObject, ResourceInfo } from '../kube/resources.js';
-import { FLEET_REVISION_ANNOTATION, templateRevision } from './children.js';
+import { FLEET_REVISION_ANNOTATION, templateRevision, type RevisionData } from './children.js';
 
 export const CONTROLLER_REVISIONS: ResourceInfo = { group: 'apps', version: 'v1', kind: 'ControllerRevision', resource: 'controllerrevisions', namespaced: true };
 
-/** What a revision holds: what each child of that revision is made from. */
-export interface RevisionData {
-  kind: FleetChildKind;
-  template: FleetTemplate;
-}
+export type { RevisionData } from './children.js';
 
 export interface ControllerRevision extends KubeObject {
   data?: unknown;
@@ -43,7 +39,7 @@ export interface RevisionOwner {
 /**
  * Whether `obj` is a revision of FleetSync `fleet` as the operator wrote it:
  * controlled by that FleetSync (its uid), named and annotated with one digest,
- * its data exactly `{kind, template}` and hashing to that digest, and that
+ * its data exactly `{kind, template, overrides?, substitute?}` and hashing to that digest, and that
  * digest one the operator recorded. Else why not, in words for an Event or a
  * refusal. (The hash makes a digest name one content; the record, which only
  * the operator writes, says which digests are its own: a revision planted
@@ -56,7 +52,7 @@ export function revisionTrust(obj: ControllerRevision, fleet: RevisionOwner): Re
   if (!DIGEST.test(digest)) return { trusted: false, why: `its annotation ${FLEET_REVISION_ANNOTATION} is not a revision (16 hex digits)` };
   if (obj.metadata.name !== revisionName(fleet.name, digest)) return { trusted: false, why: `its name is not ${revisionName(fleet.name, digest)}, as its annotation says` };
   const data = obj.data;
-  if (!isRevisionData(data)) return { trusted: false, why: 'its data is not exactly a kind (ProxySync or RemoteSync) and a template' };
+  if (!isRevisionData(data)) return { trusted: false, why: 'its data is not exactly a kind (ProxySync or RemoteSync), a template, and optionally overrides and substitute' };
   const actual = templateRevision(data);
   if (actual !== digest) return { trusted: false, why: `its data hashes to ${actual}, not to ${digest} as its name says: it was changed after the operator wrote it` };
   if (fleet.recorded && !fleet.recorded.includes(digest)) {
@@ -78,17 +74,20 @@ function ownerProblem(obj: ControllerRevision, fleet: RevisionOwner): string | u
   return undefined;
 }
 
+const REVISION_KEYS: ReadonlySet<string> = new Set(['kind', 'template', 'overrides', 'substitute']);
+
 function isRevisionData(data: unknown): data is RevisionData {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
-  const d = data as Record<string, unknown>;
-  const keys = Object.keys(d);
+  if (!isObject(data)) return false;
+  const keys = Object.keys(data);
   return (
-    keys.length === 2 &&
-    keys.includes('kind') &&
-    keys.includes('template') &&
-    (FLEET_CHILD_KINDS as readonly unknown[]).includes(d.kind) &&
-    typeof d.template === 'object' &&
-    d.template !== null &&
-    !Array.isArray(d.template)
+    keys.every((k) => REVISION_KEYS.has(k)) &&
+    (FLEET_CHILD_KINDS as readonly unknown[]).includes(data.kind) &&
+    isObject(data.template) &&
+    (data.overrides === undefined || Array.isArray(data.overrides)) &&
+    (data.substitute === undefined || isObject(data.substitute))
   );
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

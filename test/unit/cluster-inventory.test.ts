@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { selectClusters, type InventoryCluster } from '../../src/clusters/inventory.js';
-import { clusterApiCluster, clusterProfileCluster, projectClusterProfile, secretCluster, withConflicts } from '../../src/clusters/inventory-sources.js';
+import { clusterValues, valueName } from '../../src/clusters/cluster-values.js';
+import { clusterApiCluster, clusterProfileCluster, projectClusterProfile, projectInventoryMetadata, secretCluster, withConflicts } from '../../src/clusters/inventory-sources.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 
 const secret = (name: string, cluster: string, labels: Record<string, string> = {}): KubeObject => ({
@@ -24,6 +25,47 @@ const secretReader = (extension: Record<string, unknown>) => ({
   cluster: { server: 'https://127.0.0.1:6442', 'certificate-authority-data': 'Q0E=', extensions: [{ name: 'client.authentication.k8s.io/exec', extension }] },
 });
 
+describe('values', () => {
+  const annotated = <T extends KubeObject>(obj: T, annotations: Record<string, string>): T => ({ ...obj, metadata: { ...obj.metadata, annotations } });
+
+  test('each annotation values.syncprims.dev/<key> is the value <key>, every character outside [A-Za-z0-9_] written _; cluster_name is the name', () => {
+    const s = annotated(secret('edge-1-kubeconfig', 'edge-1'), {
+      'values.syncprims.dev/region': 'eu-west',
+      'values.syncprims.dev/zone.name-1': 'b',
+      'values.syncprims.dev/': 'no key',
+      'example.com/region': 'elsewhere',
+    });
+    expect(secretCluster(s).values).toEqual({ region: 'eu-west', zone_name_1: 'b', cluster_name: 'edge-1' });
+    expect(clusterApiCluster(annotated(capi('edge-2'), { 'values.syncprims.dev/region': 'us' })).values).toEqual({ region: 'us', cluster_name: 'edge-2' });
+    expect(valueName('cluster.x-k8s.io/zone')).toBe('cluster_x_k8s_io_zone');
+  });
+
+  test('cluster_name cannot be replaced by an annotation; an annotation wins over a ClusterProfile property of the same name', () => {
+    expect(clusterValues('edge-1', { 'values.syncprims.dev/cluster_name': 'forged', 'values.syncprims.dev/region': 'set' }, [{ name: 'region', value: 'from-manager' }])).toEqual({
+      cluster_name: 'edge-1',
+      region: 'set',
+    });
+  });
+
+  test("a ClusterProfile's status.properties are values (malformed ones left out), and its projection keeps them and the value annotations only", () => {
+    const raw = annotated(profile('edge-3', [secretReader({ name: 'edge-3-kc', key: 'config' })]), { 'values.syncprims.dev/tier': 'gold', 'kubectl.kubernetes.io/last-applied-configuration': '{"secret":1}' });
+    (raw.status as Record<string, unknown>).properties = [{ name: 'clusterset.k8s.io', value: 'east' }, { name: 'bad' }, 'junk'];
+    const projected = projectClusterProfile(raw);
+    expect(JSON.stringify(projected)).not.toContain('last-applied');
+    expect(clusterProfileCluster(projected).values).toEqual({ clusterset_k8s_io: 'east', tier: 'gold', cluster_name: 'edge-3' });
+  });
+
+  test('the metadata the inventory keeps of a Secret: its value annotations, no other (last-applied-configuration holds its data)', () => {
+    const partial = { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'kc', namespace: 'team', uid: 'u', resourceVersion: '7', labels: { a: 'b' }, annotations: { 'values.syncprims.dev/region': 'eu', 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"value":"c2VjcmV0"}}' } } };
+    expect(projectInventoryMetadata('Secret', 'v1')(partial)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'kc', namespace: 'team', uid: 'u', resourceVersion: '7', labels: { a: 'b' }, annotations: { 'values.syncprims.dev/region': 'eu' } },
+    });
+    expect(projectInventoryMetadata('Secret', 'v1')({ ...partial, metadata: { ...partial.metadata, annotations: {} } }).metadata.annotations).toBeUndefined();
+  });
+});
+
 describe('the sources', () => {
   test('a labelled Secret: named by the label (or the Secret when empty), its kubeconfig in key value', () => {
     const c = secretCluster(secret('edge-1-kubeconfig', 'edge-1', { env: 'prod' }));
@@ -31,6 +73,7 @@ describe('the sources', () => {
       name: 'edge-1',
       namespace: 'team',
       labels: { 'syncprims.dev/cluster': 'edge-1', env: 'prod' },
+      values: { cluster_name: 'edge-1' },
       source: 'Secret',
       definedBy: 'Secret team/edge-1-kubeconfig',
       ref: { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig', key: 'value' } } },

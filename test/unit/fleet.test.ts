@@ -30,7 +30,7 @@ describe('children', () => {
 
   test('a ProxySync child: labelled, owned, the cluster named, the remote Sync named after the FleetSync, its revision marked', () => {
     const s = spec({ suspend: true, deletionPolicy: 'Orphan' });
-    const child = desiredChild(owner(s), east, 'r1', []);
+    const child = desiredChild(owner(s), east, { revision: 'r1', dependsOn: [] });
     expect(child).toMatchObject({
       kind: 'ProxySync',
       metadata: {
@@ -55,7 +55,7 @@ describe('children', () => {
     });
     const deps = childDependencies(s, 'east', () => 'RemoteSync');
     expect(deps).toEqual([{ kind: 'RemoteSync', name: 'install-east', requiredStatus: 'Current' }]);
-    const child = desiredChild(owner(s), { name: 'capi', ref: { clusterRef: { name: 'capi' } } }, 'r1', deps);
+    const child = desiredChild(owner(s), { name: 'capi', ref: { clusterRef: { name: 'capi' } } }, { revision: 'r1', dependsOn: deps });
     expect(child.kind).toBe('RemoteSync');
     expect(child.metadata.labels).toEqual({ team: 'web', 'syncprims.dev/fleetsync': 'web', 'syncprims.dev/cluster': 'capi' });
     expect(child.spec).toMatchObject({
@@ -272,6 +272,7 @@ describe('clusters with an inventory problem', () => {
     name,
     namespace: 'fleet',
     labels,
+    values: { cluster_name: name },
     source: 'Secret',
     definedBy: origin,
     ref: { kubeConfig: { secretRef: { name: origin, key: 'value' } } },
