@@ -141,7 +141,7 @@ const jsonPointer = z
   .refine((p) => !p.split('/').some((seg) => FORBIDDEN_SEGMENTS.has(seg)), { message: POINTER_MESSAGE });
 const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
-const VALUE_MESSAGE = 'add, replace and test need a value; remove, move and copy take none';
+const VALUE_MESSAGE = 'add, replace and test need a value (not null, which the API server drops: to take a field away, remove it); remove, move and copy take none';
 const FROM_MESSAGE = 'move and copy need from; the other operations take none';
 
 /** One RFC 6902 operation on the template. */
@@ -152,7 +152,7 @@ export const jsonPatchOperationSchema = z
     value: z.unknown().optional().describe('for add, replace and test'),
     from: jsonPointer.optional().describe('for move and copy'),
   })
-  .refine((o) => ['add', 'replace', 'test'].includes(o.op) === (o.value !== undefined), { message: VALUE_MESSAGE })
+  .refine((o) => ['add', 'replace', 'test'].includes(o.op) === (o.value !== undefined && o.value !== null), { message: VALUE_MESSAGE })
   .refine((o) => ['move', 'copy'].includes(o.op) === (o.from !== undefined), { message: FROM_MESSAGE })
   .meta({
     'x-kubernetes-validations': [
