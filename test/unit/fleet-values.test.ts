@@ -3,6 +3,9 @@
 // the revision that holds them, and their admission by the schema.
 import { describe, expect, test } from '@jest/globals';
 import { fleetSyncSpecSchema, type FleetOverride, type FleetTemplate } from '../../src/api/fleet.js';
+import { tolerateReferences } from '../../src/api/fleet-references.js';
+import { openAPIV3Schema } from '../../src/api/crds.js';
+import { parseSyncObject } from '../../src/api/validate.js';
 import { ClusterTemplates, clusterTemplate, valuesDigest } from '../../src/fleet/cluster-template.js';
 import { revisionDataOf, templateRevision, type RevisionData } from '../../src/fleet/children.js';
 import { applyOverrides, OverrideError, overridesOf } from '../../src/fleet/overrides.js';
@@ -212,5 +215,42 @@ describe('admission', () => {
     expect(op({ op: 'remove', path: '/x', value: 1 })).toEqual([expect.stringContaining('remove, move and copy take none')]);
     expect(op({ op: 'copy', path: '/x' })).toEqual([expect.stringContaining('move and copy need from')]);
     expect(op({ op: 'move', path: '/x', from: '/y' })).toEqual([]);
+  });
+});
+
+describe('references where a field has rules of its own', () => {
+  const object = (spec: Record<string, unknown>) => ({
+    apiVersion: 'syncprims.dev/v1alpha1',
+    kind: 'FleetSync',
+    metadata: { name: 'shop', namespace: 'fleet' },
+    spec: { clusters: { selector: {} }, kind: 'RemoteSync', ...spec },
+  });
+  const placed = { spec: { source: { inline: [] }, defaultNamespace: '${namespace}', serviceAccountName: '${account:=deployer}' } };
+
+  test('with substitute they are left for each cluster (the template kept as written); without, they are refused', () => {
+    const parsed = parseSyncObject('FleetSync', object({ substitute: {}, template: placed }));
+    expect(parsed).toMatchObject({ ok: true, value: { spec: { substitute: {}, template: placed } } });
+    expect(parseSyncObject('FleetSync', object({ template: placed }))).toMatchObject({ ok: false, message: expect.stringContaining('spec.template.spec.defaultNamespace: must be a DNS-1123 label') });
+  });
+
+  test('with substitute, what no reference explains is still refused, and so are Secrets inline', () => {
+    const wrong = { spec: { ...placed.spec, timeout: 'soon' } };
+    expect(parseSyncObject('FleetSync', object({ substitute: {}, template: wrong }))).toMatchObject({ ok: false, message: expect.stringMatching(/^spec\.template\.spec\.timeout: /) });
+    const secret = { spec: { ...placed.spec, source: { inline: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }] } } };
+    expect(parseSyncObject('FleetSync', object({ substitute: {}, template: secret }))).toMatchObject({ ok: false, message: expect.stringContaining('may not hold Secrets inline') });
+  });
+
+  test("the CRD lets a string holding ${ through a rule of the template's (CEL or pattern), and nowhere else", () => {
+    const tolerated = tolerateReferences({ type: 'object', properties: { ns: { type: 'string', maxLength: 63, 'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')", message: 'a name' }] }, p: { type: 'string', pattern: '^[0-9]+s$' }, e: { type: 'string', enum: ['A', 'B'] } } });
+    expect(tolerated.properties).toEqual({
+      ns: { type: 'string', maxLength: 63, 'x-kubernetes-validations': [{ rule: "self.contains('${') || (self.matches('^[a-z]+$'))", message: 'a name' }] },
+      p: { type: 'string', 'x-kubernetes-validations': [{ rule: "self.contains('${') || self.matches('^[0-9]+s$')", message: 'must match ^[0-9]+s$' }] },
+      e: { type: 'string', enum: ['A', 'B'] },
+    });
+    const spec = openAPIV3Schema('FleetSync').properties!.spec!;
+    const rulesOf = (node: unknown): string[] => JSON.stringify(node).match(/"rule":"(?:[^"\\]|\\.)*"/g) ?? [];
+    expect(rulesOf(spec.properties!.template!.properties!.spec!.properties!.defaultNamespace)).toEqual([expect.stringContaining("self.contains('${') || ")]);
+    expect(rulesOf(spec.properties!.clusters).some((r) => r.includes("contains('${')"))).toBe(false);
+    expect(rulesOf(openAPIV3Schema('RemoteSync')).some((r) => r.includes("contains('${')"))).toBe(false);
   });
 });
