@@ -116,6 +116,7 @@ describe('FleetSync values and overrides', () => {
       { cluster: 'gamma', reason: 'SubstitutionFailed', message: expect.stringMatching(/^no value for region \(at spec\.source\.inline\[0\]\.data\.region\) and no default/) },
     ]);
     await eventOf(mgmt, ns(), 'shop', 'ClustersFailing', 'Warning');
+    expect((await eventOf(mgmt, ns(), 'shop', 'SubstitutionFailed', 'Warning')).message).toMatch(/^cluster gamma: no value for region/);
 
     const [e, w] = await Promise.all([find<ConfigMap>(edge1, cmPath(edgeNs(), 'shop')), find<ConfigMap>(edge2, cmPath(edgeNs(), 'shop'))]);
     expect(e?.data).toEqual({ version: 'v1', region: 'eu-west', cluster: 'east', tier: 'standard', literal: '${region}' });
