@@ -6,7 +6,6 @@
 // missing a value, fails alone with nothing written; a halted rollout is not
 // bypassed by a value change.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { API_VERSION } from '../../src/api/kinds.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
@@ -14,13 +13,12 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { kubeconfigOf, REMOTESYNCS } from '../support/remote.js';
+import { kubeconfigOf, REMOTESYNCS, applyFleetSync as applyFleetSyncIn, FLEETSYNCS } from '../support/remote.js';
 import { eventOf, find, getSync, readyOf, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 /** The User-Agent of the operator's requests (src/cli/run/run.ts operatorUserAgent). */
 const OPERATOR = 'syncprims-operator';
-const FLEETSYNCS = 'fleetsyncs';
 let mgmt: KubeClient;
 let edge1: KubeClient;
 let edge2: KubeClient;
@@ -56,15 +54,7 @@ async function register(cluster: string, edge: string, labels: Record<string, st
 const east = (region: string) => register('east', 'edge-1', { tier: 'canary' }, { region, namespace: edgeNs() });
 const west = (region: string) => register('west', 'edge-2', {}, { region, namespace: edgeNs() });
 
-function applyFleetSync(name: string, spec: Record<string, unknown>): Promise<SyncObject> {
-  return mgmt.request<SyncObject>({
-    method: 'PATCH',
-    path: syncPath(ns(), name, FLEETSYNCS),
-    query: { fieldManager: 'test', force: true },
-    contentType: 'application/apply-patch+yaml',
-    body: { apiVersion: API_VERSION, kind: 'FleetSync', metadata: { name, namespace: ns() }, spec },
-  });
-}
+const applyFleetSync = (name: string, spec: Record<string, unknown>): Promise<SyncObject> => applyFleetSyncIn(mgmt, ns(), name, spec);
 
 /** One ConfigMap `name`, its data from the cluster's values, in the cluster's `namespace` value; `extra` objects beside it. */
 const template = (name: string, version: string, extra: unknown[] = []) => ({
