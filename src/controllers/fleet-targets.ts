@@ -116,6 +116,7 @@ export function planOf(
       labels: cluster.labels,
       revision: live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION],
       state: unmade.get(cluster.name) ?? clusterState(live, update),
+      unmade: unmade.has(cluster.name),
       admittedAt: Number.isNaN(admittedAt) ? undefined : admittedAt,
     };
   });

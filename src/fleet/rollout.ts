@@ -31,6 +31,8 @@ export interface RolloutMember {
   state: ClusterState;
   /** When its child took the update revision (ms since the epoch), for the progress deadline. */
   admittedAt?: number;
+  /** Its template of the update revision cannot be made (a value missing, an override that does not apply): it fails that revision, whatever its child has. */
+  unmade?: boolean;
 }
 
 export interface RolloutInput {
@@ -135,7 +137,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     plan.waves.push(status);
     if (!open) return;
     open = false;
-    const failing = standings.filter((s) => s.updated && s.state.state === 'failed');
+    const failing = standings.filter((s) => (s.updated || s.member.unmade === true) && s.state.state === 'failed');
     const maxFailures = wave.spec.maxFailures ?? input.rollout.maxFailures ?? 0;
     if (failing.length > maxFailures) {
       plan.phase = 'Halted';

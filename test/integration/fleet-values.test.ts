@@ -188,4 +188,20 @@ describe('FleetSync values and overrides', () => {
     expect(sent.some((w) => w.objectRef?.namespace === edgeNs() && w.objectRef.name === 'roll')).toBe(true);
     expect(uris(sent.filter((w) => w.objectRef?.namespace === 'fvals-nowhere'))).toEqual([]);
   });
+
+  test('a canary missing a value halts the rollout at its wave: the next wave gets nothing', async () => {
+    const waves = { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } } }, { name: 'rest' }] };
+    const zoned = { spec: { ...template('zoned', 'v1').spec, source: { inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zoned' }, data: { zone: '${zone}' } }] } } };
+    await applyFleetSync('zoned', { kind: 'RemoteSync', clusters: { names: ['east', 'west'] }, substitute: {}, rollout: waves, template: zoned });
+    const halted = await eventually('Halted', async () => {
+      const f = await getFleet('zoned');
+      return f.status?.phase === 'Halted' && f.status.observedGeneration === f.metadata.generation ? f : undefined;
+    }, 60_000);
+    expect(halted.status?.message).toBe('wave canary: 1 failing (at most 0): east');
+    // West lacks zone too: it is listed as failing the revision, but its wave never started (the halt is the canary's).
+    expect(halted.status?.failures?.map((f) => [f.cluster, f.reason])).toEqual([['east', 'SubstitutionFailed'], ['west', 'SubstitutionFailed']]);
+    expect(await find(mgmt, syncPath(ns(), 'zoned-west', REMOTESYNCS))).toBeUndefined();
+    expect(await find(mgmt, syncPath(ns(), 'zoned-east', REMOTESYNCS))).toBeUndefined();
+  });
 });
+

@@ -34,6 +34,37 @@ function plan(rollout: RolloutSpec, ms: RolloutMember[], over: Partial<RolloutIn
 }
 const sorted = (s: Set<string>) => [...s].sort();
 
+describe('a cluster whose template of the revision cannot be made (a value missing, an override that does not apply)', () => {
+  const unmade = (name: string, tier: string, revision?: string): RolloutMember => ({
+    name,
+    labels: { tier },
+    revision,
+    state: { state: 'failed', updated: false, reason: 'SubstitutionFailed', message: 'no value for region' },
+    unmade: true,
+  });
+
+  test('fails the revision in its wave, whatever its child has: past maxFailures the rollout halts there, and the next wave never starts', () => {
+    for (const revision of [undefined, OLD]) {
+      const p = plan(twoWaves, [unmade('a', 'canary', revision), ...members('b:old-ready')]);
+      expect(p.phase).toBe('Halted');
+      expect(p.message).toBe('wave canary: 1 failing (at most 0): a');
+      expect(p.update.has('b')).toBe(false);
+    }
+  });
+
+  test('within the failure budget the wave goes on without it', () => {
+    const p = plan({ waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } }, maxFailures: 1 }, { name: 'rest' }] }, [unmade('a', 'canary'), ...members('c:new-ready:canary', 'b:old-ready')]);
+    expect(p.phase).not.toBe('Halted');
+    expect(p.waves[0]).toMatchObject({ name: 'canary', failed: 1 });
+  });
+
+  test('the same failure at an older revision, not unmade, is not counted against the new one (it fixes forward)', () => {
+    const p = plan(twoWaves, members('a:old-failed:canary', 'b:old-ready'));
+    expect(p.phase).not.toBe('Halted');
+    expect(p.update.has('a')).toBe(true);
+  });
+});
+
 describe('waves in order', () => {
   test('only the first wave is admitted while it is not Ready; the rest keep their revision', () => {
     const p = plan(twoWaves, members('a:old-ready:canary', 'b:old-ready', 'c:old-ready'));
