@@ -3,19 +3,30 @@
 // The lists beside the graph: what is not Ready, the FleetSyncs and their children, the remote clusters, and the selected sync.
 import { ago, badge, el, table } from './dom.js';
 
-/** A sync's name as a button that selects it. */
+/** A sync's name as a button that selects it: `Kind/namespace/name`, broken only after a `/`, each part cut short with an ellipsis where it cannot fit (the whole name in its title). */
 function pick(item, onPick) {
-  return el('button', { type: 'button', class: 'linkish', 'data-pick': item.key, onclick: () => onPick(item.key) }, `${item.kind}/${item.namespace ? `${item.namespace}/` : ''}${item.name}`);
+  const full = `${item.kind}/${item.namespace ? `${item.namespace}/` : ''}${item.name}`;
+  return el('button', { type: 'button', class: 'linkish', title: full, 'data-pick': item.key, onclick: () => onPick(item.key) }, nameParts(full));
+}
+
+/** `a/b/c` as spans that do not break inside, with a break opportunity after each `/`. */
+function nameParts(full) {
+  const parts = full.split('/');
+  return parts.flatMap((p, i) => (i < parts.length - 1 ? [el('span', { class: 'part' }, `${p}/`), el('wbr')] : [el('span', { class: 'part' }, p)]));
 }
 
 export function drawNotReady(container, items, onPick) {
   container.replaceChildren(
     items.length === 0
       ? el('p', {}, 'Every sync is Ready.')
-      : table(
-          'Syncs that are not Ready',
-          ['Sync', 'State', 'Reason', 'Since'],
-          items.map((i) => [pick(i, onPick), badge(i.state), el('span', { title: i.message ?? '' }, i.reason ?? '-'), ago(i.since)]),
+      : el(
+          'div',
+          { class: 'not-ready' },
+          table(
+            'Syncs that are not Ready',
+            ['Sync', 'State', 'Reason', 'Since'],
+            items.map((i) => [pick(i, onPick), badge(i.state), el('span', { class: 'reason', title: i.message ? `${i.reason ?? '-'}: ${i.message}` : (i.reason ?? '') }, i.reason ?? '-'), ago(i.since)]),
+          ),
         ),
   );
 }
@@ -31,12 +42,43 @@ export function drawFleets(container, fleets, onPick) {
         'article',
         { class: 'fleet', 'data-fleet': f.key },
         el('h3', {}, pick({ key: f.key, kind: 'FleetSync', namespace: f.namespace, name: f.name }, onPick), ' ', badge(f.state)),
-        el('p', { title: f.message ?? '' }, `${f.phase ?? f.reason ?? 'no status yet'}${f.progress ? ` · ${f.progress}` : ''} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
-        f.failures.length === 0 ? null : el('ul', { class: 'failures' }, f.failures.map((x) => el('li', { title: x.message }, `${x.cluster}: ${x.reason}`))),
-        el('ul', {}, f.children.map((c) => el('li', { 'data-cluster': c.cluster }, `${c.cluster}: `, pick(c, onPick), ' ', badge(c.state)))),
+        el('p', {}, `${f.phase ?? f.reason ?? 'no status yet'}${f.progress ? ` · ${f.progress}` : ''} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
+        f.message ? el('p', { class: 'fleet-message' }, f.message) : null,
+        fleetClusters(f, onPick),
       ),
     ),
   );
+}
+
+/** One row per cluster: its wave, its child (selectable), its values, the overrides that select it, and why it fails. */
+function fleetClusters(f, onPick) {
+  const rows = f.clusterRows ?? [];
+  if (rows.length === 0) return el('p', {}, 'No cluster selected.');
+  const children = new Map(f.children.map((c) => [c.key, c]));
+  const cells = rows.map((r) => {
+    const child = r.child && children.get(r.child);
+    return [
+      child ? el('button', { type: 'button', class: 'linkish', title: child.label, 'data-pick': child.key, onclick: () => onPick(child.key) }, r.name) : r.name,
+      r.wave ?? '-',
+      child ? badge(child.state) : el('span', { class: 'hint' }, 'no child'),
+      values(r, f.valuesKnown),
+      r.overrides.length === 0 ? '-' : el('ul', { class: 'plain' }, r.overrides.map((o) => el('li', { title: `overrides[${o.index}]: ${o.patches} patch${o.patches === 1 ? '' : 'es'}` }, el('code', {}, `#${o.index}`), ` ${o.first}`, o.patches > 1 ? ` (+${o.patches - 1})` : ''))),
+      r.problem ? el('span', { class: 'problem', title: `${r.problem.reason}: ${r.problem.message}` }, el('strong', {}, r.problem.reason), ` ${r.problem.message}`) : '-',
+    ];
+  });
+  return el(
+    'div',
+    { class: 'table-scroll', role: 'region', 'aria-label': `Clusters of FleetSync ${f.name}`, tabindex: 0 },
+    table(`Clusters of FleetSync ${f.namespace}/${f.name}`, ['Cluster', 'Wave', 'Child', 'Values', 'Overrides', 'Problem'], cells, (i) => ({ 'data-cluster': rows[i].name, class: rows[i].problem ? 'failing' : undefined })),
+  );
+}
+
+/** A cluster's values but cluster_name (its name, in the first column), as `key=value`. */
+function values(r, known) {
+  if (!r.values) return el('span', { class: 'hint' }, known ? 'not in the inventory' : 'not read yet');
+  const entries = Object.entries(r.values).filter(([k]) => k !== 'cluster_name');
+  if (entries.length === 0) return '-';
+  return el('ul', { class: 'plain values' }, entries.map(([k, v]) => el('li', {}, el('code', {}, `${k}=${v}`))));
 }
 
 export function drawClusters(container, clusters, onPick) {
