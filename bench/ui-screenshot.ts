@@ -8,11 +8,12 @@
 // progressing) with what depends on it waiting; a suspended Sync; a cycle;
 // a RemoteSync whose cluster does not answer; and a FleetSync `storefront`
 // rolling out in waves (canary, eu, then the rest) to four inventory
-// clusters, each a kubeconfig Secret of the plane itself with values of its
-// own, with `substitute` and two overrides by label. Its canary wave halts:
-// one canary cluster has no `region` value (SubstitutionFailed, nothing
-// written there) and the wave allows no failure. The FleetSync is selected,
-// so the detail panel shows its rollout.
+// clusters, each a kubeconfig Secret with labels and values of its own, with
+// `substitute` and two overrides by label. Its canary wave halts: the canary
+// edge-us-1 does not answer (a dead port; `onUnreachable: Fail`) and the wave
+// allows no failure. In the eu wave, edge-eu-2 has no `region` value: it
+// fails alone (SubstitutionFailed, nothing written there). The FleetSync is
+// selected, so the detail panel shows its rollout.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -34,11 +35,11 @@ const deployment = (name: string): KubeObject => ({
 
 const inline = (...objects: KubeObject[]) => ({ source: { inline: objects } });
 
-/** A kubeconfig of the plane's cluster, at a port where nothing listens. */
-function deadKubeconfig(): string {
+/** A kubeconfig of the plane's cluster, at a port where nothing listens (one port per cluster: a connection is shared by identical kubeconfigs). */
+function deadKubeconfig(port = 1): string {
   const kc = parse(readFileSync(KUBECONFIG, 'utf8')) as { clusters: { cluster: { server: string } }[] };
   const server = new URL(kc.clusters[0]!.cluster.server);
-  server.port = '1';
+  server.port = String(port);
   kc.clusters[0]!.cluster.server = server.origin;
   return stringify(kc);
 }
@@ -52,12 +53,12 @@ function inventorySecret(name: string, kubeconfig: string, labels: Record<string
 /** Where the fleet's children apply their ConfigMap, in the plane itself. */
 const EDGE_NS = 'storefront';
 
-/** Four clusters (the plane itself, each by a Secret of its own): canary edge-us-1 has no `region`. */
-const FLEET_CLUSTERS: [string, Record<string, string>, Record<string, string>][] = [
-  ['edge-eu-1', { tier: 'canary', geo: 'eu' }, { region: 'eu-west-1' }],
-  ['edge-us-1', { tier: 'canary', geo: 'us' }, { zone: 'us-east-1a' }],
-  ['edge-eu-2', { geo: 'eu' }, { region: 'eu-central-1', replicas: '3' }],
-  ['edge-ap-1', { geo: 'ap' }, { region: 'ap-south-1' }],
+/** Four clusters: three are the plane itself (each by a Secret of its own), edge-us-1 a dead port; edge-eu-2 has no `region`. */
+const FLEET_CLUSTERS: { name: string; labels: Record<string, string>; values: Record<string, string>; dead?: true }[] = [
+  { name: 'edge-eu-1', labels: { tier: 'canary', geo: 'eu' }, values: { region: 'eu-west-1' } },
+  { name: 'edge-us-1', labels: { tier: 'canary', geo: 'us' }, values: { region: 'us-east-1' }, dead: true },
+  { name: 'edge-eu-2', labels: { geo: 'eu' }, values: { zone: 'eu-central-1a' } },
+  { name: 'edge-ap-1', labels: { geo: 'ap' }, values: { region: 'ap-south-1', mirror: 'mirror.ap.example.com' } },
 ];
 
 /** The FleetSync: a ConfigMap per cluster with its region, in waves; the canary wave allows no failure. */
@@ -77,14 +78,14 @@ const storefront = {
     { clusters: { selector: { matchLabels: { tier: 'canary' } } }, patches: [{ op: 'add', path: '/spec/source/inline/0/data/canary', value: 'true' }] },
     { clusters: { selector: { matchLabels: { geo: 'eu' } } }, patches: [{ op: 'replace', path: '/spec/source/inline/0/data/mirror', value: 'mirror.eu.example.com' }] },
   ],
-  rollout: { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } }, maxFailures: 0 }, { name: 'eu', selector: { matchLabels: { geo: 'eu' } } }], maxFailures: 0 },
+  rollout: { waves: [{ name: 'canary', selector: { matchLabels: { tier: 'canary' } }, maxFailures: 0 }, { name: 'eu', selector: { matchLabels: { geo: 'eu' } } }], onUnreachable: 'Fail' },
 };
 
 async function sample(client: KubeClient): Promise<void> {
   for (const name of [NS, EDGE_NS]) await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
   const secrets = [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'edge-eu-kubeconfig' }, stringData: { value: deadKubeconfig() } },
-    ...FLEET_CLUSTERS.map(([name, labels, values]) => inventorySecret(name, readFileSync(KUBECONFIG, 'utf8'), labels, values)),
+    ...FLEET_CLUSTERS.map((c) => inventorySecret(c.name, c.dead ? deadKubeconfig(2) : readFileSync(KUBECONFIG, 'utf8'), c.labels, c.values)),
   ];
   for (const body of secrets) await client.request({ method: 'POST', path: `/api/v1/namespaces/${NS}/secrets`, body });
   await applySyncs(client, NS, [
@@ -114,11 +115,15 @@ async function main(): Promise<void> {
     await page.goto(url);
     const stateOf = (name: string, kind = 'Sync') => page.locator(`#graph [data-key="${kind}/${NS}/${name}"]`).getAttribute('data-state').catch(() => null);
     const text = (selector: string) => page.locator(selector).textContent().catch(() => null);
+    let seen = '';
     await until('the sample to settle', async () => {
       const states = await Promise.all([stateOf('platform'), stateOf('cache'), stateOf('web'), stateOf('billing'), stateOf('edge-eu', 'RemoteSync'), stateOf('reports')]);
-      const fleet = await Promise.all([text('#fleets article p'), text('#fleets tr[data-cluster="edge-us-1"]'), text('#fleets tr[data-cluster="edge-eu-1"] .badge')]);
+      const fleet = await Promise.all([text('#fleets article p.fleet-summary'), text('#fleets tr[data-cluster="edge-eu-2"]'), text('#fleets tr[data-cluster="edge-eu-1"] .badge')]);
+      seen = JSON.stringify({ states, fleet });
       return states.join() === 'ready,ready,waiting,failed,failed,suspended' && /^Halted/.test(fleet[0] ?? '') && /SubstitutionFailed/.test(fleet[1] ?? '') && fleet[2] === 'Ready';
-    }, 120_000, 250);
+    }, 120_000, 250).catch((err: unknown) => {
+      throw new Error(`${String(err)}; the page showed ${seen}`);
+    });
     const fleet = `FleetSync/${NS}/storefront`;
     await page.locator(`#graph [data-key="${fleet}"]`).click();
     await page.locator('#detail section.rollout').waitFor();

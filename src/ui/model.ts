@@ -35,6 +35,8 @@ export interface ViewNode {
   resourceVersion?: string;
   /** A FleetSync: its children by state (they are listed under it in `fleets`, not drawn as nodes). */
   members?: MemberCounts;
+  /** A FleetSync: `ready/selected` clusters, as its status says. */
+  readyClusters?: string;
   col: number;
   row: number;
 }
@@ -161,6 +163,7 @@ function viewNode(n: GraphModel['nodes'][number], obj: KubeObject | undefined, p
     pending: pendingOf(obj),
     since: readyOf(obj)?.lastTransitionTime,
     resourceVersion: obj.metadata.resourceVersion,
+    ...(row.fleet?.clusters ? { readyClusters: row.fleet.clusters } : {}),
   };
 }
 

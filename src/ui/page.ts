@@ -91,7 +91,7 @@ select, button { font: inherit; }
 .s-suspended { background: #eceff1; border-color: #546e7a; color: #263238; }
 .s-missing { background: #fff; border-color: #616161; border-style: dashed; color: #424242; }
 .s-unknown { background: #eee; border-color: #616161; border-style: dashed; color: #424242; }
-.panels { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 0 1.5rem; }
+.panels { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(30rem, 100%), 1fr)); gap: 0 1.5rem; }
 table { border-collapse: collapse; width: 100%; font-size: .85rem; }
 th, td { text-align: left; padding: .2rem .4rem; border-bottom: 1px solid #ddd; vertical-align: top; overflow-wrap: anywhere; }
 th { background: #eceff1; white-space: nowrap; }
@@ -99,19 +99,20 @@ th { background: #eceff1; white-space: nowrap; }
 .panels > section { min-width: 0; }
 .linkish .part { white-space: nowrap; }
 .not-ready table { table-layout: fixed; }
-.not-ready th:nth-child(1) { width: 42%; }
-.not-ready th:nth-child(2) { width: 24%; }
+.not-ready th:nth-child(1) { width: 37%; }
+.not-ready th:nth-child(2) { width: 20%; }
 .not-ready th:nth-child(4) { width: 4.5rem; }
 .not-ready td { overflow: hidden; overflow-wrap: normal; }
 .not-ready .linkish { display: block; max-width: 100%; }
 .not-ready .part { display: inline-block; max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
+.not-ready .badge { max-width: 100%; box-sizing: border-box; }
 .not-ready .reason { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 td time { white-space: nowrap; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 .fleet-message { font-size: .85rem; margin: .25rem 0; }
 .fleet td { overflow-wrap: normal; }
-.fleet td:first-child, .fleet td:nth-child(2) { white-space: nowrap; }
-.fleet .values code { overflow-wrap: anywhere; }
+.fleet td:first-child, .fleet td:nth-child(2), .fleet td:nth-child(3) { white-space: nowrap; }
+.fleet ul.plain li { white-space: nowrap; max-width: 24rem; overflow: hidden; text-overflow: ellipsis; }
 .fleet tr.failing { background: #fdf0f1; }
 .fleet .problem { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 3; overflow: hidden; }
 .fleet .problem strong { color: #7f0000; }

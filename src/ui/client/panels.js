@@ -42,7 +42,7 @@ export function drawFleets(container, fleets, onPick) {
         'article',
         { class: 'fleet', 'data-fleet': f.key },
         el('h3', {}, pick({ key: f.key, kind: 'FleetSync', namespace: f.namespace, name: f.name }, onPick), ' ', badge(f.state)),
-        el('p', {}, `${f.phase ?? f.reason ?? 'no status yet'}${f.progress ? ` · ${f.progress}` : ''} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
+        el('p', { class: 'fleet-summary' }, `${f.phase ?? f.reason ?? 'no status yet'}${f.progress ? ` · ${f.progress}` : ''} · ${f.readyClusters} clusters ready`, f.clusters?.failed ? ` · ${f.clusters.failed} failed` : '', f.clusters?.unreachable ? ` · ${f.clusters.unreachable} unreachable` : ''),
         f.message ? el('p', { class: 'fleet-message' }, f.message) : null,
         fleetClusters(f, onPick),
       ),
@@ -62,7 +62,7 @@ function fleetClusters(f, onPick) {
       r.wave ?? '-',
       child ? badge(child.state) : el('span', { class: 'hint' }, 'no child'),
       values(r, f.valuesKnown),
-      r.overrides.length === 0 ? '-' : el('ul', { class: 'plain' }, r.overrides.map((o) => el('li', { title: `overrides[${o.index}]: ${o.patches} patch${o.patches === 1 ? '' : 'es'}` }, el('code', {}, `#${o.index}`), ` ${o.first}`, o.patches > 1 ? ` (+${o.patches - 1})` : ''))),
+      r.overrides.length === 0 ? '-' : el('ul', { class: 'plain' }, r.overrides.map((o) => el('li', { title: `overrides[${o.index}]: ${o.first}${o.patches > 1 ? ` and ${o.patches - 1} more` : ''}` }, el('code', {}, `#${o.index}`), ` ${o.first}`, o.patches > 1 ? ` (+${o.patches - 1})` : ''))),
       r.problem ? el('span', { class: 'problem', title: `${r.problem.reason}: ${r.problem.message}` }, el('strong', {}, r.problem.reason), ` ${r.problem.message}`) : '-',
     ];
   });
@@ -78,7 +78,7 @@ function values(r, known) {
   if (!r.values) return el('span', { class: 'hint' }, known ? 'not in the inventory' : 'not read yet');
   const entries = Object.entries(r.values).filter(([k]) => k !== 'cluster_name');
   if (entries.length === 0) return '-';
-  return el('ul', { class: 'plain values' }, entries.map(([k, v]) => el('li', {}, el('code', {}, `${k}=${v}`))));
+  return el('ul', { class: 'plain values' }, entries.map(([k, v]) => el('li', { title: `${k}=${v}` }, el('code', {}, `${k}=${v}`))));
 }
 
 export function drawClusters(container, clusters, onPick) {
