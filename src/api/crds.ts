@@ -1,5 +1,6 @@
 import { APPROVAL_NAMES, rolloutApprovalSpecSchema } from './approval.js';
 import { celRule } from './cel.js';
+import { tolerateReferences } from './fleet-references.js';
 import { structuralSchema, type JSONSchemaProps } from './json-schema.js';
 import {
   CATEGORY,
@@ -88,6 +89,9 @@ function printerColumns(kind: Kind): CustomResourceDefinitionVersion['additional
 /** The whole object's schema: apiVersion, kind, metadata, spec (required) and status. */
 export function openAPIV3Schema(kind: Kind): JSONSchemaProps {
   const { spec, status } = KIND_SCHEMAS[kind];
+  const specSchema = structuralSchema(spec);
+  // A FleetSync's template may hold `${name}` where a rule wants a name or a duration: checked per cluster, substituted.
+  if (kind === 'FleetSync' && specSchema.properties?.template) specSchema.properties.template = tolerateReferences(specSchema.properties.template);
   return {
     type: 'object',
     description: DESCRIPTIONS[kind],
@@ -95,7 +99,7 @@ export function openAPIV3Schema(kind: Kind): JSONSchemaProps {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
       metadata: { type: 'object' },
-      spec: structuralSchema(spec),
+      spec: specSchema,
       status: structuralSchema(status),
     },
     required: ['spec'],

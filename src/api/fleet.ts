@@ -41,13 +41,18 @@ export const labelSelectorSchema = z.object({
 
 const CLUSTERS_MESSAGE = 'spec.clusters needs a selector, names, or both';
 
-export const fleetClustersSchema = z
-  .object({
-    selector: labelSelectorSchema.optional().describe("over the labels of the namespace's clusters ({} selects all)"),
-    names: z.array(objectName(MAX_NAME_LENGTH)).max(1000).optional().describe('clusters by name (with a selector: both must match)'),
-  })
-  .refine((c) => c.selector !== undefined || c.names !== undefined, { message: CLUSTERS_MESSAGE })
-  .meta(celRule('has(self.selector) || has(self.names)', CLUSTERS_MESSAGE));
+/** `{selector?, names?}` over the namespace's clusters, at most `maxNames` names. */
+function clustersSchema(maxNames: number) {
+  return z
+    .object({
+      selector: labelSelectorSchema.optional().describe("over the labels of the namespace's clusters ({} selects all)"),
+      names: z.array(objectName(MAX_NAME_LENGTH)).max(maxNames).optional().describe('clusters by name (with a selector: both must match)'),
+    })
+    .refine((c) => c.selector !== undefined || c.names !== undefined, { message: CLUSTERS_MESSAGE })
+    .meta(celRule('has(self.selector) || has(self.names)', CLUSTERS_MESSAGE));
+}
+
+export const fleetClustersSchema = clustersSchema(1000);
 
 /**
  * What each child gets: `{metadata?, spec}`. For ProxySync children it is a
@@ -141,7 +146,7 @@ const jsonPointer = z
   .refine((p) => !p.split('/').some((seg) => FORBIDDEN_SEGMENTS.has(seg)), { message: POINTER_MESSAGE });
 const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
-const VALUE_MESSAGE = 'add, replace and test need a value; remove, move and copy take none';
+const VALUE_MESSAGE = 'add, replace and test need a value (not null, which the API server drops: to take a field away, remove it); remove, move and copy take none';
 const FROM_MESSAGE = 'move and copy need from; the other operations take none';
 
 /** One RFC 6902 operation on the template. */
@@ -152,19 +157,16 @@ export const jsonPatchOperationSchema = z
     value: z.unknown().optional().describe('for add, replace and test'),
     from: jsonPointer.optional().describe('for move and copy'),
   })
-  .refine((o) => ['add', 'replace', 'test'].includes(o.op) === (o.value !== undefined), { message: VALUE_MESSAGE })
+  .refine((o) => ['add', 'replace', 'test'].includes(o.op) === (o.value !== undefined && o.value !== null), { message: VALUE_MESSAGE })
   .refine((o) => ['move', 'copy'].includes(o.op) === (o.from !== undefined), { message: FROM_MESSAGE })
-  .meta({
-    'x-kubernetes-validations': [
-      { rule: "(self.op in ['add', 'replace', 'test']) == has(self.value)", message: VALUE_MESSAGE },
-      { rule: "(self.op in ['move', 'copy']) == has(self.from)", message: FROM_MESSAGE },
-    ],
-  });
+  // Only `from` at admission: CEL cannot see `value` (any JSON, so untyped); the operator checks it (InvalidSpec).
+  .meta(celRule("(self.op in ['move', 'copy']) == has(self.from)", FROM_MESSAGE));
 
 /** An override: RFC 6902 patches on the template of the clusters it selects. */
 export const fleetOverrideSchema = z.object({
-  clusters: fleetClustersSchema.describe('the clusters it applies to (as spec.clusters selects)'),
-  patches: z.array(jsonPatchOperationSchema).min(1).max(100).describe('RFC 6902 operations on the template ({metadata?, spec}), in order'),
+  // Fewer names than spec.clusters takes: the CEL rule on each name is costed for every name of every override.
+  clusters: clustersSchema(100).describe('the clusters it applies to (as spec.clusters selects; at most 100 names: select more by label)'),
+  patches: z.array(jsonPatchOperationSchema).min(1).max(50).describe('RFC 6902 operations on the template ({metadata?, spec}), in order'),
 });
 
 /** `{}`: substitution on (later fields may refine it). */
@@ -202,7 +204,7 @@ export const fleetSyncSpecSchema = z
       .describe("{} turns on ${name} and ${name:=default} in every string of the template, from each cluster's values ($${ is a literal ${)"),
     overrides: z
       .array(fleetOverrideSchema)
-      .max(50)
+      .max(20)
       .optional()
       .describe('applied in order, before substitution, to the template of each cluster they select'),
   })

@@ -163,7 +163,7 @@ export class ClusterInventory {
     return memo;
   }
 
-  /** `fn(namespace)` when a cluster of that namespace joined, left, or changed labels/ref/problem. Returns the way to stop. */
+  /** `fn(namespace)` when a cluster of that namespace joined, left, or changed labels/values/ref/problem. Returns the way to stop. */
   onChange(fn: (namespace: string) => void): () => void {
     this.listeners.add(fn);
     return () => void this.listeners.delete(fn);

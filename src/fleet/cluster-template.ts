@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { Reason } from '../api/conditions.js';
 import { fleetTemplateSchema, templateProblems, type FleetTemplate } from '../api/fleet.js';
+import { issuesLeft } from '../api/fleet-references.js';
 import { describeIssues } from '../api/validate.js';
 import { canonicalJson } from '../kube/canonical-json.js';
 import { applyOverrides, OverrideError, overridesOf, type OverrideTarget } from './overrides.js';
@@ -42,8 +43,10 @@ export function clusterTemplate(data: RevisionData, cluster: TemplateTarget): Cl
     throw err;
   }
   if (overrides.length > 0) {
-    const invalid = invalidTemplate(data.kind, template);
-    if (invalid) return { ok: false, reason: Reason.OverrideFailed, message: `with overrides ${overrides.join(', ')} the template is not valid: ${invalid}; nothing is written to this cluster` };
+    // Checked after the overrides too, so that what they broke is theirs (a reference left for substitution is not yet an issue).
+    const checked = checkedTemplate(data.kind, template, data.substitute !== undefined);
+    if ('invalid' in checked) return { ok: false, reason: Reason.OverrideFailed, message: `with overrides ${overrides.join(', ')} the template is not valid: ${checked.invalid}; nothing is written to this cluster` };
+    if (!data.substitute) template = checked.template;
   }
   if (!data.substitute) return { ok: true, template, overrides };
   let substituted;
@@ -53,9 +56,10 @@ export function clusterTemplate(data: RevisionData, cluster: TemplateTarget): Cl
     if (err instanceof SubstitutionError) return { ok: false, reason: Reason.SubstitutionFailed, message: `${err.message}; nothing is written to this cluster` };
     throw err;
   }
-  const invalid = Object.keys(substituted.used).length > 0 ? invalidTemplate(data.kind, substituted.value) : undefined;
-  if (invalid) return { ok: false, reason: Reason.SubstitutionFailed, message: `with this cluster's values the template is not valid: ${invalid}; nothing is written to this cluster` };
-  return { ok: true, template: substituted.value, overrides, valuesDigest: valuesDigest(substituted.used), used: substituted.used };
+  // Parsed again: as written (references in fields with rules of their own, api/fleet-references.ts), it has no defaults yet.
+  const checked = checkedTemplate(data.kind, substituted.value);
+  if ('invalid' in checked) return { ok: false, reason: Reason.SubstitutionFailed, message: `with this cluster's values the template is not valid: ${checked.invalid}; nothing is written to this cluster` };
+  return { ok: true, template: checked.template, overrides, valuesDigest: valuesDigest(substituted.used), used: substituted.used };
 }
 
 /** The first 16 hex digits of the SHA-256 of the values used, as canonical JSON. */
@@ -63,12 +67,17 @@ export function valuesDigest(used: Record<string, string>): string {
   return createHash('sha256').update(canonicalJson(used)).digest('hex').slice(0, 16);
 }
 
-/** Why a template is not one (its schema, and what its kind of child may not hold), or undefined. */
-function invalidTemplate(kind: RevisionData['kind'], template: FleetTemplate): string | undefined {
+/**
+ * The template parsed (its defaults in), or why it is not one (its schema,
+ * and what its kind of child may not hold); `references`: issues a
+ * reference explains do not count (the template given back as it is).
+ */
+function checkedTemplate(kind: RevisionData['kind'], template: FleetTemplate, references = false): { template: FleetTemplate } | { invalid: string } {
   const parsed = fleetTemplateSchema.safeParse(template);
-  if (!parsed.success) return describeIssues(parsed.error);
-  const problems = templateProblems(kind, template);
-  return problems.length > 0 ? problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ') : undefined;
+  const issues = parsed.success ? [] : references ? issuesLeft(parsed.error.issues, template) : parsed.error.issues;
+  if (issues.length > 0) return { invalid: describeIssues({ issues }) };
+  const problems = templateProblems(kind, parsed.data ?? template);
+  return problems.length > 0 ? { invalid: problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ') } : { template: parsed.data ?? template };
 }
 
 /** How many revisions' templates are remembered per cluster (the update one, the one it keeps, one more). */

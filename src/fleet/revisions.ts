@@ -53,12 +53,24 @@ export function revisionTrust(obj: ControllerRevision, fleet: RevisionOwner): Re
   if (obj.metadata.name !== revisionName(fleet.name, digest)) return { trusted: false, why: `its name is not ${revisionName(fleet.name, digest)}, as its annotation says` };
   const data = obj.data;
   if (!isRevisionData(data)) return { trusted: false, why: 'its data is not exactly a kind (ProxySync or RemoteSync), a template, and optionally overrides and substitute' };
-  const actual = templateRevision(data);
+  const actual = digestOf(data);
   if (actual !== digest) return { trusted: false, why: `its data hashes to ${actual}, not to ${digest} as its name says: it was changed after the operator wrote it` };
   if (fleet.recorded && !fleet.recorded.includes(digest)) {
     return { trusted: false, why: `its digest ${digest} is not one the operator recorded (the FleetSync's status.revisions): the operator did not write it` };
   }
   return { trusted: true, digest, data };
+}
+
+/**
+ * The digest a revision's data hashes to, remembered per data object: the
+ * cache replaces an object when it changes, so a revision is hashed once per
+ * version, not on every list of a FleetSync's revisions.
+ */
+const digests = new WeakMap<object, string>();
+function digestOf(data: RevisionData): string {
+  let digest = digests.get(data);
+  if (digest === undefined) digests.set(data, (digest = templateRevision(data)));
+  return digest;
 }
 
 /** Why the revision's controller is not FleetSync `fleet` (its uid), or undefined: it is. */

@@ -13,13 +13,12 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, registerCluster as registerInventoryCluster, registerEastAndWest, REMOTESYNCS } from '../support/remote.js';
+import { kubeconfigOf, PROXYSYNCS, putKubeconfigSecret, registerCluster as registerInventoryCluster, registerEastAndWest, REMOTESYNCS, applyFleetSync as applyFleetSyncIn, FLEETSYNCS } from '../support/remote.js';
 import { eventOf, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 /** The User-Agent of the operator's requests (src/cli/run/run.ts operatorUserAgent). */
 const OPERATOR = 'syncprims-operator';
-const FLEETSYNCS = 'fleetsyncs';
 let mgmt: KubeClient;
 let edge1: KubeClient;
 let edge2: KubeClient;
@@ -37,15 +36,7 @@ function setServer(kc: Record<string, unknown>, server: string): void {
 /** A kubeconfig Secret registered in the inventory as `cluster`, with labels (relabelled in place when it is there). */
 const registerCluster = (cluster: string, edge: string, labels: Record<string, string>): Promise<void> => registerInventoryCluster(mgmt, ns(), cluster, edge, labels);
 
-function applyFleetSync(name: string, spec: Record<string, unknown>): Promise<SyncObject> {
-  return mgmt.request<SyncObject>({
-    method: 'PATCH',
-    path: syncPath(ns(), name, FLEETSYNCS),
-    query: { fieldManager: 'test', force: true },
-    contentType: 'application/apply-patch+yaml',
-    body: { apiVersion: API_VERSION, kind: 'FleetSync', metadata: { name, namespace: ns() }, spec },
-  });
-}
+const applyFleetSync = (name: string, spec: Record<string, unknown>): Promise<SyncObject> => applyFleetSyncIn(mgmt, ns(), name, spec);
 
 /** A template of one ConfigMap, in the edges' namespace unless another is named. */
 const configMapTemplate = (name: string, namespace?: string, value = 'v1') => ({

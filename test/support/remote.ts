@@ -12,6 +12,7 @@ import { getSync, syncPath, waitForReady, type SyncObject } from './syncs.js';
 
 export const REMOTESYNCS = 'remotesyncs';
 export const PROXYSYNCS = 'proxysyncs';
+export const FLEETSYNCS = 'fleetsyncs';
 
 /** The admin kubeconfig of a local cluster (started if needed; client certificate inline), as YAML, optionally changed. */
 export async function kubeconfigOf(cluster: string, change: (kc: Record<string, unknown>) => void = () => {}): Promise<string> {
@@ -110,6 +111,11 @@ export async function registerEastAndWest(
 /** Creates or updates a RemoteSync with server-side apply (manager `test`). */
 export function applyRemoteSync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
   return applyKind(client, 'RemoteSync', REMOTESYNCS, namespace, name, spec);
+}
+
+/** Creates or updates a FleetSync with server-side apply (manager `test`). */
+export function applyFleetSync(client: KubeClient, namespace: string, name: string, spec: Record<string, unknown>): Promise<SyncObject> {
+  return applyKind(client, 'FleetSync', FLEETSYNCS, namespace, name, spec);
 }
 
 /** Creates or updates a ProxySync with server-side apply (manager `test`). */

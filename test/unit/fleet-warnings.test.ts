@@ -1,5 +1,5 @@
-// What a FleetSync says once: each inventory problem a Warning Event, told once per problem, whatever the
-// status' capped list of failures holds.
+// What a FleetSync says once: each inventory problem, and each cluster whose template cannot be made, a
+// Warning Event, told once per problem, whatever the status' capped list of failures holds.
 import { describe, expect, test } from '@jest/globals';
 import type { InventoryCluster } from '../../src/clusters/inventory.js';
 import { tellTroubled } from '../../src/controllers/fleet-warnings.js';
@@ -39,4 +39,21 @@ describe('tellTroubled', () => {
     await tellTroubled(deps, fleet, told, [c], new Map([['east', failing('no credentials')]]), log);
     expect(events.map((e) => e.message)).toEqual(['cluster east: claimed twice', 'cluster east: claimed twice', 'cluster east: no credentials']);
   });
+
+  test('a cluster whose template cannot be made is told with its reason, once; other failures (an apply that failed) are not told here', async () => {
+    const { events, deps } = recorder();
+    const told = new Set<string>();
+    const states = new Map<string, ClusterState>([
+      ['east', { state: 'failed', updated: false, reason: 'SubstitutionFailed', message: 'no value for region' }],
+      ['west', { state: 'failed', updated: false, reason: 'OverrideFailed', message: 'overrides[0].patches[0] (remove /x)' }],
+      ['north', { state: 'failed', updated: true, reason: 'ApplyFailed', message: 'cannot write' }],
+      ['south', { state: 'ready' }],
+    ]);
+    for (let round = 0; round < 2; round++) await tellTroubled(deps, fleet, told, [], states, log);
+    expect(events.map((e) => [e.reason, e.message])).toEqual([
+      ['SubstitutionFailed', 'cluster east: no value for region'],
+      ['OverrideFailed', 'cluster west: overrides[0].patches[0] (remove /x)'],
+    ]);
+  });
 });
+

@@ -64,15 +64,19 @@ export async function rolloutResume(target: string, flags: ClusterFlags): Promis
   });
 }
 
-/** Writes revision `to` (by default the one before the template's) back into `spec.template` and `spec.kind`: it rolls as any change. */
+/** Writes revision `to` (by default the one before the template's) back into `spec.template`, `spec.kind`, `spec.overrides` and `spec.substitute`: it rolls as any change. */
 export async function rolloutUndo(target: string, flags: ClusterFlags & { toRevision?: number }): Promise<void> {
   await withFleet(target, flags, async (subject, obj) => {
     const revisions = await listRevisions(subject.client, subject.namespace, { name: subject.name, uid: obj.metadata.uid ?? '', recorded: obj.status?.revisions });
     const update = obj.status?.observedGeneration === obj.metadata.generation ? obj.status?.updateRevision : undefined;
     if (update === undefined) throw new CliError(`${subject.what}: the operator has not yet seen its latest change; wait for it (syncprims rollout status ${subject.ref}) and run undo again`);
     const back = undoTarget(revisions, update, flags.toRevision);
-    // Replaced whole (not merged): a field the later template added must not stay.
+    // Replaced whole (not merged): a field the later template added must not stay; overrides and substitute as the revision had them.
     const ops = [atGeneration(obj), { op: 'add', path: '/spec/kind', value: back.data?.kind }, { op: 'replace', path: '/spec/template', value: back.data?.template }];
+    for (const field of ['overrides', 'substitute'] as const) {
+      if (back.data?.[field] !== undefined) ops.push({ op: 'add', path: `/spec/${field}`, value: back.data[field] });
+      else if ((obj.spec as Record<string, unknown> | undefined)?.[field] !== undefined) ops.push({ op: 'remove', path: `/spec/${field}` });
+    }
     await patchFleet(subject, { type: 'json', ops });
     console.log(`${MARK.action} ${subject.what} rolls back to revision ${back.number} (${back.digest}), from ${update}; ${followHint(subject)}`);
   });
