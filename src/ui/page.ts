@@ -111,13 +111,13 @@ td time { white-space: nowrap; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 .fleet-message { font-size: .85rem; margin: .25rem 0; }
 .fleet td { overflow-wrap: normal; }
-.fleet td:first-child, .fleet td:nth-child(2), .fleet td:nth-child(3) { white-space: nowrap; }
 .fleet ul.plain li { white-space: nowrap; max-width: 24rem; overflow: hidden; text-overflow: ellipsis; }
 .fleet tr.failing { background: #fdf0f1; }
 .fleet .problem { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 3; overflow: hidden; }
 .fleet .problem strong { color: #7f0000; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .8rem; }
 .table-scroll { overflow-x: auto; }
+td.nowrap { white-space: nowrap; overflow-wrap: normal; }
 .table-scroll:focus-visible { outline: 3px solid #0d47a1; outline-offset: 2px; }
 .badge { display: inline-block; padding: 0 .35rem; border: 1px solid; border-radius: 3px; font-size: .8rem; }
 .linkish { background: none; border: none; padding: 0; color: #0d47a1; text-decoration: underline; cursor: pointer; text-align: left; }

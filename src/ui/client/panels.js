@@ -1,7 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- browser code: the project's TypeScript setup has no DOM types (docs/ui.md)
 // @ts-nocheck
 // The lists beside the graph: what is not Ready, the FleetSyncs and their children, the remote clusters, and the selected sync.
-import { ago, badge, el, table } from './dom.js';
+import { ago, badge, el, scrolling, table } from './dom.js';
 
 /** A sync's name as a button that selects it: `Kind/namespace/name`, broken only after a `/`, each part cut short with an ellipsis where it cannot fit (the whole name in its title). */
 function pick(item, onPick) {
@@ -66,11 +66,8 @@ function fleetClusters(f, onPick) {
       r.problem ? el('span', { class: 'problem', title: `${r.problem.reason}: ${r.problem.message}` }, el('strong', {}, r.problem.reason), ` ${r.problem.message}`) : '-',
     ];
   });
-  return el(
-    'div',
-    { class: 'table-scroll', role: 'region', 'aria-label': `Clusters of FleetSync ${f.name}`, tabindex: 0 },
-    table(`Clusters of FleetSync ${f.namespace}/${f.name}`, ['Cluster', 'Wave', 'Child', 'Values', 'Overrides', 'Problem'], cells, (i) => ({ 'data-cluster': rows[i].name, class: rows[i].problem ? 'failing' : undefined })),
-  );
+  const attrs = (i) => ({ 'data-cluster': rows[i].name, class: rows[i].problem ? 'failing' : undefined });
+  return scrolling(`Clusters of FleetSync ${f.name}`, table(`Clusters of FleetSync ${f.namespace}/${f.name}`, ['Cluster', 'Wave', 'Child', 'Values', 'Overrides', 'Problem'], cells, attrs, [0, 1, 2]));
 }
 
 /** A cluster's values but cluster_name (its name, in the first column), as `key=value`. */
@@ -121,14 +118,14 @@ export function drawDetail(container, d) {
     el('dl', {}, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
     ...rollout(d.rollout),
     el('h3', {}, 'Conditions'),
-    table('Conditions', ['Type', 'Status', 'Reason', 'Message', 'Since'], d.conditions.map((c) => [c.type, c.status, c.reason, c.message, ago(c.lastTransitionTime)])),
+    scrolling('Conditions', table('Conditions', ['Type', 'Status', 'Reason', 'Message', 'Since'], d.conditions.map((c) => [c.type, c.status, c.reason, c.message, ago(c.lastTransitionTime)]), undefined, [0, 1, 2, 4])),
     ...summary(d),
     el('h3', {}, `Inventory (${d.inventoryTotal})`),
     d.inventoryNote ? el('p', { class: 'hint' }, d.inventoryNote) : null,
     d.inventory.length === 0 ? el('p', {}, 'No objects.') : table('Inventory', ['Object', 'kstatus', 'Message'], d.inventory.map((o) => [`${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`, o.status, o.message])),
     el('h3', {}, 'Recent Events'),
     d.eventsError ? el('p', {}, `Events could not be read: ${d.eventsError}`) : null,
-    d.events.length === 0 ? el('p', {}, 'No Events.') : table('Recent Events', ['Type', 'Reason', 'Message', 'Count', 'Last seen'], d.events.map((e) => [e.type, e.reason, e.message, e.count ?? '-', ago(e.lastSeen)])),
+    d.events.length === 0 ? el('p', {}, 'No Events.') : scrolling('Recent Events', table('Recent Events', ['Type', 'Reason', 'Message', 'Count', 'Last seen'], d.events.map((e) => [e.type, e.reason, e.message, e.count ?? '-', ago(e.lastSeen)]), undefined, [0, 1, 3, 4])),
   ];
   container.replaceChildren(...parts.filter(Boolean));
 }
@@ -170,10 +167,8 @@ function rollout(r) {
       { class: 'rollout', 'aria-labelledby': 'rollout-h', 'data-phase': r.phase },
       el('h3', { id: 'rollout-h' }, 'Rollout'),
       el('dl', {}, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
-      // Wider than a phone's window: it scrolls in its own box (focusable, so that a keyboard can scroll it).
-      el(
-        'div',
-        { class: 'table-scroll', role: 'region', 'aria-label': 'Rollout waves', tabindex: 0 },
+      scrolling(
+        'Rollout waves',
         table('Rollout waves, in order', ['Wave', 'Clusters', 'Updated', 'Ready', 'Failed', 'Unreachable', 'Soak', 'Approval'], waves, (i) =>
           r.waves[i].current ? { class: 'current', 'aria-current': 'step', 'data-wave': r.waves[i].name } : { 'data-wave': r.waves[i].name },
         ),
