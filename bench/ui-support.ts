@@ -53,7 +53,7 @@ export async function operatorWithUi(namespace: string, logName: string): Promis
 export interface SyncSpec {
   name: string;
   spec: Record<string, unknown>;
-  kind?: 'Sync' | 'RemoteSync';
+  kind?: 'Sync' | 'RemoteSync' | 'FleetSync';
 }
 
 /** Creates the syncs (16 at a time) with server-side apply. */
@@ -61,7 +61,7 @@ export async function applySyncs(client: KubeClient, namespace: string, syncs: S
   await mapLimit(syncs, 16, ({ name, spec, kind = 'Sync' }) =>
     client.request({
       method: 'PATCH',
-      path: `/apis/${API_VERSION}/namespaces/${namespace}/${kind === 'Sync' ? 'syncs' : 'remotesyncs'}/${name}`,
+      path: `/apis/${API_VERSION}/namespaces/${namespace}/${kind.toLowerCase()}s/${name}`,
       query: { fieldManager: 'bench', force: true },
       contentType: 'application/apply-patch+yaml',
       body: { apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec },

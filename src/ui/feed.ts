@@ -2,9 +2,11 @@
 // kinds: a change marks it stale and, after a short quiet spell (a burst of
 // changes makes one update), every subscriber (each open page's event
 // stream) is sent the new view. A remote cluster that stops or starts
-// answering does the same (the registry's live reachability). Nothing is
-// watched that the operator does not watch already.
+// answering does the same (the registry's live reachability), and so does a
+// change of the cluster inventory (a cluster's values). Nothing is watched
+// that the operator does not watch already.
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
+import type { InventoryCluster } from '../clusters/inventory.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { Informer } from '../runtime/informer.js';
 import { buildView, type View } from './model.js';
@@ -13,6 +15,14 @@ import { buildView, type View } from './model.js';
 export const UPDATE_DELAY_MS = 100;
 
 export type ViewListener = (view: View, version: number) => void;
+
+/** The cluster inventory as the view reads it (fleet-inventory.ts). */
+export interface ViewInventory {
+  /** The namespace's clusters; undefined: not read (yet). */
+  list(namespace: string): readonly InventoryCluster[] | undefined;
+  /** Calls `fn` when a cluster of any namespace changes (and once the inventory is read). Returns the way to stop. */
+  onChange(fn: () => void): () => void;
+}
 
 export class ViewFeed {
   private current: { view: View; version: number } | undefined;
@@ -25,15 +35,18 @@ export class ViewFeed {
     private readonly informers: readonly Pick<Informer<KubeObject>, 'store' | 'onEvent'>[],
     private readonly watched: string | undefined,
     private readonly reachability?: FleetReachability,
+    private readonly inventory?: ViewInventory,
     private readonly delayMs = UPDATE_DELAY_MS,
   ) {
     this.unsubscribe = informers.map((i) => i.onEvent(() => this.changed()));
     if (reachability) this.unsubscribe.push(reachability.onChange(() => this.changed()));
+    if (inventory) this.unsubscribe.push(inventory.onChange(() => this.changed()));
   }
 
   /** The view now (built once per change, whoever asks). */
   get(): { view: View; version: number } {
-    this.current ??= { view: buildView(this.objects(), this.watched, this.reachability?.of), version: this.version };
+    const inventory = this.inventory;
+    this.current ??= { view: buildView(this.objects(), this.watched, this.reachability?.of, inventory && ((ns) => inventory.list(ns))), version: this.version };
     return this.current;
   }
 

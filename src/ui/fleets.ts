@@ -1,11 +1,15 @@
 // What the web view lists of FleetSyncs: each with its phase and cluster
-// counts, the clusters that fail it, and its children (one per cluster),
-// which can be selected like any sync. Pure; made from the cached objects.
+// counts, the clusters that fail it, its children (one per cluster), which
+// can be selected like any sync, and per cluster its wave, values, overrides
+// and problem (fleet-clusters.ts). Pure; made from the cached objects and the
+// cluster inventory.
 import type { FleetSyncStatus } from '../api/fleet.js';
+import type { InventoryCluster } from '../clusters/inventory.js';
 import { nodeKey, type SyncNode } from '../deps/refs.js';
 import type { KubeObject } from '../kube/resources.js';
 import { FleetMembers } from '../views/fleet-members.js';
 import { syncRow } from '../views/sync-rows.js';
+import { fleetClusters, type FleetClusterItem } from './fleet-clusters.js';
 
 export interface FleetChildItem {
   key: string;
@@ -36,10 +40,17 @@ export interface FleetView {
   clusters?: FleetSyncStatus['clusters'];
   failures: NonNullable<FleetSyncStatus['failures']>;
   children: FleetChildItem[];
+  /** Per cluster: its wave, child, values, overrides and problem. */
+  clusterRows: FleetClusterItem[];
+  /** Whether the view reads the namespace's cluster inventory (else no cluster's values are known). */
+  valuesKnown: boolean;
 }
 
+/** A namespace's cluster inventory; undefined: the view does not read it (yet). */
+export type InventoryOf = (namespace: string) => readonly InventoryCluster[] | undefined;
+
 /** The FleetSyncs among `objects`, by namespace and name; `stateOf` colours them as the rest of the view. */
-export function fleetViews(objects: readonly KubeObject[], stateOf: (o: KubeObject) => string): FleetView[] {
+export function fleetViews(objects: readonly KubeObject[], stateOf: (o: KubeObject) => string, inventoryOf: InventoryOf = () => undefined): FleetView[] {
   const members = new FleetMembers(objects);
   return objects
     .filter((o) => o.kind === 'FleetSync')
@@ -47,6 +58,8 @@ export function fleetViews(objects: readonly KubeObject[], stateOf: (o: KubeObje
       const row = syncRow(o);
       const status = (o.status ?? {}) as FleetSyncStatus;
       const key = keyOf(o);
+      const children = members.membersOf(key).map(({ cluster, object }) => childItem(object, cluster, stateOf));
+      const inventory = inventoryOf(row.namespace);
       return {
         key,
         namespace: row.namespace,
@@ -59,7 +72,9 @@ export function fleetViews(objects: readonly KubeObject[], stateOf: (o: KubeObje
         ...(row.fleet?.progress ? { progress: row.fleet.progress } : {}),
         ...(status.clusters ? { clusters: status.clusters } : {}),
         failures: status.failures ?? [],
-        children: members.membersOf(key).map(({ cluster, object }) => childItem(object, cluster, stateOf)),
+        children,
+        clusterRows: fleetClusters(o, new Map(children.map((c) => [c.cluster, c.key])), inventory),
+        valuesKnown: inventory !== undefined,
       };
     })
     .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));

@@ -5,6 +5,7 @@ import { eventsOf } from '../views/events-collect.js';
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
 import type { Manager } from '../runtime/manager.js';
 import { ViewFeed } from './feed.js';
+import { FleetInventory } from './fleet-inventory.js';
 import { serveUi, type UiServer } from './server.js';
 
 export { uiListenAddr } from './server.js';
@@ -17,7 +18,9 @@ export { uiListenAddr } from './server.js';
  */
 export async function startUi(manager: Manager, addr: string, reachability?: FleetReachability): Promise<UiServer> {
   const informers = await Promise.all(KINDS.map((kind) => manager.cache.informer(API_VERSION, kind)));
-  const feed = new ViewFeed(informers, manager.opts.namespace, reachability);
+  const fleets = informers[KINDS.indexOf('FleetSync')]!;
+  const inventory = new FleetInventory({ cache: manager.cache, discovery: manager.cache.discovery, logger: manager.log, namespace: manager.opts.namespace }, fleets);
+  const feed = new ViewFeed(informers, manager.opts.namespace, reachability, inventory);
   const server = await serveUi({
     addr,
     feed,
@@ -29,7 +32,7 @@ export async function startUi(manager: Manager, addr: string, reachability?: Fle
   });
   manager.onShutdown(async () => {
     feed.close();
-    await server.close();
+    await Promise.all([server.close(), inventory.stop()]);
   });
   return server;
 }

@@ -12,7 +12,7 @@ import type { NodeLookup } from '../views/graph-read.js';
 import { syncRow, type SyncRow } from '../views/sync-rows.js';
 import { SyncSet, type SyncEdge } from '../views/sync-set.js';
 import { layoutColumns } from './layout.js';
-import { fleetViews, type FleetView } from './fleets.js';
+import { fleetViews, type FleetView, type InventoryOf } from './fleets.js';
 
 /** The states a node is coloured by. waiting: on its dependencies; missing: a dependency that does not exist; unknown: not in the caches. */
 export type ViewState = 'ready' | 'progressing' | 'waiting' | 'failed' | 'suspended' | 'missing' | 'unknown';
@@ -35,6 +35,8 @@ export interface ViewNode {
   resourceVersion?: string;
   /** A FleetSync: its children by state (they are listed under it in `fleets`, not drawn as nodes). */
   members?: MemberCounts;
+  /** A FleetSync: `ready/selected` clusters, as its status says. */
+  readyClusters?: string;
   col: number;
   row: number;
 }
@@ -104,7 +106,8 @@ interface ReadyCondition {
 /** The live reachability of the cluster a RemoteSync or ProxySync (`Kind/namespace/name`) last used, if the operator has one. */
 export type LiveReachability = (user: string) => ReachabilitySnapshot | undefined;
 
-export function buildView(objects: readonly KubeObject[], watched?: string, live?: LiveReachability): View {
+/** `inventory`: the namespaces' cluster inventories, for the FleetSyncs' clusters (their values and overrides). */
+export function buildView(objects: readonly KubeObject[], watched?: string, live?: LiveReachability, inventory?: InventoryOf): View {
   const set = new SyncSet(objects.filter((o) => isKind(o.kind)));
   const namespaces = [...new Set(set.objects.map((o) => o.metadata.namespace ?? ''))].sort();
   const cycles = set.cycles;
@@ -115,7 +118,7 @@ export function buildView(objects: readonly KubeObject[], watched?: string, live
     watched,
     namespaces: namespaces.map((ns) => namespaceView(set, ns, { cycles, unmet, lookup, rows })),
     clusters: clusterViews(set.objects, live),
-    fleets: fleetViews(set.objects, viewState),
+    fleets: fleetViews(set.objects, viewState, inventory),
     notReady: notReadyItems(set.objects),
   };
 }
@@ -160,6 +163,7 @@ function viewNode(n: GraphModel['nodes'][number], obj: KubeObject | undefined, p
     pending: pendingOf(obj),
     since: readyOf(obj)?.lastTransitionTime,
     resourceVersion: obj.metadata.resourceVersion,
+    ...(row.fleet?.clusters ? { readyClusters: row.fleet.clusters } : {}),
   };
 }
 

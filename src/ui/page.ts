@@ -42,8 +42,8 @@ export const PAGE_HTML = `<!doctype html>
   </section>
   <div class="panels">
     <section id="detail-section" aria-labelledby="detail-h"><h2 id="detail-h">Selected sync</h2><div id="detail"><p>Select a sync in the graph or in a list.</p></div></section>
+    <section id="fleets-section" aria-labelledby="fleets-h"><h2 id="fleets-h">FleetSyncs</h2><div id="fleets"></div></section>
     <section aria-labelledby="notready-h"><h2 id="notready-h">Not ready</h2><div id="notready"></div></section>
-    <section aria-labelledby="fleets-h"><h2 id="fleets-h">FleetSyncs</h2><div id="fleets"></div></section>
     <section aria-labelledby="clusters-h"><h2 id="clusters-h">Remote clusters</h2><div id="clusters"></div></section>
   </div>
 </main>
@@ -91,12 +91,33 @@ select, button { font: inherit; }
 .s-suspended { background: #eceff1; border-color: #546e7a; color: #263238; }
 .s-missing { background: #fff; border-color: #616161; border-style: dashed; color: #424242; }
 .s-unknown { background: #eee; border-color: #616161; border-style: dashed; color: #424242; }
-.panels { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 0 1.5rem; }
+.panels { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(30rem, 100%), 1fr)); gap: 0 1.5rem; }
 table { border-collapse: collapse; width: 100%; font-size: .85rem; }
 th, td { text-align: left; padding: .2rem .4rem; border-bottom: 1px solid #ddd; vertical-align: top; overflow-wrap: anywhere; }
 th { background: #eceff1; white-space: nowrap; }
-#detail-section { grid-column: 1 / -1; min-width: 0; }
+#detail-section, #fleets-section { grid-column: 1 / -1; min-width: 0; }
+.panels > section { min-width: 0; }
+.linkish .part { white-space: nowrap; }
+.not-ready table { table-layout: fixed; }
+.not-ready th:nth-child(1) { width: 37%; }
+.not-ready th:nth-child(2) { width: 20%; }
+.not-ready th:nth-child(4) { width: 4.5rem; }
+.not-ready td { overflow: hidden; overflow-wrap: normal; }
+.not-ready .linkish { display: block; max-width: 100%; }
+.not-ready .part { display: inline-block; max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
+.not-ready .badge { max-width: 100%; box-sizing: border-box; }
+.not-ready .reason { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+td time { white-space: nowrap; }
+ul.plain { list-style: none; margin: 0; padding: 0; }
+.fleet-message { font-size: .85rem; margin: .25rem 0; }
+.fleet td { overflow-wrap: normal; }
+.fleet ul.plain li { white-space: nowrap; max-width: 24rem; overflow: hidden; text-overflow: ellipsis; }
+.fleet tr.failing { background: #fdf0f1; }
+.fleet .problem { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 3; overflow: hidden; }
+.fleet .problem strong { color: #7f0000; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .8rem; }
 .table-scroll { overflow-x: auto; }
+td.nowrap { white-space: nowrap; overflow-wrap: normal; }
 .table-scroll:focus-visible { outline: 3px solid #0d47a1; outline-offset: 2px; }
 .badge { display: inline-block; padding: 0 .35rem; border: 1px solid; border-radius: 3px; font-size: .8rem; }
 .linkish { background: none; border: none; padding: 0; color: #0d47a1; text-decoration: underline; cursor: pointer; text-align: left; }

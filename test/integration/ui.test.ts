@@ -5,6 +5,7 @@
 // a reload; a cycle is shown as one; a remote cluster gone down (edge-2
 // behind a proxy the test takes down: its port refuses connections, as a
 // stopped API server's does) as unreachable; selecting a sync (by mouse or keyboard) shows its objects;
+// a FleetSync's panel shows each cluster's values and overrides and names a value missing;
 // axe-core finds no serious violation, on a wide and a narrow window.
 import http from 'node:http';
 import net from 'node:net';
@@ -17,7 +18,7 @@ import { clusterClient } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
-import { applyRemoteSync, putKubeconfigSecret, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
+import { applyFleetSync, applyRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
 import { applySync, find, syncPath, waitForReady } from '../support/syncs.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 
@@ -76,6 +77,23 @@ async function statusOf(route: string, headers: Record<string, string>): Promise
       });
       res.once('end', () => resolve({ status: res.statusCode, body: '' }));
     }).on('error', reject);
+  });
+}
+
+/** The kubeconfig Secret of `cluster` (of the local cluster `edge`) in the namespace's inventory, with its labels and values (server-side apply: values not given are removed). */
+async function registerWithValues(cluster: string, edge: string, labels: Record<string, string>, values: Record<string, string>): Promise<void> {
+  const annotations = Object.fromEntries(Object.entries(values).map(([k, v]) => [`values.syncprims.dev/${k}`, v]));
+  await mgmt.request({
+    method: 'PATCH',
+    path: `/api/v1/namespaces/${ns()}/secrets/${cluster}-kubeconfig`,
+    query: { fieldManager: 'test', force: true },
+    contentType: 'application/apply-patch+yaml',
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${cluster}-kubeconfig`, namespace: ns(), labels: { 'syncprims.dev/cluster': cluster, ...labels }, annotations },
+      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
+    },
   });
 }
 
@@ -227,6 +245,40 @@ describe('the web view', () => {
     expect(before).toContain('apps/v1|Deployment|*|syncprims.dev/owner-kind||full');
   });
 
+  test("a FleetSync's panel shows each cluster's values (as text) and the overrides selecting it, names a value missing, and follows a value's change", async () => {
+    const markup = '<img src=x onerror="globalThis.injected=1">';
+    await registerWithValues('vals-east', 'edge-1', { tier: 'canary' }, { region: 'eu-west-1', note: markup });
+    await registerWithValues('vals-west', 'edge-2', {}, { zone: 'b' });
+    const spec = {
+      clusters: { names: ['vals-east', 'vals-west'] },
+      kind: 'RemoteSync',
+      substitute: {},
+      template: { metadata: { labels: { region: '${region}' } }, spec: { source: { inline: [] } } },
+      overrides: [{ clusters: { selector: { matchLabels: { tier: 'canary' } } }, patches: [{ op: 'add', path: '/metadata/labels/canary', value: 'yes' }, { op: 'add', path: '/metadata/labels/wave', value: 'first' }] }],
+    };
+    await applyFleetSync(mgmt, ns(), 'vals', spec);
+    const fleet = page.locator(`#fleets [data-fleet="FleetSync/${ns()}/vals"]`);
+    const row = (cluster: string) => fleet.locator(`tr[data-cluster="${cluster}"]`);
+    const cells = async (cluster: string) => (await row(cluster).locator('td').allTextContents()).map((t) => t.trim());
+    // vals-east: its child Ready, its values (cluster_name aside: its row's name), the canary override (index and first patch, one more).
+    await eventually('vals-east shown with its child Ready', async () => ((await cells('vals-east'))[2] === 'Ready' ? true : undefined), 60_000);
+    expect(await cells('vals-east')).toEqual(['vals-east', '-', 'Ready', `note=${markup}region=eu-west-1`, '#0 add /metadata/labels/canary (+1)', '-']);
+    await expect(row('vals-east').locator('button').getAttribute('data-pick')).resolves.toBe(`RemoteSync/${ns()}/vals-vals-east`);
+    // vals-west has no region: no child, and the panel names the value missing.
+    await eventually('vals-west shown failing', async () => ((await cells('vals-west'))[5]?.startsWith('SubstitutionFailed') ? true : undefined));
+    const west = await cells('vals-west');
+    expect(west.slice(0, 5)).toEqual(['vals-west', '-', 'no child', 'zone=b', '-']);
+    expect(west[5]).toMatch(/^SubstitutionFailed no value for region \(at metadata\.labels\.region\) and no default/);
+    // A value is text: no element was made of it, nothing of it ran.
+    expect(await page.locator('#fleets img').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { injected?: number }).injected)).toBeUndefined();
+    // A value changed on the cluster's Secret is on the page without a reload: one the template does not use, so that
+    // no child changes with it (the inventory's own change is pushed on the one stream).
+    await registerWithValues('vals-east', 'edge-1', { tier: 'canary' }, { region: 'eu-west-1', note: 'plain' });
+    await eventually('the new value shown', async () => ((await cells('vals-east'))[3] === 'note=plainregion=eu-west-1' ? true : undefined));
+    expect(requests.filter((u) => u.endsWith('/api/stream'))).toHaveLength(1);
+  });
+
   // Selected last, so that axe-core looks at the page with the rollout panel shown.
   test('a FleetSync rolling out in waves, selected, shows its rollout panel: phase, progress, revisions, a row per wave', async () => {
     const spec = { clusters: { names: ['nowhere'] }, kind: 'ProxySync', template: { spec: { source: { inline: [] } } }, rollout: { waves: [{ name: 'canary' }, { name: 'rest', approval: true }] } };
@@ -255,6 +307,15 @@ describe('the web view', () => {
       return d.documentElement.scrollWidth - d.documentElement.clientWidth;
     });
     expect(overflow).toBeLessThanOrEqual(0);
+    // A name in the Not ready list breaks only after a `/`: no part of it takes two lines, even this narrow.
+    const wrapped = await page.locator('#notready .part').evaluateAll((parts) =>
+      parts
+        .map((p) => p as unknown as { textContent: string; getBoundingClientRect(): { height: number } })
+        .filter((p) => p.getBoundingClientRect().height > 2 * 13.6)
+        .map((p) => p.textContent),
+    );
+    expect(wrapped).toEqual([]);
+    expect(await page.locator('#notready .part').count()).toBeGreaterThan(3);
     expect(serious(await axeViolations(page))).toEqual([]);
     const origin = new URL(base).origin;
     expect(requests.filter((u) => !u.startsWith(origin))).toEqual([]);

@@ -36,15 +36,23 @@ export function svg(tag, attrs = {}) {
   return node;
 }
 
-/** A table with a header row; `rows` are arrays of cells (strings or nodes); `rowAttrs(i)` gives a row its attributes. */
-export function table(caption, header, rows, rowAttrs = () => ({})) {
+/**
+ * A table with a header row; `rows` are arrays of cells (strings or nodes); `rowAttrs(i)` gives a row its attributes;
+ * the cells of the columns `nowrap` (indexes: names, reasons, times) are not broken.
+ */
+export function table(caption, header, rows, rowAttrs = () => ({}), nowrap = []) {
   return el(
     'table',
     {},
     el('caption', { class: 'visually-hidden' }, caption),
     el('thead', {}, el('tr', {}, header.map((h) => el('th', { scope: 'col' }, h)))),
-    el('tbody', {}, rows.map((r, i) => el('tr', rowAttrs(i), r.map((c) => el('td', {}, c ?? '-'))))),
+    el('tbody', {}, rows.map((r, i) => el('tr', rowAttrs(i), r.map((c, j) => el('td', nowrap.includes(j) ? { class: 'nowrap' } : {}, c ?? '-'))))),
   );
+}
+
+/** A table wider than a phone's window, in a box of its own that scrolls (focusable, so that a keyboard can scroll it). */
+export function scrolling(label, content) {
+  return el('div', { class: 'table-scroll', role: 'region', 'aria-label': label, tabindex: 0 }, content);
 }
 
 /** `2026-01-02T03:04:05Z` as `5m ago` (and the full time as its title). */

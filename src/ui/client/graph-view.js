@@ -39,7 +39,9 @@ export function drawGraph(container, ns, selected, onSelect) {
 function nodeButton(n, pressed, cycle, onSelect) {
   const { x, y } = pos(n);
   const stateText = STATE_TEXT[n.state] ?? n.state;
-  const members = n.members ? ` · ${n.members.ready}/${n.members.total} clusters ready` : '';
+  // A FleetSync: its clusters ready of those selected (a cluster not admitted yet has no child to count).
+  const ready = n.readyClusters ?? (n.members ? `${n.members.ready}/${n.members.total}` : undefined);
+  const members = ready ? ` · ${ready} clusters ready` : '';
   const extra = `${members}${n.pending.length > 0 ? ` · waits on ${n.pending.length}` : ''}`;
   return el(
     'button',
