@@ -29,12 +29,7 @@ export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
 }
 
 export async function build(file: string | undefined, flags: BuildFlags): Promise<void> {
-  if (file !== undefined && (flags.cluster !== undefined || (isFleetRef(file) && !existsSync(file)))) {
-    const name = fleetBuildRequest(file, flags);
-    const { buildFleetChild } = await import('./build-fleet.js');
-    return buildFleetChild(name, { ...flags, cluster: flags.cluster as string });
-  }
-  if (flags.cluster !== undefined) throw new UsageError('--cluster goes with fleetsync/NAME (the FleetSync whose child to print)');
+  if (await builtFleetChild(file, flags)) return;
   const given = [file, flags.path, flags.url].filter((x) => x !== undefined).length;
   if (given !== 1) throw new UsageError('give build exactly one of a file, --path or --url (see syncprims build --help)');
   if (file !== undefined && (flags.owner || flags.defaultNamespace)) {
@@ -53,6 +48,18 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
     await cluster?.close();
   }
   report(built, flags);
+}
+
+/** `build fleetsync/NAME --cluster C` (a file of that name is built as a file, without --cluster): true when it was. */
+async function builtFleetChild(file: string | undefined, flags: BuildFlags): Promise<boolean> {
+  if (file === undefined || (flags.cluster === undefined && (!isFleetRef(file) || existsSync(file)))) {
+    if (flags.cluster !== undefined) throw new UsageError('--cluster goes with fleetsync/NAME (the FleetSync whose child to print)');
+    return false;
+  }
+  const name = fleetBuildRequest(file, flags);
+  const { buildFleetChild } = await import('./build-fleet.js');
+  await buildFleetChild(name, { ...flags, cluster: flags.cluster as string });
+  return true;
 }
 
 /**
