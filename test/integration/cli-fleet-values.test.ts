@@ -108,7 +108,9 @@ describe('cluster add --value', () => {
 
     // edge-2 has no region; `lab` is not an edge (no FleetSync selects it).
     expect((await add('edge-2', '--kubeconfig', EDGE2, '--label', 'role=edge')).code).toBe(0);
-    expect((await add('lab', '--kubeconfig', EDGE1, '--label', 'role=lab', '--value', 'region=nowhere')).code).toBe(0);
+    // A value may be any string: one that would retitle the terminal is stored as given, and shown without its escapes.
+    expect((await add('lab', '--kubeconfig', EDGE1, '--label', 'role=lab', '--value', 'region=nowhere', '--value', 'note=a\x1b]0;owned\x07b\nc')).code).toBe(0);
+    expect(valueAnnotations(await secretOf('lab'))['values.syncprims.dev/note']).toBe('a\x1b]0;owned\x07b\nc');
   }, 60_000);
 
   test('get clusters -o wide shows the values (cluster_name left out); -o json has them all', async () => {
@@ -117,6 +119,7 @@ describe('cluster add --value', () => {
     const row = (name: string) => wide.find((r) => r[0] === name);
     expect(row('edge-1')?.[5]).toBe('region=eu-west,tier=');
     expect(row('edge-2')?.[5]).toBe('-');
+    expect(row('lab')?.[5]).toBe('note=ab c,region=nowhere');
     const json = JSON.parse((await cli('get', 'clusters', '-o', 'json')).stdout) as { clusters: { name: string; values: Record<string, string> }[] };
     expect(json.clusters.find((c) => c.name === 'edge-1')?.values).toEqual({ region: 'eu-west', tier: '', cluster_name: 'edge-1' });
   }, 60_000);
