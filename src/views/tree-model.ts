@@ -92,6 +92,15 @@ export interface SyncTree extends SyncState {
   children?: FleetChildTree[];
   /** A FleetSync rolling out in waves: its waves in order (their `members` name the children's clusters). */
   waves?: WaveView[];
+  /** A FleetSync: the clusters it selects whose template of its spec as it is now cannot be made (views/fleet-unmade.ts), and why. */
+  unmade?: UnmadeCluster[];
+}
+
+/** A cluster a FleetSync cannot make a template for (an override that does not apply, a value missing). */
+export interface UnmadeCluster {
+  cluster: string;
+  reason: string;
+  message: string;
 }
 
 /** A FleetSync's child for one cluster (a ProxySync or RemoteSync), and what it has there. */

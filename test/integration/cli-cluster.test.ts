@@ -112,7 +112,7 @@ describe('syncprims get clusters', () => {
     expect(listed.clusters[1]!.reach).toEqual({ reachable: 'yes', server: 'https://127.0.0.1:6442' });
 
     const wide = tableCells((await getClusters('-o', 'wide')).stdout);
-    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', 'OBJECT', 'SERVER', 'PROBLEM']);
-    expect(wide.find((r) => r[0] === 'edge-1')?.slice(5, 7)).toEqual([`Secret ${ns()}/edge-1-kubeconfig`, 'https://127.0.0.1:6442']);
+    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
+    expect(wide.find((r) => r[0] === 'edge-1')?.slice(5, 8)).toEqual(['-', `Secret ${ns()}/edge-1-kubeconfig`, 'https://127.0.0.1:6442']);
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 // `syncprims build`: what it does (build.ts declares it; this is loaded when it runs).
+import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeClient } from '../../kube/client.js';
@@ -6,6 +7,7 @@ import { crdScopes, kindKey } from '../../apply/render.js';
 import type { KubeObject } from '../../kube/resources.js';
 import { parseManifests, selectSource, SourceError, sourceLimits } from '../../source/index.js';
 import { isKustomizationFile } from '../../source/kustomize-files.js';
+import { fleetBuildRequest, isFleetRef } from './build-fleet-request.js';
 import { buildLocalKustomizations } from './build-kustomize.js';
 import { buildInputsOf, HOME, renderInput, unknownKindWarning, type BuildCluster, type BuildInput, type Built } from './build-render.js';
 import type { Cluster, ClusterFlags } from '../cluster.js';
@@ -21,10 +23,13 @@ export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
   owner?: string;
   defaultNamespace?: string;
   clusterId?: string;
+  /** With fleetsync/NAME: the cluster whose child to print (build-fleet.ts). */
+  cluster?: string;
   output: 'yaml' | 'json';
 }
 
 export async function build(file: string | undefined, flags: BuildFlags): Promise<void> {
+  if (await builtFleetChild(file, flags)) return;
   const given = [file, flags.path, flags.url].filter((x) => x !== undefined).length;
   if (given !== 1) throw new UsageError('give build exactly one of a file, --path or --url (see syncprims build --help)');
   if (file !== undefined && (flags.owner || flags.defaultNamespace)) {
@@ -43,6 +48,18 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
     await cluster?.close();
   }
   report(built, flags);
+}
+
+/** `build fleetsync/NAME --cluster C` (a file of that name is built as a file, without --cluster): true when it was. */
+async function builtFleetChild(file: string | undefined, flags: BuildFlags): Promise<boolean> {
+  if (file === undefined || (flags.cluster === undefined && (!isFleetRef(file) || existsSync(file)))) {
+    if (flags.cluster !== undefined) throw new UsageError('--cluster goes with fleetsync/NAME (the FleetSync whose child to print)');
+    return false;
+  }
+  const name = fleetBuildRequest(file, flags);
+  const { buildFleetChild } = await import('./build-fleet.js');
+  await buildFleetChild(name, { ...flags, cluster: flags.cluster as string });
+  return true;
 }
 
 /**

@@ -2,19 +2,24 @@
 // the kubeconfig Secret `<name>-kubeconfig` labelled `syncprims.dev/cluster:
 // <name>` (key `value`), holding the kubeconfig minified and checked as the
 // operator checks it (cluster-kubeconfig.ts). A name another source of the
-// inventory has already is refused.
+// inventory has already is refused. `--value key=value` sets the cluster's
+// values (annotations `values.syncprims.dev/<key>`, value-flags.ts); each run
+// sets the labels and values anew: those it does not give are removed.
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
-import { getIfExists } from '../../kube/client.js';
+import { valueName, VALUES_ANNOTATION_PREFIX } from '../../clusters/cluster-values.js';
+import { getIfExists, type Requester } from '../../kube/client.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
 import { withCluster } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
 import { minifiedKubeconfig } from './cluster-kubeconfig.js';
+import { staleValueAnnotations, valueAnnotations } from './value-flags.js';
 
 export interface AddFlags {
   kubeconfig: string;
   context?: string;
   label: string[];
+  value: string[];
   namespace?: string;
   mgmtKubeconfig?: string;
   mgmtContext?: string;
@@ -47,6 +52,7 @@ export function parseLabels(flags: readonly string[]): Record<string, string> {
 export async function addCluster(name: string, flags: AddFlags): Promise<void> {
   if (!CLUSTER_NAME.test(name)) throw new UsageError(`cluster name ${name}: want a DNS label (at most 63 lower-case letters, digits and '-')`);
   const labels = parseLabels(flags.label);
+  const annotations = valueAnnotations(flags.value);
   const kubeconfig = minifiedKubeconfig(flags.kubeconfig, flags.context);
   await withCluster({ kubeconfig: flags.mgmtKubeconfig, context: flags.mgmtContext, namespace: flags.namespace }, async ({ client, namespace }) => {
     const secret = `${name}-kubeconfig`;
@@ -65,12 +71,35 @@ export async function addCluster(name: string, flags: AddFlags): Promise<void> {
       body: {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: secret, namespace, labels: { ...labels, [CLUSTER_LABEL]: name } },
+        metadata: { name: secret, namespace, labels: { ...labels, [CLUSTER_LABEL]: name }, ...(Object.keys(annotations).length > 0 && { annotations }) },
         type: 'Opaque',
         data: { value: Buffer.from(kubeconfig.text).toString('base64') },
       },
     });
+    await removeValues(client, path, staleValueAnnotations(existing?.metadata.annotations, annotations));
     const verb = existing ? 'updated' : 'registered';
-    console.log(`cluster ${name} ${verb} in namespace ${namespace}: Secret ${secret} (context ${kubeconfig.context}, server ${kubeconfig.server})`);
+    console.log(`cluster ${name} ${verb} in namespace ${namespace}: Secret ${secret} (context ${kubeconfig.context}, server ${kubeconfig.server})${valuesNote(annotations)}`);
   });
+}
+
+/**
+ * Removes value annotations the new run does not give. Server-side apply
+ * drops those the CLI set before; this removes those set otherwise
+ * (`kubectl annotate`) too, so that the cluster's values are the ones given.
+ */
+async function removeValues(client: Requester, path: string, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await client.request({
+    method: 'PATCH',
+    path,
+    query: { fieldManager: CLI_FIELD_MANAGER },
+    contentType: 'application/merge-patch+json',
+    body: { metadata: { annotations: Object.fromEntries(keys.map((k) => [k, null])) } },
+  });
+}
+
+/** `; values ${region}, ${tier}`: the names a template writes them by. */
+function valuesNote(annotations: Record<string, string>): string {
+  const names = Object.keys(annotations).map((k) => `\${${valueName(k.slice(VALUES_ANNOTATION_PREFIX.length))}}`);
+  return names.length > 0 ? `; values ${names.join(', ')}` : '';
 }

@@ -1,17 +1,20 @@
 // `syncprims get clusters`: a namespace's cluster inventory, as the operator
 // would see it (clusters/inventory-read.ts), with whether each answers (opened
 // from its kubeconfig as `doctor` opens remote clusters, all at once, each
-// given a few seconds) and which FleetSyncs select it.
+// given a few seconds), which FleetSyncs select it, its values, and the
+// FleetSyncs that cannot make its template (views/fleet-unmade.ts).
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
 import { selectClusters, type InventoryCluster, type LabelSelector } from '../../clusters/inventory.js';
 import type { Requester } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
+import { unmadeTemplates, type UnmadeTemplate } from '../../views/fleet-unmade.js';
 import { syncCollectionPath } from '../../views/sync-api.js';
 import { withCluster, type Cluster, type ClusterFlags } from '../cluster.js';
 import { toJson, toYaml } from '../output.js';
 import { formatTable } from '../table.js';
+import { valuesCell } from './value-flags.js';
 
 export type ListOutput = 'table' | 'wide' | 'json' | 'yaml';
 
@@ -29,13 +32,16 @@ export interface Reach {
 export interface ClusterRow extends InventoryCluster {
   reach: Reach;
   selectedBy: string[];
+  /** The FleetSyncs selecting it that cannot make its template: which, and why. */
+  unmade: Pick<UnmadeTemplate, 'fleetSync' | 'reason' | 'message'>[];
 }
 
 export async function listClusters(flags: ClusterFlags & { output: ListOutput }): Promise<void> {
   await withCluster(flags, async (home) => {
     const [clusters, fleets] = await Promise.all([readInventory(home.client, home.namespace), readFleetSyncs(home.client, home.namespace)]);
     const reaches = await Promise.all(clusters.map((c) => probe(home, c)));
-    const rows = clusters.map((c, i) => ({ ...c, reach: reaches[i]!, selectedBy: selectorsOf(c, clusters, fleets) }));
+    const unmade = unmadeTemplates(fleets, clusters);
+    const rows = clusters.map((c, i) => ({ ...c, reach: reaches[i]!, selectedBy: selectorsOf(c, clusters, fleets), unmade: unmadeFor(c, unmade) }));
     process.stdout.write(render(rows, home.namespace, flags.output));
   });
 }
@@ -59,6 +65,12 @@ export function selectorsOf(cluster: InventoryCluster, clusters: InventoryCluste
     })
     .map((f) => f.metadata.name ?? '')
     .sort();
+}
+
+/** The unmade templates of `cluster` (not of another claim of its name, which is not selected). */
+function unmadeFor(cluster: InventoryCluster, unmade: UnmadeTemplate[]): ClusterRow['unmade'] {
+  if (cluster.problem) return [];
+  return unmade.filter((u) => u.cluster === cluster.name).map(({ fleetSync, reason, message }) => ({ fleetSync, reason, message }));
 }
 
 /** Opens the cluster from its kubeconfig, as the operator would, and asks its version. */
@@ -93,15 +105,15 @@ export function render(rows: ClusterRow[], namespace: string, output: ListOutput
   }
   if (rows.length === 0) return `No clusters in namespace ${namespace} (register one: syncprims cluster add NAME --kubeconfig FILE -n ${namespace})\n`;
   const wide = output === 'wide';
-  const header = ['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', ...(wide ? ['OBJECT', 'SERVER'] : []), 'PROBLEM'];
+  const header = ['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', ...(wide ? ['VALUES', 'OBJECT', 'SERVER'] : []), 'PROBLEM'];
   const lines = rows.map((r) => [
     r.name,
     r.source,
     r.reach.reachable,
     r.selectedBy.join(',') || '-',
     labelsOf(r) || '-',
-    ...(wide ? [r.definedBy, r.reach.server ?? '-'] : []),
-    [r.problem, r.reach.message].filter(Boolean).join('; ') || '-',
+    ...(wide ? [valuesCell(r.values) || '-', r.definedBy, r.reach.server ?? '-'] : []),
+    [r.problem, r.reach.message, ...r.unmade.map((u) => `fleetsync/${u.fleetSync}: ${u.reason}: ${u.message}`)].filter(Boolean).join('; ') || '-',
   ]);
   return `${formatTable(header, lines).lines.join('\n')}\n`;
 }

@@ -17,11 +17,27 @@ export function addClusterCommand(program: Command): void {
     .requiredOption('--kubeconfig <file>', "the cluster's kubeconfig")
     .option('--context <name>', 'its context to register (default: its current context)')
     .option('--label <key=value>', 'a label of the cluster, for FleetSync selectors (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option(
+      '--value <key=value>',
+      "a value of the cluster, for a FleetSync's ${key} (repeatable; key= is the empty string): the annotation values.syncprims.dev/<key> of its Secret",
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
     .option('-n, --namespace <ns>', 'the namespace of the inventory (default: the managing context\'s, else "default")')
     .option('--mgmt-kubeconfig <file>', 'kubeconfig of the managing cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--mgmt-context <name>', 'context of the managing cluster');
+  add.addHelpText(
+    'after',
+    `
+Each run sets the cluster's labels and values to those it is given: running it again with other
+--label and --value flags replaces them, and a label or value not given again is removed (a
+value annotation set otherwise, e.g. by kubectl annotate, too). A value's key is the name part of an
+annotation (letters, digits, '-', '_', '.'); a template writes it with every character outside
+[A-Za-z0-9_] as _ (--value cloud.zone=b is \${cloud_zone}); \${cluster_name} is always the name.`,
+  );
   examples(add, [
     'syncprims cluster add edge-1 --kubeconfig edge-1.kubeconfig --label env=prod --label region=eu -n fleet',
+    'syncprims cluster add edge-1 --kubeconfig edge-1.kubeconfig --label env=prod --value region=eu-west --value mirror=registry.eu.example.com -n fleet',
     'syncprims cluster add edge-2 --kubeconfig ~/.kube/config --context edge-2 -n fleet',
   ]);
   add.action(async (name: string, flags: AddFlags) => {

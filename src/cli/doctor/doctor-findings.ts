@@ -20,6 +20,8 @@ export const PROBLEMS = [
   'StuckFinalizer',
   'ClusterUnreachable',
   'FleetSyncNotReady',
+  'OverrideFailed',
+  'SubstitutionFailed',
   'CRDNotInstalled',
   'DependencyCycle',
   'MissingDependency',

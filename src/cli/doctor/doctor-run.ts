@@ -4,7 +4,7 @@ import { parseDuration } from '../../api/duration.js';
 import type { ClusterFlags } from '../cluster.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { cycleFindings, forbiddenDependencies, missingCrds, missingDependencies, sortFindings, stuckFinalizers, unreachableClusters, type Finding } from './doctor-findings.js';
-import { fleetFindings } from './doctor-fleet.js';
+import { fleetFindings, unmadeFindings } from './doctor-fleet.js';
 import { operatorFindings, readOperatorLeases, watched } from './doctor-operator.js';
 import { doctorReport } from './doctor-print.js';
 import { readSyncGraph } from '../../views/graph-read.js';
@@ -29,6 +29,7 @@ export function doctorRequest(flags: DoctorFlags): { stuckAfterMs: number } {
 export async function doctor(req: { stuckAfterMs: number }, flags: DoctorFlags): Promise<void> {
   const { withCluster } = await import('../cluster.js');
   const { remoteOperatorFindings } = await import('./doctor-remote.js');
+  const { readUnmade } = await import('../unmade-read.js');
   const { findings, checked } = await withCluster(flags, async (cluster) => {
     const namespace = flags.allNamespaces ? undefined : cluster.namespace;
     const [graph, leases] = await Promise.all([readSyncGraph(cluster.client, namespace), readOperatorLeases(cluster.client, Date.now())]);
@@ -40,6 +41,7 @@ export async function doctor(req: { stuckAfterMs: number }, flags: DoctorFlags):
       ...stuckFinalizers(objects, { now, stuckAfterMs: req.stuckAfterMs, operatorRuns: (ns) => (leases.ok ? watched(leases.leases, ns) : undefined) }),
       ...unreachableClusters(objects, now),
       ...fleetFindings(objects),
+      ...unmadeFindings(await readUnmade(cluster.client, objects)),
       ...missingCrds(objects),
       ...cycleFindings(graph.set.cycles),
       ...missingDependencies(graph.set.edges, graph.lookup),

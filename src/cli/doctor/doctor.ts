@@ -20,13 +20,18 @@ It reports, one per line, with what to do:
   StuckFinalizer        deleted longer than --stuck-after ago and still held by its finalizer, and why
   ClusterUnreachable    a cluster that syncs cannot reach (Ready reason ClusterUnreachable), and since when
   FleetSyncNotReady     a FleetSync that is not Ready, naming its failing clusters (and why) from its status
+  OverrideFailed        a cluster a FleetSync selects whose override does not apply (the override's index and
+                        path), computed from the spec and inventory as they are now: one per FleetSync and cluster
+  SubstitutionFailed    a cluster a FleetSync selects that misses a value its template uses (named), likewise
   CRDNotInstalled       a sync whose kinds are not served where it applies them (in a remote cluster too)
   DependencyCycle       the path of each dependency cycle
   MissingDependency     a dependsOn entry naming a sync that does not exist
   DependencyForbidden   a dependency in another namespace, refused by the operator
   CannotCheck           (a warning) something it could not look at, and why
 It needs list on syncs, remotesyncs, proxysyncs and fleetsyncs, list on leases.coordination.k8s.io in all
-namespaces, and get on the kubeconfig Secrets of ProxySyncs (it follows them into their clusters
+namespaces, list on the kubeconfig Secrets of namespaces with FleetSyncs that have overrides or
+substitute (their metadata: without it, the clusters of those reasons in the FleetSync's status are
+taken), and get on the kubeconfig Secrets of ProxySyncs (it follows them into their clusters
 with the operator's kubeconfig checks: an exec or file-path kubeconfig is never run or read).
 With nothing found it prints "No problems found (N syncs in namespace X)." and exits 0; it exits 1
 when it finds a problem (warnings alone do not fail it).`,

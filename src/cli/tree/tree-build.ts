@@ -21,7 +21,7 @@ import { syncState, type AppliedObject, type ClusterView, type Forest, type Sync
 import { FleetMembers, type FleetMember } from '../../views/fleet-members.js';
 import { compareRows, syncRow } from '../../views/sync-rows.js';
 import { listKinds } from '../../views/sync-api.js';
-import { childTrees, readMembers, wavesOf } from './tree-fleet.js';
+import { childTrees, readMembers, unmadeOf, wavesOf } from './tree-fleet.js';
 import { inventoryEntries, readApplied } from './tree-objects.js';
 import { readSetAround } from './tree-set.js';
 
@@ -86,7 +86,10 @@ async function syncTree(place: Place, obj: KubeObject, depth: number, seen: Set<
   if (depth > MAX_NESTING) return { ...state, notFollowed: `nested more than ${MAX_NESTING} levels deep: run syncprims tree on it` };
   seen.add(key);
   if (state.kind === 'Sync') return { ...state, objects: await appliedIn(place, obj, depth, seen) };
-  if (state.kind === 'FleetSync') return { ...state, ...wavesOf(obj), children: await childTrees(await membersOf(place, obj), (child) => syncTree(place, child, depth + 1, seen)) };
+  if (state.kind === 'FleetSync') {
+    const [children, unmade] = await Promise.all([childTrees(await membersOf(place, obj), (child) => syncTree(place, child, depth + 1, seen)), unmadeOf(place.client, obj)]);
+    return { ...state, ...wavesOf(obj), ...unmade, children };
+  }
   return { ...state, ...(await remoteApplied(place, obj, depth, seen)) };
 }
 

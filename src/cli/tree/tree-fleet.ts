@@ -10,6 +10,7 @@ import { FleetMembers, memberRevision, type FleetMember } from '../../views/flee
 import { rolloutView } from '../../views/rollout-view.js';
 import { listSyncs } from '../../views/sync-api.js';
 import { syncState, type FleetChildTree, type SyncTree } from '../../views/tree-model.js';
+import { readUnmade } from '../unmade-read.js';
 
 /** A FleetSync's children followed into their clusters at most; the rest show their state. */
 export const MAX_FOLLOWED_CHILDREN = 50;
@@ -41,4 +42,10 @@ export function childTrees(members: readonly FleetMember[], follow: (child: Kube
 export function wavesOf(fleet: KubeObject): Pick<SyncTree, 'waves'> {
   const rollout = rolloutView(fleet);
   return rollout ? { waves: rollout.waves } : {};
+}
+
+/** The clusters the FleetSync cannot make a template for (cli/unmade-read.ts), for the tree to name under each. */
+export async function unmadeOf(client: KubeClient, fleet: KubeObject): Promise<Pick<SyncTree, 'unmade'>> {
+  const unmade = await readUnmade(client, [fleet]);
+  return unmade.length > 0 ? { unmade: unmade.map(({ cluster, reason, message }) => ({ cluster, reason, message })) } : {};
 }

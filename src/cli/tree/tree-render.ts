@@ -4,7 +4,7 @@ import type { HealthStatus } from '../../apply/health.js';
 import { displayNode, parseNodeKey } from '../../deps/refs.js';
 import { shortRevision } from '../format.js';
 import type { Style } from '../terminal.js';
-import type { AppliedObject, ClusterView, FleetChildTree, Forest, RelatedSync, SyncState, SyncTree, Tree } from '../../views/tree-model.js';
+import type { AppliedObject, ClusterView, FleetChildTree, Forest, RelatedSync, SyncState, SyncTree, Tree, UnmadeCluster } from '../../views/tree-model.js';
 import { groupByWave, waveCounts, type WaveView } from '../../views/rollout-view.js';
 
 /** A line of the tree and the lines under it. */
@@ -79,33 +79,51 @@ function appliedNodes(sync: SyncTree, style: Style, root: boolean): TextNode[] {
   const out: TextNode[] = [];
   if (!root && sync.pending?.length) out.push({ text: style.yellow(`waiting for ${sync.pending.join(', ')}`) });
   if (sync.notFollowed) return [...out, { text: style.dim(`not followed: ${sync.notFollowed}`) }];
-  if (sync.children && sync.waves?.length) return [...out, wavesNode(sync.waves, sync.children, style)];
-  if (sync.children) return [...out, childrenNode(sync.children, style)];
+  if (sync.children && sync.waves?.length) return [...out, wavesNode(sync.waves, clusterEntries(sync.children, sync.unmade), style)];
+  if (sync.children) return [...out, childrenNode(clusterEntries(sync.children, sync.unmade), style)];
   const objects = (sync.objects ?? []).map((o) => objectNode(o, style));
   if (sync.cluster) return [...out, clusterNode(sync.cluster, objects, style)];
   if (!root) return [...out, ...objects];
   return [...out, objects.length > 0 ? { text: `applied (${objects.length})`, children: objects } : { text: style.dim('applied: no objects') }];
 }
 
+/** One cluster of a FleetSync: its child, and why its template cannot be made (a cluster with no child yet may have only that). */
+interface ClusterEntry {
+  clusterName: string;
+  child?: FleetChildTree;
+  unmade?: UnmadeCluster;
+}
+
+/** The children, and the clusters whose template cannot be made that have none, by cluster name. */
+function clusterEntries(children: FleetChildTree[], unmade: UnmadeCluster[] = []): ClusterEntry[] {
+  const why = new Map(unmade.map((u) => [u.cluster, u]));
+  const entries: ClusterEntry[] = children.map((c) => ({ clusterName: c.clusterName, child: c, ...(why.has(c.clusterName) ? { unmade: why.get(c.clusterName) } : {}) }));
+  const withChild = new Set(children.map((c) => c.clusterName));
+  for (const u of unmade) if (!withChild.has(u.cluster)) entries.push({ clusterName: u.cluster, unmade: u });
+  return entries.sort((a, b) => a.clusterName.localeCompare(b.clusterName));
+}
+
 /** A FleetSync's children: per cluster, the child's kind/name and state, and what it has in its cluster. */
-function childrenNode(children: FleetChildTree[], style: Style): TextNode {
-  if (children.length === 0) return { text: style.dim('clusters: no children (no cluster selected yet)') };
+function childrenNode(entries: ClusterEntry[], style: Style): TextNode {
+  if (entries.length === 0) return { text: style.dim('clusters: no children (no cluster selected yet)') };
   return {
-    text: `clusters (${children.length})`,
-    children: children.map((c) => childNode(c, style)),
+    text: `clusters (${entries.length})`,
+    children: entries.map((c) => childNode(c, style)),
   };
 }
 
-/** One cluster's child: its kind/name and state, and what it has in its cluster. */
-function childNode(c: FleetChildTree, style: Style): TextNode {
-  const text = [c.clusterName || style.dim('(no cluster label)'), `${c.sync.kind}/${c.sync.name}`, stateText(c.sync, style)].join(gap);
-  const under = appliedNodes(c.sync, style, false);
+/** One cluster's child: its kind/name and state, and what it has in its cluster; first, why its template cannot be made. */
+function childNode({ clusterName, child, unmade }: ClusterEntry, style: Style): TextNode {
+  const problem = unmade ? [{ text: style.red(`${unmade.reason}: ${oneLine(unmade.message)}`) }] : [];
+  if (!child) return { text: [clusterName, style.red('no child: its template cannot be made')].join(gap), children: problem };
+  const text = [clusterName || style.dim('(no cluster label)'), `${child.sync.kind}/${child.sync.name}`, stateText(child.sync, style)].join(gap);
+  const under = [...problem, ...appliedNodes(child.sync, style, false)];
   return under.length > 0 ? { text, children: under } : { text };
 }
 
 /** A FleetSync rolling out in waves: each wave, in order, with its children under it (those of no wave last). */
-function wavesNode(waves: WaveView[], children: FleetChildTree[], style: Style): TextNode {
-  const groups = groupByWave(children, (c) => c.clusterName, waves);
+function wavesNode(waves: WaveView[], entries: ClusterEntry[], style: Style): TextNode {
+  const groups = groupByWave(entries, (c) => c.clusterName, waves);
   return {
     text: `waves (${waves.length})`,
     children: groups.map(({ wave, items }) => {

@@ -1,0 +1,39 @@
+// The child one cluster gets of a FleetSync's update revision (the template
+// as its spec has it now), made as the operator makes it (wantedChild in
+// controllers/fleetsync.ts): the cluster's template (fleet/cluster-template.ts:
+// overrides, then values), its dependencies per cluster, and desiredChild.
+// Only the time it was admitted at is left out (the operator's, when its wave
+// takes the revision). For `syncprims build fleetsync/NAME --cluster C`. Pure.
+import type { FleetChildKind } from '../api/fleet.js';
+import type { FleetSync } from '../api/objects.js';
+import type { InventoryCluster } from '../clusters/inventory-types.js';
+import { childDependencies, desiredChild, revisionDataOf, templateRevision } from '../fleet/children.js';
+import { clusterTemplate, type ClusterTemplate } from '../fleet/cluster-template.js';
+import type { KubeObject } from '../kube/resources.js';
+
+export type FleetChild =
+  | {
+      ok: true;
+      child: KubeObject;
+      /** The update revision, which the child carries. */
+      revision: string;
+      /** The overrides applied (their indexes). */
+      overrides: number[];
+      /** With `substitute`: each value the template used, and what it was given. */
+      used?: Record<string, string>;
+    }
+  | Extract<ClusterTemplate, { ok: false }>;
+
+/** `kindOf(namespace, name)`: the kind of the children of the FleetSync a `dependsOn` entry names (ProxySync when it is not there, as the operator has it). */
+export function fleetChild(fleet: FleetSync, cluster: InventoryCluster, kindOf: (namespace: string, name: string) => FleetChildKind): FleetChild {
+  const namespace = fleet.metadata.namespace ?? '';
+  const { spec } = fleet;
+  const data = revisionDataOf(spec);
+  const revision = templateRevision(data);
+  const made = clusterTemplate(data, cluster);
+  if (!made.ok) return made;
+  const dependsOn = childDependencies(spec, cluster.name, (ns, n) => kindOf(ns ?? namespace, n));
+  const owner = { namespace, name: fleet.metadata.name ?? '', uid: fleet.metadata.uid ?? '', spec: { ...spec, kind: data.kind, template: made.template } };
+  const child = desiredChild(owner, cluster, { revision, dependsOn, valuesDigest: made.valuesDigest });
+  return { ok: true, child, revision, overrides: made.overrides, ...(made.used ? { used: made.used } : {}) };
+}
