@@ -22,9 +22,8 @@ import type { Reconciler, ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
 import {
-  childDependencies,
   childName,
-  desiredChild,
+  clusterChild,
   FLEET_FIELD_MANAGER,
   FLEET_REVISION_ANNOTATION,
   FLEETSYNC_LABEL,
@@ -260,19 +259,18 @@ export class FleetSyncReconciler implements Reconciler {
    * The child to write for `cluster` at `target`; or where the cluster
    * stands when there is nothing to write: its template cannot be made, or
    * the live child carries it all already (remembered by resourceVersion and
-   * inputs, so that it is not built and compared again).
+   * inputs, so that it is not compared again).
    */
   private wantedChild(run: Run, cluster: InventoryCluster, target: Target, live: KubeObject | undefined): { desired: KubeObject } | ClusterState {
     const { owner, update } = run;
     const made = this.templates.of(owner.uid, target.revision, target.data, cluster);
     if (!made.ok) return unmadeState(made, live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === update);
-    const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => childKindOf(this.deps.informer, ns ?? owner.namespace, n));
+    const given = { kind: target.data.kind, revision: target.revision, admittedAt: target.admittedAt };
+    const { child: desired, inputs } = clusterChild(owner, cluster, made, given, (ns, n) => childKindOf(this.deps.informer, ns, n));
     let memo = this.matched.get(owner.uid);
     if (!memo) this.matched.set(owner.uid, (memo = new Map()));
-    const inputs = { revision: target.revision, dependsOn, admittedAt: target.admittedAt, valuesDigest: made.valuesDigest };
     const stamp = JSON.stringify([live?.metadata.resourceVersion, inputs, made.overrides, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref]);
     if (live && memo.get(cluster.name) === stamp) return clusterState(live, update);
-    const desired = desiredChild({ ...owner, spec: { ...owner.spec, kind: target.data.kind, template: made.template } }, cluster, inputs);
     if (!live || !carriesAll(live, desired)) return { desired };
     memo.set(cluster.name, stamp);
     return clusterState(live, update);

@@ -136,6 +136,25 @@ export function desiredChild(owner: FleetOwner, cluster: FleetCluster, { revisio
   return { apiVersion: API_VERSION, kind, metadata, spec: childSpec };
 }
 
+/**
+ * The child `cluster` gets of a revision of kind `kind` whose template for it
+ * is `made` (fleet/cluster-template.ts): its dependencies per cluster
+ * (`kindOf`: the kind of the children of the FleetSync an entry names) and
+ * the digest of its values. The one rule the operator and `syncprims build
+ * fleetsync/NAME --cluster C` share; returns what the child was given too.
+ */
+export function clusterChild(
+  owner: FleetOwner,
+  cluster: FleetCluster,
+  made: { template: FleetTemplate; valuesDigest?: string },
+  given: { kind: FleetChildKind; revision: string; admittedAt?: string },
+  kindOf: (namespace: string, name: string) => FleetChildKind,
+): { child: KubeObject; inputs: ChildInputs } {
+  const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n));
+  const inputs: ChildInputs = { revision: given.revision, dependsOn, admittedAt: given.admittedAt, valuesDigest: made.valuesDigest };
+  return { child: desiredChild({ ...owner, spec: { ...owner.spec, kind: given.kind, template: made.template } }, cluster, inputs), inputs };
+}
+
 /** Whether `live` is the child of the FleetSync with `uid` (its controller ownerReference). */
 export function ownedByFleet(live: KubeObject, uid: string): boolean {
   const refs = (live.metadata.ownerReferences ?? []) as { kind?: string; uid?: string }[];

@@ -1,13 +1,13 @@
 // The child one cluster gets of a FleetSync's update revision (the template
 // as its spec has it now), made as the operator makes it (wantedChild in
 // controllers/fleetsync.ts): the cluster's template (fleet/cluster-template.ts:
-// overrides, then values), its dependencies per cluster, and desiredChild.
+// overrides, then values), then fleet/children.ts clusterChild.
 // Only the time it was admitted at is left out (the operator's, when its wave
 // takes the revision). For `syncprims build fleetsync/NAME --cluster C`. Pure.
 import type { FleetChildKind } from '../api/fleet.js';
 import type { FleetSync } from '../api/objects.js';
 import type { InventoryCluster } from '../clusters/inventory-types.js';
-import { childDependencies, desiredChild, revisionDataOf, templateRevision } from '../fleet/children.js';
+import { clusterChild, revisionDataOf, templateRevision } from '../fleet/children.js';
 import { clusterTemplate, type ClusterTemplate } from '../fleet/cluster-template.js';
 import type { KubeObject } from '../kube/resources.js';
 
@@ -32,8 +32,7 @@ export function fleetChild(fleet: FleetSync, cluster: InventoryCluster, kindOf: 
   const revision = templateRevision(data);
   const made = clusterTemplate(data, cluster);
   if (!made.ok) return made;
-  const dependsOn = childDependencies(spec, cluster.name, (ns, n) => kindOf(ns ?? namespace, n));
-  const owner = { namespace, name: fleet.metadata.name ?? '', uid: fleet.metadata.uid ?? '', spec: { ...spec, kind: data.kind, template: made.template } };
-  const child = desiredChild(owner, cluster, { revision, dependsOn, valuesDigest: made.valuesDigest });
+  const owner = { namespace, name: fleet.metadata.name ?? '', uid: fleet.metadata.uid ?? '', spec };
+  const { child } = clusterChild(owner, cluster, made, { kind: data.kind, revision }, kindOf);
   return { ok: true, child, revision, overrides: made.overrides, ...(made.used ? { used: made.used } : {}) };
 }
