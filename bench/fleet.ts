@@ -33,8 +33,9 @@
 // FLEET_CPU_PROF=1 runs the fleet case's operator under `node --cpu-prof`
 // (summed up in the results: run it apart, FLEET_CASES=fleet, and give the
 // results to the report as PROFILE_FROM). REPORT_FROM=results.json only writes
-// the report; FLEET_BEFORE (none by default) is an earlier run's results,
-// its FleetSync shown beside.
+// the report; FLEET_BEFORE (none by default) is another run's results (an
+// earlier build's, or this build's with the cases in another order), its
+// FleetSync shown beside.
 //
 // Run it with `bench/run.sh fleet`. It writes docs/benchmarks/fleet.md.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -282,6 +283,8 @@ async function clearRemote(clients: Map<string, KubeClient>, fleet: Identity[]):
 }
 
 interface Report extends RunFacts {
+  /** The cases in the order they ran (FLEET_CASES). */
+  order?: CaseKind[];
   identitiesMs: number;
   direct?: CaseResult;
   fleet?: CaseResult;
@@ -304,7 +307,7 @@ async function main(): Promise<void> {
       results[kind] = await runCase(mgmt, fleet, kind);
       console.log(`  ${JSON.stringify(results[kind])}`);
     }
-    const report: Report = { date: new Date().toISOString().slice(0, 10), n: N, objects: FLEET_OBJECTS, build, kubernetes: await serverVersion(mgmt), load, identitiesMs, ...results };
+    const report: Report = { date: new Date().toISOString().slice(0, 10), n: N, objects: FLEET_OBJECTS, build, kubernetes: await serverVersion(mgmt), load, identitiesMs, order: CASES, ...results };
     writeFileSync(RESULTS, JSON.stringify(report));
     writeReport(report);
   });
@@ -323,7 +326,7 @@ const CASE_TITLES: Record<CaseKind, string> = {
   direct: 'direct: N RemoteSyncs, each its defaultNamespace',
   fleet: 'FleetSync (RemoteSync kind), `defaultNamespace: ${namespace}` substituted',
 };
-/** The figures of an earlier run (another build), its FleetSync shown beside this one's: FLEET_BEFORE (none by default). */
+/** The figures of another run (an earlier build, or the cases in another order), its FleetSync shown beside this one's: FLEET_BEFORE (none by default). */
 const BEFORE = process.env.FLEET_BEFORE;
 /**
  * What the runs before substitution measured, for the reader: the report of
@@ -373,15 +376,15 @@ function rows(n: number, cols: Column[]): string[] {
 function writeReport(r: Report): void {
   const present = (['direct', 'fleet'] as const).filter((k) => r[k]);
   const before = BEFORE && existsSync(BEFORE) ? (JSON.parse(readFileSync(BEFORE, 'utf8')) as Report) : undefined;
-  const heads = [...present.map((k) => CASE_TITLES[k]), ...(before?.fleet ? [`FleetSync before: commit ${commitOf(before.build)}, ${before.date}, load ${before.load.toFixed(1)}`] : [])];
+  const heads = [...present.map((k) => CASE_TITLES[k]), ...(before?.fleet ? [`FleetSync of another run: commit ${commitOf(before.build)}, ${before.date}, load ${before.load.toFixed(1)}`] : [])];
   const cols: Column[] = [...present.map((k) => ({ c: r[k]!, direct: r.direct })), ...(before?.fleet ? [{ c: before.fleet, direct: before.direct }] : [])];
   const lines = [
     `## FleetSync over the simulated fleet (\`bench/fleet.ts\`)`,
     '',
     `Measured ${r.date}, Kubernetes ${r.kubernetes}, the operator ${r.build}; ${os.cpus().length} CPUs, load ${r.load.toFixed(1)} at the start. ` +
       `${int(r.n)} identities (namespaces \`fleet-<i>\` on two local API servers, each a ServiceAccount confined to its namespace; created in ${s2(r.identitiesMs)}), ` +
-      `${r.objects} ConfigMaps each. The cases in one run, in this order, each with a fresh operator watching its own namespace of mgmt` +
-      `${before?.fleet ? `; the last column is the FleetSync of an earlier run (another build, its \`time / direct\` against that run's direct, ${before.direct ? s2(before.direct.ms) : '–'})` : ''}.`,
+      `${r.objects} ConfigMaps each. The cases in one run, in the order ${(r.order ?? present).join(', ')}, each with a fresh operator watching its own namespace of mgmt` +
+      `${before?.fleet ? `; the last column is the FleetSync of another run (its cases in the order ${(before.order ?? ['direct', 'fleet']).join(', ')}; its \`time / direct\` against that run's direct, ${before.direct ? s2(before.direct.ms) : '–'})` : ''}.`,
     '',
     `| | ${heads.join(' | ')} |`,
     `|---|${heads.map(() => '---').join('|')}|`,
@@ -405,7 +408,7 @@ function ratios(r: Report, before: Report | undefined): string[] {
   const x = (num: CaseResult, den: CaseResult): string => `${(num.ms / den.ms).toFixed(2)}x`;
   const parts = [
     ...(f && d ? [`FleetSync / direct: **${x(f, d)}** (the target: at most 1.2x)`] : []),
-    ...(before?.fleet && before.direct ? [`the earlier run given (commit ${commitOf(before.build)}): ${x(before.fleet, before.direct)} its direct`] : []),
+    ...(before?.fleet && before.direct ? [`in the other run (commit ${commitOf(before.build)}, the order ${(before.order ?? ['direct', 'fleet']).join(', ')}): ${x(before.fleet, before.direct)} its direct`] : []),
     BEFORE_SUBSTITUTION,
   ];
   return [`${parts.join('; ')}.`];
