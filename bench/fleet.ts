@@ -409,6 +409,9 @@ function ratios(r: Report, before: Report | undefined): string[] {
   const parts = [
     ...(f && d ? [`FleetSync / direct: **${x(f, d)}** (the target: at most 1.2x)`] : []),
     ...(before?.fleet && before.direct ? [`in the other run (commit ${commitOf(before.build)}, the order ${(before.order ?? ['direct', 'fleet']).join(', ')}): ${x(before.fleet, before.direct)} its direct`] : []),
+    ...(f && d && before?.fleet && before.direct
+      ? [`both runs together (the FleetSync's times summed over the direct ones'): **${((f.ms + before.fleet.ms) / (d.ms + before.direct.ms)).toFixed(2)}x**`]
+      : []),
     BEFORE_SUBSTITUTION,
   ];
   return [`${parts.join('; ')}.`];
@@ -452,7 +455,9 @@ function profileLines(): string[] {
       `${prof.byArea.map(([a, t]) => `${a} ${s2(t)}`).join(', ')}. The functions with the most self time: ${prof.top
         .slice(0, 10)
         .map(([fn, t]) => `\`${fn}\` ${s2(t)}`)
-        .join(', ')}.`,
+        .join(', ')}. ` +
+      `The operator's CPU (from /proc) was ${s2(run.fleet.operatorCpuMs)} in those ${s2(run.fleet.ms)}, the FleetSync's own code (src/fleet) ${s2(prof.byArea.find(([a]) => a === 'src/fleet')?.[1] ?? 0)} of the samples ` +
+      `(the samples not idle count a thread waiting for one of the ${os.cpus().length} CPUs too): the wall time is the operator waiting on the API servers, not its CPU.`,
   ];
 }
 
