@@ -304,9 +304,10 @@ fi
 step "Where it all stands"
 run syncprims get -A --kubeconfig "$(kc "$MGMT")"
 for i in "${!EDGES[@]}"; do
-  release=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.data.version} (region {.data.region})')
+  release=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.data.version} (region {.data.region}')
   track=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.metadata.labels.track}')
-  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "${release:-none (not in the rollout)}${track:+ (track $track)}"
+  [ -n "$release" ] && release="$release${track:+, track $track})" || release="none (not in the rollout)"
+  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "$release"
   k "${EDGES[$i]}" get syncs -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}'
   echo
 done
