@@ -1,7 +1,7 @@
 // What the FleetSync benchmarks (bench/fleet.ts, bench/rollout.ts) set up
 // alike: a control plane of their own, the simulated identities over its API
-// servers, and the MutatingAdmissionPolicy that gives each child its
-// namespace at admission.
+// servers, and (bench/rollout.ts) the MutatingAdmissionPolicy that gives each
+// child its namespace at admission; bench/fleet.ts gives it by substitution.
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # `make demo`: the three journeys on the local control plane.
 #   1. bootstrap: the management cluster manages its own operator;
-#   2. registration: `syncprims cluster add` registers edge-1 and edge-2 (label role=edge); the
+#   2. registration: `syncprims cluster add` registers edge-1 and edge-2 (label role=edge), each
+#      with its value region (the annotation values.syncprims.dev/region of its Secret); the
 #      FleetSync install (one RemoteSync per edge) installs the operator there, the FleetSync
 #      baseline (one ProxySync per edge, after that edge's install) keeps a baseline Sync there;
 #   3. rollout: the FleetSync shop rolls an app out in two waves (a canary, edge-1, then the rest):
-#      a good release, a broken one that halts at the canary, and `syncprims rollout undo`;
+#      a good release, a broken one that halts at the canary, and `syncprims rollout undo`; one
+#      template, each edge its own content: its region substituted, the canary's override a label;
 #   4. a newcomer: edge-3 registered with one command gets the operator, the baseline and shop.
 # It leaves the clusters and one operator per cluster running; `make down` stops all of it.
 #
@@ -31,6 +33,8 @@ read -r -a CLUSTERS <<<"${DEMO_CLUSTERS:-mgmt edge-1 edge-2 edge-3}"
 MGMT=${CLUSTERS[0]}
 EDGES=("${CLUSTERS[@]:1:3}")
 ROLES=(mgmt edge-1 edge-2 edge-3)
+# Each edge's value region (by role), which the FleetSync shop writes into its ConfigMap.
+REGIONS=(eu-west us-east ap-south)
 NS=syncprims-system
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$'\033[1m'; D=$'\033[2m'; R=$'\033[0m'; else B=; D=; R=; fi
@@ -166,9 +170,21 @@ let_go_of_wave_proxysyncs() {
   done
 }
 
-# Registers edge number $1 (0-based) in the namespace fleet of mgmt: one command.
+# Registers edge number $1 (0-based) in the namespace fleet of mgmt: one command; then gives it its
+# value region, an annotation of its Secret.
 register() {
-  run syncprims cluster add "${ROLES[$(($1 + 1))]}" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
+  local role=${ROLES[$(($1 + 1))]}
+  run syncprims cluster add "$role" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
+  run k "$MGMT" annotate secret "$role-kubeconfig" -n fleet --overwrite "values.syncprims.dev/region=${REGIONS[$1]}"
+}
+
+# Shows the ConfigMap apps/shop-release in each edge (by number, 0-based): its version, its region
+# (the edge's value, substituted) and its label track (the canary's override).
+show_releases() {
+  local i
+  for i in "$@"; do
+    run k "${EDGES[$i]}" get configmap shop-release -n apps -o custom-columns='VERSION:.data.version,REGION:.data.region,TRACK:.metadata.labels.track'
+  done
 }
 
 # Waits until the FleetSyncs' children for the clusters named are Ready (shown for the first).
@@ -250,6 +266,8 @@ let_go_of_wave_proxysyncs
 release 1.0.0
 rollout_status 0
 say "shop 1.0.0 runs in every edge: edge-1 $(k "${EDGES[0]}" get configmap shop-release -n apps -o jsonpath='{.data.version}'), edge-2 $(k "${EDGES[1]}" get configmap shop-release -n apps -o jsonpath='{.data.version}')"
+say "one template, each edge its own ConfigMap: its region substituted, and the canary's override adds the label track"
+show_releases 0 1
 
 step "3a. Release 1.1.0: the canary takes it, soaks 5s Ready, then the rest take it"
 release 1.1.0
@@ -286,8 +304,10 @@ fi
 step "Where it all stands"
 run syncprims get -A --kubeconfig "$(kc "$MGMT")"
 for i in "${!EDGES[@]}"; do
-  version=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.data.version}')
-  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "${version:-none (not in the rollout)}"
+  release=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.data.version} (region {.data.region}')
+  track=$(k "${EDGES[$i]}" get configmap shop-release -n apps --ignore-not-found -o jsonpath='{.metadata.labels.track}')
+  [ -n "$release" ] && release="$release${track:+, track $track})" || release="none (not in the rollout)"
+  printf '%s: shop %s; Syncs: ' "${ROLES[$((i + 1))]}" "$release"
   k "${EDGES[$i]}" get syncs -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}'
   echo
 done
@@ -306,7 +326,9 @@ ${B}What happened${R}
      there, applied by that edge's own operator, its status reflected in $MGMT.
   3. The FleetSync shop rolled the app out in two waves, a canary (${EDGES[0]}) then the rest:
      1.0.0, then 1.1.0; the broken 1.2.0 halted at the canary and never reached the rest, and
-     syncprims rollout undo brought 1.1.0 back.${NEWCOMER}
+     syncprims rollout undo brought 1.1.0 back. Its one template gave each edge its own ConfigMap:
+     the edge's region (\${region}, a value of its Secret), and on the canary alone, by an override,
+     the label track=canary.${NEWCOMER}
 
 ${B}Explore${R} (the clusters and the operators keep running)
   export KUBECONFIG=$(kc "$MGMT")

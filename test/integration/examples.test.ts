@@ -5,6 +5,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { isKind, parseSyncObject } from '../../src/api/index.js';
+import type { FleetSyncSpec } from '../../src/api/fleet.js';
+import { clusterValues } from '../../src/clusters/cluster-values.js';
+import { revisionDataOf } from '../../src/fleet/children.js';
+import { clusterTemplate } from '../../src/fleet/cluster-template.js';
 import { serverSideApply } from '../../src/kube/apply.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { clusterApi, closeClients, ROOT } from '../support/controlplane.js';
@@ -45,5 +49,21 @@ describe('examples', () => {
       );
       expect(applied.metadata.name).toBe(obj.metadata.name);
     }
+  });
+
+  // The rollout journey's one template, each edge its own ConfigMap (examples/demo.sh sets the
+  // regions; journeys.test.ts finds them in the edges): what each edge's child would apply.
+  test('rollout/app.yaml: each edge its region (unknown without one), the canary edge-1 alone the label track', () => {
+    const shop = parseAllDocuments(readFileSync(path.join(dir, 'rollout', 'app.yaml'), 'utf8'))[0]!.toJS() as { spec: FleetSyncSpec };
+    const release = (name: string, region?: string) => {
+      const annotations: Record<string, string> = region ? { 'values.syncprims.dev/region': region } : {};
+      const made = clusterTemplate(revisionDataOf(shop.spec), { name, labels: { 'syncprims.dev/cluster': name, role: 'edge' }, values: clusterValues(name, annotations) });
+      if (!made.ok) throw new Error(made.message);
+      const cm = made.template.spec.source?.inline?.[0] as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
+      return { data: cm.data, track: cm.metadata.labels.track };
+    };
+    expect(release('edge-1', 'eu-west')).toEqual({ data: { version: '1.0.0', region: 'eu-west' }, track: 'canary' });
+    expect(release('edge-2', 'us-east')).toEqual({ data: { version: '1.0.0', region: 'us-east' }, track: undefined });
+    expect(release('edge-3')).toEqual({ data: { version: '1.0.0', region: 'unknown' }, track: undefined });
   });
 });

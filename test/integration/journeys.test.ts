@@ -90,6 +90,10 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
     // The undo rolled the last good template back, to Complete.
     expect(demo.stdout).toMatch(/FleetSync fleet\/shop rolls back to revision \d+ \([0-9a-f]{16}\), from [0-9a-f]{16}/);
     expect(demo.stdout.slice(demo.stdout.indexOf('3c. Undo'))).toContain('the rollout of FleetSync fleet/shop is Complete');
+    // One template, each edge its own ConfigMap: the region substituted, the canary's label by its override.
+    const first = demo.stdout.slice(demo.stdout.indexOf('3. Rollout'), demo.stdout.indexOf('3a. Release'));
+    expect(first).toMatch(/^1\.0\.0\s+eu-west\s+canary$/m);
+    expect(first).toMatch(/^1\.0\.0\s+us-east\s+<none>$/m);
     // tree crossed into the edge and showed the remote Sync's objects.
     expect(demo.stdout).toMatch(/Sync\/syncprims-system\/baseline\s+Ready=True/);
   });
@@ -115,12 +119,21 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
         .map((s) => `${s}=True`)
         .sort(),
     );
-    // edge-3 joined after the rollout: it was given the current revision at once.
-    for (const edge of [EDGE1, EDGE2, EDGE3]) {
+    // edge-3 joined after the rollout: it was given the current revision at once. Each edge has
+    // its own region (its value, set by the demo on its Secret: edge-3's just after it joined, so
+    // waited for), and only the canary, edge-1, the label of the override.
+    const expected = new Map([
+      [EDGE1, { region: 'eu-west', track: 'canary' }],
+      [EDGE2, { region: 'us-east', track: undefined }],
+      [EDGE3, { region: 'ap-south', track: undefined }],
+    ]);
+    for (const [edge, want] of expected) {
       const client = await clusterClient(edge);
       expect((await list(client, 'syncs')).map((o) => `${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(['baseline=True', 'shop=True']);
-      const release = await client.request<{ data: { version: string } }>({ path: '/api/v1/namespaces/apps/configmaps/shop-release' });
-      expect(release.data.version).toBe('1.1.0');
+      const release = () => client.request<KubeObject & { data: Record<string, string> }>({ path: '/api/v1/namespaces/apps/configmaps/shop-release' });
+      await eventually(`${edge}'s region`, async () => ((await release()).data.region === want.region ? true : undefined));
+      const got = await release();
+      expect({ version: got.data.version, region: got.data.region, track: got.metadata.labels?.track }).toEqual({ version: '1.1.0', ...want });
     }
     const shop = (await list(mgmt, 'fleetsyncs')).find((f) => f.metadata.name === 'shop') as Synced & { status: { phase?: string; currentRevision?: string; updateRevision?: string } };
     expect(shop.status).toMatchObject({ phase: 'Complete', readyClusters: '3/3', currentRevision: shop.status.updateRevision });
