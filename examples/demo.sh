@@ -170,12 +170,11 @@ let_go_of_wave_proxysyncs() {
   done
 }
 
-# Registers edge number $1 (0-based) in the namespace fleet of mgmt: one command; then gives it its
-# value region, an annotation of its Secret.
+# Registers edge number $1 (0-based) in the namespace fleet of mgmt, with its value region (an
+# annotation of its Secret): one command.
 register() {
   local role=${ROLES[$(($1 + 1))]}
-  run syncprims cluster add "$role" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
-  run k "$MGMT" annotate secret "$role-kubeconfig" -n fleet --overwrite "values.syncprims.dev/region=${REGIONS[$1]}"
+  run syncprims cluster add "$role" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge --value "region=${REGIONS[$1]}" -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
 }
 
 # Shows the ConfigMap apps/shop-release in each edge (by number, 0-based): its version, its region

@@ -141,7 +141,7 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
 
   test('the edges are registered by syncprims cluster add; the FleetSyncs made one child per edge, the baseline after the same edge\'s install', async () => {
     // edge-3 joined with that one command (journey 4), after the FleetSyncs were applied.
-    expect(demo.stdout).toMatch(/^\$ syncprims cluster add edge-3 --kubeconfig \S+ --label role=edge -n fleet/m);
+    expect(demo.stdout).toMatch(/^\$ syncprims cluster add edge-3 --kubeconfig \S+ --label role=edge --value region=ap-south -n fleet/m);
     expect(demo.stdout).toMatch(/^cluster edge-3 (registered|updated) in namespace fleet: Secret edge-3-kubeconfig/m);
     const secrets = await mgmt.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces/fleet/secrets', query: { labelSelector: 'syncprims.dev/cluster,role=edge' } });
     expect(secrets.items.map((s) => s.metadata.name).sort()).toEqual(['edge-1-kubeconfig', 'edge-2-kubeconfig', 'edge-3-kubeconfig']);
