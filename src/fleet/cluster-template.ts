@@ -89,8 +89,8 @@ const REMEMBERED_REVISIONS = 3;
  * thousand clusters does not substitute and check a thousand templates again.
  */
 export class ClusterTemplates {
-  /** FleetSync (uid) -> cluster -> revision -> what it was made for (labels and values) and what it made. */
-  private readonly memo = new Map<string, Map<string, Map<string, { key: string; made: ClusterTemplate }>>>();
+  /** FleetSync (uid) -> cluster -> revision -> what it was made for (the cluster object, its labels and values) and what it made. */
+  private readonly memo = new Map<string, Map<string, Map<string, { cluster: TemplateTarget; key: string; made: ClusterTemplate }>>>();
 
   of(fleet: string, revision: string, data: RevisionData, cluster: TemplateTarget): ClusterTemplate {
     if (!data.substitute && (data.overrides ?? []).length === 0) return { ok: true, template: data.template, overrides: [] };
@@ -98,12 +98,14 @@ export class ClusterTemplates {
     if (!clusters) this.memo.set(fleet, (clusters = new Map()));
     let revisions = clusters.get(cluster.name);
     if (!revisions) clusters.set(cluster.name, (revisions = new Map()));
-    const key = JSON.stringify([cluster.labels, cluster.values]);
     const known = revisions.get(revision);
+    // The inventory gives the same object until the cluster changes: compared by identity first, by content after.
+    if (known?.cluster === cluster) return known.made;
+    const key = JSON.stringify([cluster.labels, cluster.values]);
     if (known?.key === key) return known.made;
     const made = clusterTemplate(data, cluster);
     revisions.delete(revision);
-    revisions.set(revision, { key, made });
+    revisions.set(revision, { cluster, key, made });
     if (revisions.size > REMEMBERED_REVISIONS) revisions.delete(revisions.keys().next().value!);
     return made;
   }

@@ -13,7 +13,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { kubeconfigOf, REMOTESYNCS, applyFleetSync as applyFleetSyncIn, FLEETSYNCS } from '../support/remote.js';
+import { REMOTESYNCS, applyFleetSync as applyFleetSyncIn, FLEETSYNCS, registerClusterWithValues } from '../support/remote.js';
 import { eventOf, find, getSync, readyOf, syncPath, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -34,22 +34,9 @@ type ConfigMap = { metadata: { labels?: Record<string, string> }; data?: Record<
 const getFleet = (name: string): Promise<Fleet> => getSync(mgmt, ns(), name, FLEETSYNCS) as Promise<Fleet>;
 const cmPath = (namespace: string, name: string): string => `/api/v1/namespaces/${namespace}/configmaps/${name}`;
 
-/** The kubeconfig Secret of `cluster` (of the local cluster `edge`) in the inventory, with its labels and values (server-side apply: values not given are removed). */
-async function register(cluster: string, edge: string, labels: Record<string, string>, values: Record<string, string>): Promise<void> {
-  const annotations = Object.fromEntries(Object.entries(values).map(([k, v]) => [`values.syncprims.dev/${k}`, v]));
-  await mgmt.request({
-    method: 'PATCH',
-    path: `/api/v1/namespaces/${ns()}/secrets/${cluster}-kubeconfig`,
-    query: { fieldManager: 'test', force: true },
-    contentType: 'application/apply-patch+yaml',
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${cluster}-kubeconfig`, namespace: ns(), labels: { 'syncprims.dev/cluster': cluster, ...labels }, annotations },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
+/** The kubeconfig Secret of `cluster` (of the local cluster `edge`) in the inventory, with its labels and values. */
+const register = (cluster: string, edge: string, labels: Record<string, string>, values: Record<string, string>): Promise<void> =>
+  registerClusterWithValues(mgmt, ns(), cluster, edge, labels, values);
 
 const east = (region: string) => register('east', 'edge-1', { tier: 'canary' }, { region, namespace: edgeNs() });
 const west = (region: string) => register('west', 'edge-2', {}, { region, namespace: edgeNs() });

@@ -18,7 +18,7 @@ import { clusterClient } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
-import { applyFleetSync, applyRemoteSync, kubeconfigOf, putKubeconfigSecret, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
+import { applyFleetSync, applyRemoteSync, putKubeconfigSecret, REMOTESYNCS, useClusterProxy, registerClusterWithValues } from '../support/remote.js';
 import { applySync, find, syncPath, waitForReady } from '../support/syncs.js';
 import { markDeploymentAvailable } from '../support/workloads.js';
 
@@ -80,22 +80,8 @@ async function statusOf(route: string, headers: Record<string, string>): Promise
   });
 }
 
-/** The kubeconfig Secret of `cluster` (of the local cluster `edge`) in the namespace's inventory, with its labels and values (server-side apply: values not given are removed). */
-async function registerWithValues(cluster: string, edge: string, labels: Record<string, string>, values: Record<string, string>): Promise<void> {
-  const annotations = Object.fromEntries(Object.entries(values).map(([k, v]) => [`values.syncprims.dev/${k}`, v]));
-  await mgmt.request({
-    method: 'PATCH',
-    path: `/api/v1/namespaces/${ns()}/secrets/${cluster}-kubeconfig`,
-    query: { fieldManager: 'test', force: true },
-    contentType: 'application/apply-patch+yaml',
-    body: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${cluster}-kubeconfig`, namespace: ns(), labels: { 'syncprims.dev/cluster': cluster, ...labels }, annotations },
-      data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
-    },
-  });
-}
+const registerWithValues = (cluster: string, edge: string, labels: Record<string, string>, values: Record<string, string>): Promise<void> =>
+  registerClusterWithValues(mgmt, ns(), cluster, edge, labels, values);
 
 async function pageState(name: string, want: string): Promise<void> {
   await eventually(`${name} shown as ${want}`, async () => ((await stateOf(name)) === want ? true : undefined), 60_000, 50);

@@ -78,6 +78,23 @@ export async function putKubeconfigSecret(client: KubeClient, namespace: string,
  * cluster `edge`, labelled into the namespace's inventory as `cluster`.
  */
 export async function registerCluster(client: KubeClient, namespace: string, cluster: string, edge: string, labels: Record<string, string> = {}, secret = `${cluster}-kubeconfig`): Promise<void> {
+  await applyClusterSecret(client, namespace, { cluster, edge, labels, secret });
+}
+
+/**
+ * `registerCluster` with the cluster's values (the annotations `values.syncprims.dev/<key>`): server-side apply, so a
+ * value given before and not now is removed.
+ */
+export async function registerClusterWithValues(client: KubeClient, namespace: string, cluster: string, edge: string, labels: Record<string, string>, values: Record<string, string>): Promise<void> {
+  const annotations = Object.fromEntries(Object.entries(values).map(([k, v]) => [`values.syncprims.dev/${k}`, v]));
+  await applyClusterSecret(client, namespace, { cluster, edge, labels, secret: `${cluster}-kubeconfig`, annotations });
+}
+
+async function applyClusterSecret(
+  client: KubeClient,
+  namespace: string,
+  { cluster, edge, labels, secret, annotations }: { cluster: string; edge: string; labels: Record<string, string>; secret: string; annotations?: Record<string, string> },
+): Promise<void> {
   await client.request({
     method: 'PATCH',
     path: `/api/v1/namespaces/${namespace}/secrets/${secret}`,
@@ -86,7 +103,7 @@ export async function registerCluster(client: KubeClient, namespace: string, clu
     body: {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: secret, namespace, labels: { 'syncprims.dev/cluster': cluster, ...labels } },
+      metadata: { name: secret, namespace, labels: { 'syncprims.dev/cluster': cluster, ...labels }, ...(annotations && { annotations }) },
       data: { value: Buffer.from(await kubeconfigOf(edge)).toString('base64') },
     },
   });
