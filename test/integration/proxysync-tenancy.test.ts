@@ -193,7 +193,9 @@ describe('without it (the single-tenant mode)', () => {
     });
     expect(adopted.metadata.labels).toMatchObject({ 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/owner-namespace': single(), 'syncprims.dev/origin': CLUSTER_ID });
     expect(adopted.data?.value).toBe(manifest('shared-cm-made'));
-    expect((await find<Obj>(edge, syncPath(other(), 'take-cm')))?.metadata.labels?.['syncprims.dev/owner-name']).toBe('take-cm');
+    // The copy is written before the remote Sync (see above): the Sync follows it, so it is waited for.
+    const remote = await eventually('the remote Sync made', async () => find<Obj>(edge, syncPath(other(), 'take-cm')));
+    expect(remote.metadata.labels?.['syncprims.dev/owner-name']).toBe('take-cm');
     // The others stay refused: adopt is per ProxySync.
     expect(readyOf(await getSync(mgmt, single(), 'take-secret', PROXYSYNCS))?.reason).toBe('OwnershipConflict');
   });
