@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { createHash } from 'node:crypto';
 import { matchingString } from './cel.js';
 
 /**
@@ -59,4 +60,12 @@ export function kindName(): z.ZodString {
 
 export function apiVersion(): z.ZodString {
   return matchingString(API_VERSION_PATTERN, API_VERSION_MESSAGE, 316).min(1);
+}
+
+/** `full`, or past `max` characters (a DNS label's 63) a prefix of it and a hash of the whole: two names never meet. */
+export function boundedName(full: string, max = 63): string {
+  if (full.length <= max) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 10);
+  const prefix = full.slice(0, max - hash.length - 1).replace(/[-.]+$/, '');
+  return `${prefix}-${hash}`;
 }

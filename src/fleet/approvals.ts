@@ -4,7 +4,7 @@
 import { APPROVAL_NAMES, APPROVER_EXPRESSION, APPROVER_POLICY, type RolloutApprovalSpec } from '../api/approval.js';
 import { GROUP } from '../api/kinds.js';
 import type { FleetSyncStatus, WaveStatus } from '../api/fleet.js';
-import { boundedName } from './children.js';
+import { boundedName } from '../api/names.js';
 
 /** A RolloutApproval as the rule reads it. */
 export interface ApprovalObject {

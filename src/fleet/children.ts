@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { ClusterRef, KubeConfigRef } from '../api/cluster.js';
 import type { FleetChildKind, FleetOverride, FleetSyncSpec, FleetTemplate } from '../api/fleet.js';
-import { API_VERSION, MAX_NAME_LENGTH } from '../api/kinds.js';
+import { API_VERSION } from '../api/kinds.js';
+import { boundedName } from '../api/names.js';
 import { CLUSTER_LABEL } from '../api/marks.js';
 import type { DependencyRef } from '../api/sync-spec.js';
 import { canonicalJson } from '../kube/canonical-json.js';
@@ -67,14 +68,6 @@ export function templateRevision(spec: Pick<FleetSyncSpec, 'kind' | 'template' |
 /** `<fleetsync>-<cluster>`, or past 63 characters a prefix of it and a hash of the whole, so that two clusters never share a name. */
 export function childName(fleet: string, cluster: string): string {
   return boundedName(`${fleet}-${cluster}`);
-}
-
-/** `full`, or past 63 characters a prefix of it and a hash of the whole: two names never meet. */
-export function boundedName(full: string): string {
-  if (full.length <= MAX_NAME_LENGTH) return full;
-  const hash = createHash('sha256').update(full).digest('hex').slice(0, 10);
-  const prefix = full.slice(0, MAX_NAME_LENGTH - hash.length - 1).replace(/[-.]+$/, '');
-  return `${prefix}-${hash}`;
 }
 
 /**
