@@ -26,6 +26,10 @@ export const Reason = {
   HealthCheckFailed: 'HealthCheckFailed',
   PruneFailed: 'PruneFailed',
   ClusterUnreachable: 'ClusterUnreachable',
+  /** A pull cluster whose operator has not renewed its Lease in time (or never did): since when it was last seen. */
+  ClusterOffline: 'ClusterOffline',
+  /** A pull cluster whose identity was revoked (`syncprims cluster revoke`). */
+  ClusterRevoked: 'ClusterRevoked',
   /** The kubeconfig in the cluster's Secret is refused (exec, file paths, insecure TLS) or malformed. */
   InvalidKubeconfig: 'InvalidKubeconfig',
   OwnershipConflict: 'OwnershipConflict',

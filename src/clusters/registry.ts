@@ -11,6 +11,7 @@ import type { OperatorMetrics } from '../runtime/metrics.js';
 import type { ReferencedObject, ReferencedObjects } from '../runtime/referenced-objects.js';
 import { describeRef, readKey } from '../source/kube-refs.js';
 import { checkedKubeconfig, KubeconfigError, type KubeconfigPolicy } from './kubeconfig.js';
+import { pullTargetOf, type PullTarget } from './pull-target.js';
 import { Reachability, type ReachabilitySnapshot } from './reachability.js';
 import { RemoteCluster } from './remote-cluster.js';
 import { shareLimits, WorkerShares } from './worker-shares.js';
@@ -23,8 +24,12 @@ export interface ClusterSecretRef {
   field: string;
 }
 
-/** A cluster for a RemoteSync, or why there is none (a wait: the Secret's change wakes it). */
-export type ClusterLookup = { ok: true; cluster: RemoteCluster } | { ok: false; reason: Reason; message: string };
+/**
+ * A cluster for a RemoteSync, or why there is none (a wait: the Secret's change wakes it). For a pull
+ * cluster (its Secret registers it and holds no credential), `cluster` is the managing cluster itself,
+ * where its assignments are kept (`pull`): it is never dialled.
+ */
+export type ClusterLookup = { ok: true; cluster: RemoteCluster; pull?: PullTarget } | { ok: false; reason: Reason; message: string };
 
 export interface ClusterRegistryOptions {
   /** The managing cluster, where the Secrets live. */
@@ -59,6 +64,8 @@ interface Parsed {
   /** Hash of where the cluster is (server, CA, TLS name) and of who we are there (credentials). */
   location: string;
   identity: string;
+  /** The managing cluster itself (pull clusters' assignments): no address policy (it is ours), named so. */
+  home?: boolean;
 }
 
 /**
@@ -77,6 +84,7 @@ interface Use {
   secret: string;
   resourceVersion: string;
   cluster: RemoteCluster;
+  pull?: PullTarget;
 }
 
 /**
@@ -124,7 +132,7 @@ export class ClusterRegistry {
       return { ok: false, reason: Reason.ClusterUnreachable, message: `${describeRef({ ...secretRef })} not found: create it, or fix ${ref.field}` };
     }
     const use = this.uses.get(user);
-    if (use?.secret === secret && use.resourceVersion === resourceVersion) return { ok: true, cluster: use.cluster };
+    if (use?.secret === secret && use.resourceVersion === resourceVersion) return { ok: true, cluster: use.cluster, ...(use.pull && { pull: use.pull }) };
     // The same Secret version asked for again meanwhile (prepare() and the reconcile): one read, one answer.
     const key = `${user}|${secret}|${resourceVersion}`;
     let lookup = this.lookups.get(key);
@@ -165,11 +173,23 @@ export class ClusterRegistry {
   }
 
   private async lookUp(user: string, use: Use | undefined, ref: ClusterSecretRef, version: { secret: string; resourceVersion: string }): Promise<ClusterLookup> {
+    const pull = pullTargetOf(this.opts.references.cached(secretOf(ref)), ref);
+    if (pull) {
+      // Nothing is read of its Secret (it holds no credential): its assignments are kept here, at home.
+      const cluster = await this.attach(user, use, { kubeConfig: this.opts.home.kubeConfig, ...keysOf(this.opts.home.kubeConfig), home: true }, ref);
+      this.uses.set(user, { ...version, cluster, pull });
+      return { ok: true, cluster, pull };
+    }
     const parsed = await this.parse(ref, secretOf(ref));
     if ('reason' in parsed) return { ok: false, ...parsed };
     const cluster = await this.attach(user, use, parsed, ref);
     this.uses.set(user, { ...version, cluster });
     return { ok: true, cluster };
+  }
+
+  /** The pull cluster `user` used last (to delete its assignment on deletion), if the last one was. */
+  lastPullOf(user: string): PullTarget | undefined {
+    return this.uses.get(user)?.pull;
   }
 
   /** Whether the Secret `ref` names exists (as the metadata watch of Secrets knows). */
@@ -263,7 +283,7 @@ export class ClusterRegistry {
     const opening = RemoteCluster.create({
       serverReachability: shared.reachability,
       discovery: shared.discovery,
-      name: `${ref.namespace}/${ref.name}`,
+      name: parsed.home ? 'the managing cluster' : `${ref.namespace}/${ref.name}`,
       kubeConfig: parsed.kubeConfig,
       userAgent: this.opts.userAgent,
       // Read at each write: the fence is set once the manager runs for leadership.
@@ -275,7 +295,7 @@ export class ClusterRegistry {
       requestTimeoutMs: this.opts.requestTimeoutMs,
       rateLimit: this.opts.rateLimit,
       transports: this.transports,
-      addressPolicy: this.opts.policy.addressPolicy,
+      addressPolicy: parsed.home ? undefined : this.opts.policy.addressPolicy,
       logger: this.opts.logger,
       metrics: this.opts.metrics,
       tuning: this.opts.tuning,

@@ -6,6 +6,7 @@ import { impersonationConflict, type ActingAccount } from '../clusters/acting-id
 import { clusterUser, secretRefOf, type ClusterSpec } from '../clusters/cluster-spec.js';
 import type { ClusterRegistry } from '../clusters/registry.js';
 import type { Reachability } from '../clusters/reachability.js';
+import type { PullTarget } from '../clusters/pull-target.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import type { KubeObject } from '../kube/resources.js';
 import { jitter } from '../runtime/backoff.js';
@@ -33,9 +34,10 @@ export class ClusterNotUsable extends Error {
   }
 }
 
-/** A cluster admitted for work; `leave` when done. */
+/** A cluster admitted for work; `leave` when done. For a pull cluster, `cluster` is the managing cluster, where `pull` says its assignments are. */
 export interface Entered {
   cluster: RemoteCluster;
+  pull?: PullTarget;
   leave: () => void;
 }
 
@@ -53,6 +55,7 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
   const last = allowLast ? registry.lastClusterOf(user) : undefined;
   if (!lookup.ok && !last) throw new ClusterNotUsable(lookup.reason, lookup.message);
   const cluster = lookup.ok ? lookup.cluster : last!;
+  const pull = pullOf(obj, lookup.ok ? lookup.pull : registry.lastPullOf(user));
   const conflict = impersonationConflict(cluster.name, cluster.client.kubeConfig, account);
   if (conflict) throw new ClusterNotUsable(Reason.InvalidKubeconfig, conflict);
   const admission = cluster.reachability.admit();
@@ -74,7 +77,18 @@ export async function enterCluster(registry: ClusterRegistry, obj: KubeObject, s
       throw new ClusterNotUsable(Reason.ClusterUnreachable, unreachableMessage(cluster.name, 'no response', cluster.reachability), jitter(5_000));
     }
   }
-  return { cluster, leave };
+  return { cluster, leave, ...(pull && { pull }) };
+}
+
+/** A pull cluster, which only a ProxySync reaches (through its assignments): for any other kind, ClusterNotUsable. */
+function pullOf(obj: KubeObject, pull: PullTarget | undefined): PullTarget | undefined {
+  if (pull && obj.kind !== 'ProxySync') {
+    throw new ClusterNotUsable(
+      Reason.InvalidSpec,
+      `cluster ${pull.cluster} is a pull cluster (it connects to the managing cluster; the managing cluster never dials it): a ${obj.kind} cannot reach it; use a ProxySync (or a FleetSync of kind ProxySync)`,
+    );
+  }
+  return pull;
 }
 
 /**

@@ -5,6 +5,7 @@ import { UnknownKindError } from '../kube/discovery.js';
 import type { KubeObject, ResourceInfo } from '../kube/resources.js';
 import { Controller, type Reconciler } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
+import { PULL_CARRIER_LABEL } from '../clusters/pull-names.js';
 import type { ControllerFactory, Manager } from '../runtime/manager.js';
 import { ObjectWriter } from '../runtime/object-writer.js';
 import { ReferencedObjects } from '../runtime/referenced-objects.js';
@@ -110,7 +111,8 @@ async function share(
   const informers = {} as Record<Kind, Informer<KubeObject>>;
   for (const kind of KINDS) {
     resources[kind] = await resolveKind(m, kind);
-    informers[kind] = await m.cache.informer(API_VERSION, kind);
+    // A pull cluster's assignments are Syncs kept here for the cluster that fetches them: never reconciled here.
+    informers[kind] = await m.cache.informer(API_VERSION, kind, kind === 'Sync' ? { labelSelector: `!${PULL_CARRIER_LABEL}` } : undefined);
   }
   // Cluster-wide even with --namespace: a sync may apply to any namespace, and must see what other syncs own.
   const owned = new OwnedObjects(m.cache, { ownerNamespace: m.opts.namespace });

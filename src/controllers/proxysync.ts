@@ -20,7 +20,11 @@ import type { Drift, DueDrifts } from '../apply/drift.js';
 import { ApplyEngine, type ObjectResult } from '../apply/engine.js';
 import { inventoryOf, objectId, parseObjectId } from '../apply/inventory.js';
 import { ownedBy, ownerOf, ownerOfKey, unowned, type Owner } from '../apply/owner.js';
+import type { PullTarget } from '../clusters/pull-target.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
+import { assignmentOf, assignmentPlace } from '../proxy/assignment.js';
+import { offlineMessage, presenceOf } from '../proxy/pull-presence.js';
+import { leasePath, PULL_OFFLINE_RETRY_MS, revokedHalt } from './proxysync-pull.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { ensureNamespace } from '../kube/namespaces.js';
@@ -68,7 +72,7 @@ import {
 } from './proxysync-phases.js';
 import { handSuspenders, mirroredStatus } from './proxysync-status.js';
 import { announceDrift, dueBy } from './sync-drift.js';
-import type { SyncStatusDraft } from './sync-status.js';
+import { failed, type SyncStatusDraft } from './sync-status.js';
 
 /** One reconcile of a ProxySync that is not suspended, in the cluster it entered. */
 interface Maintain {
@@ -81,7 +85,12 @@ interface Maintain {
   log: Logger;
   /** Settles once the ProxySync's finalizer is on: nothing is written in the cluster before (a deletion could leave it behind). */
   finalizer: Promise<unknown>;
+  /** A pull cluster: `cluster` is the managing cluster, and the remote Sync is its assignment there (proxy/assignment.ts). */
+  pull?: PullTarget;
 }
+
+/** What the ProxySync's writes and reads in its cluster depend on. */
+type InCluster = Pick<Maintain, 'obj' | 'spec' | 'cluster' | 'pull'>;
 
 /** Who writes in the remote cluster for a ProxySync: its account there (see remoteWriter), else the kubeconfig's identity. */
 interface RemoteWriter {
@@ -167,8 +176,9 @@ export class ProxySyncReconciler implements Reconciler {
       return reportUnusable(this.deps, obj, status, err, log);
     }
     try {
-      if (ctx.suspended) return await this.mirrorOnly({ obj, spec, status, cluster: entered.cluster, generation });
-      return await this.maintain({ key, obj, spec, status, cluster: entered.cluster, generation, log, finalizer });
+      const { cluster, pull } = entered;
+      if (ctx.suspended) return await this.mirrorOnly({ obj, spec, status, cluster, pull, generation });
+      return await this.maintain({ key, obj, spec, status, cluster, pull, generation, log, finalizer });
     } catch (thrown) {
       const err = thrown instanceof Halt ? thrown : refusal(thrown, entered.cluster);
       if (!err) throw thrown;
@@ -197,6 +207,7 @@ export class ProxySyncReconciler implements Reconciler {
     const { key, obj, spec, cluster, log } = run;
     const problem = tenancyProblem(obj, spec, this.settings.defaultServiceAccount);
     if (problem) throw invalidSpec(problem);
+    if (run.pull?.revokedAt) throw revokedHalt(run.pull);
     const place = this.placeOf(run);
     const live = await this.findAndClaim(run, place);
     const interval = parseDuration(spec.template.spec.interval);
@@ -207,8 +218,9 @@ export class ProxySyncReconciler implements Reconciler {
     const related = await this.related(run, { namespace: place.namespace, owner: this.ownerOf(obj), drift, corrected });
     const kept = await this.keepRemoteSync(run, live, related.digest, corrected);
     await announceDrift({ events: this.deps.events, owned: cluster.owned, intervalMs: interval }, obj, drift.due, corrected, log);
-    await this.statusBack(run, kept, related.shells);
-    return drift.waitMs === undefined ? undefined : dueBy({}, drift.waitMs);
+    const presenceMs = await this.statusBack(run, kept, related.shells);
+    const waitMs = Math.min(drift.waitMs ?? Infinity, presenceMs ?? Infinity);
+    return waitMs === Infinity ? undefined : dueBy({}, waitMs);
   }
 
   /** Phases 1 and 3: the remote Sync as it is (once the finalizer is on), claimed: ours, adopted, or to be created in its namespace. */
@@ -221,7 +233,8 @@ export class ProxySyncReconciler implements Reconciler {
     // Not among ours: missing, or there without (or with another) owner's labels.
     const existing = live ?? (await this.getRemoteSync(cluster, place));
     // As its account (when the operator impersonates), the namespace must be there: none is made for it.
-    if (claimOf(existing, this.ownerOf(obj), remoteSyncText(place), run.spec.adopt ?? false) === 'create' && !this.writerOf(run).account) {
+    // A pull cluster's assignments namespace is made when it is registered (syncprims cluster add --pull), by nobody else.
+    if (claimOf(existing, this.ownerOf(obj), remoteSyncText(place), run.spec.adopt ?? false) === 'create' && !this.writerOf(run).account && !run.pull) {
       await ensureNamespace(cluster.client, place.namespace).catch((err: unknown) => {
         throw err instanceof ApiError && err.status === 403 ? namespaceRefused(err, place) : err;
       });
@@ -238,7 +251,8 @@ export class ProxySyncReconciler implements Reconciler {
   private async keepRemoteSync(run: Maintain, live: KubeObject | undefined, digest: string | undefined, corrected: ObjectResult[]): Promise<KeptRemoteSync> {
     const { key, obj, spec, cluster, generation, log } = run;
     const mark = remoteMark(digest, obj.metadata.annotations?.[RECONCILE_REQUESTED_AT_ANNOTATION]);
-    const desired = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
+    const remote = desiredRemoteSync(obj, spec, this.settings.origin, mark, this.settings.defaultServiceAccount);
+    const desired = run.pull ? assignmentOf(remote, obj, run.pull) : remote;
     const id = objectId(desired);
     const applying = `${generation}|${mark ?? ''}`;
     const step = remoteSyncStep(live, desired, { applying, lastApplied: this.lastApplied.get(key) }, () => cluster.owned.driftWaiting(ownerOfKey('ProxySync', key), id));
@@ -251,8 +265,12 @@ export class ProxySyncReconciler implements Reconciler {
     return { live: applied, desired, mark };
   }
 
-  /** Phase 5: what left the inventory removed there, and the status mirrored from the remote Sync. */
-  private async statusBack(run: Maintain, kept: KeptRemoteSync, copies: KubeObject[]): Promise<void> {
+  /**
+   * Phase 5: what left the inventory removed there, and the status mirrored from the remote Sync. For a pull
+   * cluster, from its assignment, unless its operator is offline (its Lease not renewed): then ClusterOffline,
+   * looked at again in PULL_OFFLINE_RETRY_MS; online, when its Lease runs out (the ms returned).
+   */
+  private async statusBack(run: Maintain, kept: KeptRemoteSync, copies: KubeObject[]): Promise<number | undefined> {
     const { obj, spec, status, generation, log } = run;
     // The ProxySync's inventory: the remote Sync and the copies it keeps beside it.
     const inventory = inventoryOf([kept.desired, ...copies]);
@@ -261,7 +279,16 @@ export class ProxySyncReconciler implements Reconciler {
     // Suspended by hand there, it applies nothing we give it: neither does it.
     const suspendedBy = await this.suspendedBy(run, kept.live);
     const remote = { cluster: clusterName(spec), mark: kept.mark, inventory, heldBack: kept.heldBack, suspendedBy };
-    await this.writeStatus(obj, mirroredStatus(status, kept.live, remote, generation, new Date()), log);
+    const now = new Date();
+    const mirrored = mirroredStatus(status, kept.live, remote, generation, now);
+    if (!run.pull) return void (await this.writeStatus(obj, mirrored, log));
+    const presence = presenceOf(await getIfExists<KubeObject>(run.cluster.client, leasePath(run.pull.namespace)), now.getTime());
+    if (presence.online) {
+      await this.writeStatus(obj, mirrored, log);
+      return presence.until - now.getTime() + 1_000;
+    }
+    await this.writeStatus(obj, failed(mirrored, Reason.ClusterOffline, offlineMessage(run.pull.cluster, presence, now.getTime()), generation), log);
+    return PULL_OFFLINE_RETRY_MS;
   }
 
   /** Who suspended the remote Sync by hand (see handSuspenders and `suspenders`); undefined when nobody did. */
@@ -280,15 +307,16 @@ export class ProxySyncReconciler implements Reconciler {
   }
 
   /** Suspended: nothing is written in the remote cluster; its status is still mirrored. */
-  private async mirrorOnly({ obj, spec, status, cluster, generation }: Omit<Maintain, 'key' | 'log' | 'finalizer'>): Promise<ReconcileResult | undefined> {
-    const live = await this.findRemoteSync(obj, this.placeOf({ obj, spec, cluster }), cluster);
+  private async mirrorOnly({ obj, spec, status, cluster, pull, generation }: Omit<Maintain, 'key' | 'log' | 'finalizer'>): Promise<ReconcileResult | undefined> {
+    const live = await this.findRemoteSync(obj, this.placeOf({ obj, spec, cluster, pull }), cluster);
     const remote = { cluster: clusterName(spec), inventory: status.inventory?.entries ?? [] };
     await this.deps.writer.updateStatus(obj, suspendedStatus(status, live, remote, generation, new Date()));
     return undefined;
   }
 
-  /** Where the remote Sync lives, and the name of its cluster (in messages). */
-  private placeOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemotePlace {
+  /** Where the remote Sync lives (for a pull cluster: its assignment), and the name of its cluster (in messages). */
+  private placeOf({ obj, spec, cluster, pull }: InCluster): RemotePlace {
+    if (pull) return { ...assignmentPlace(obj, pull), cluster: `${pull.cluster} (pull; its assignments in the managing cluster)` };
     return { ...remoteLocation(obj, spec), cluster: cluster.name };
   }
 
@@ -298,14 +326,14 @@ export class ProxySyncReconciler implements Reconciler {
     return actingAccountOf(obj.metadata.namespace ?? '', spec.template.spec.serviceAccountName, this.settings.defaultServiceAccount);
   }
 
-  /** Who writes in the remote cluster for this ProxySync (see RemoteWriter). */
-  private writerOf({ obj, spec, cluster }: Pick<Maintain, 'obj' | 'spec' | 'cluster'>): RemoteWriter {
-    const account = remoteWriter(spec, this.settings.defaultServiceAccount);
+  /** Who writes in the remote cluster for this ProxySync (see RemoteWriter); a pull cluster's assignments are the operator's to write. */
+  private writerOf({ obj, spec, cluster, pull }: InCluster): RemoteWriter {
+    const account = pull ? undefined : remoteWriter(spec, this.settings.defaultServiceAccount);
     return account ? { client: cluster.client.asServiceAccount(obj.metadata.namespace ?? '', account), account } : { client: cluster.client };
   }
 
   /** A write in the remote cluster, by its writer; a namespace missing for its account said as such (see namespaceMissing). */
-  private async written<T>(run: Pick<Maintain, 'obj' | 'spec' | 'cluster'>, write: (client: Requester) => Promise<T>): Promise<T> {
+  private async written<T>(run: InCluster, write: (client: Requester) => Promise<T>): Promise<T> {
     const writer = this.writerOf(run);
     try {
       return await write(writer.client);
@@ -357,9 +385,10 @@ export class ProxySyncReconciler implements Reconciler {
    * `corrected`.
    */
   private async related(
-    { key, obj, spec, cluster }: Pick<Maintain, 'key' | 'obj' | 'spec' | 'cluster'>,
+    run: Pick<Maintain, 'key' | 'obj' | 'spec' | 'cluster' | 'pull'>,
     { namespace, owner, drift, corrected }: { namespace: string; owner: Owner; drift: DueDrifts; corrected: ObjectResult[] },
   ): Promise<KnownCopies> {
+    const { key, obj, spec, cluster } = run;
     const home = obj.metadata.namespace ?? '';
     const named = relatedRefs(spec);
     const refs = named.map((n) => ({ apiVersion: 'v1', kind: n.kind, namespace: home, name: n.name }));
@@ -387,7 +416,7 @@ export class ProxySyncReconciler implements Reconciler {
       copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }
     for (const copy of copies) {
-      const action = await this.ensureCopy({ obj, spec, cluster }, copy, owner);
+      const action = await this.ensureCopy(run, copy, owner);
       if (action) corrected.push({ id: objectId(copy), action });
     }
     const entry = { versions, digest: copiesDigest(copies), shells: copies.map((c) => ({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: c.metadata.name, namespace } })) };
@@ -401,7 +430,7 @@ export class ProxySyncReconciler implements Reconciler {
    * One copy in the remote namespace, applied where it differs, and only when it is ours (or adopted: see
    * claimOf): what the apply did, if it was sent. It is read as the kubeconfig's identity, written by the writer.
    */
-  private async ensureCopy(run: Pick<Maintain, 'obj' | 'spec' | 'cluster'>, copy: KubeObject, owner: Owner): Promise<'created' | 'configured' | undefined> {
+  private async ensureCopy(run: InCluster, copy: KubeObject, owner: Owner): Promise<'created' | 'configured' | undefined> {
     const { spec, cluster } = run;
     const existing = await getIfExists<KubeObject>(cluster.client, relatedPath(copy.kind as 'ConfigMap' | 'Secret', copy.metadata.name ?? '', copy.metadata.namespace ?? ''));
     claimOf(existing, owner, `${copy.kind} ${copy.metadata.namespace}/${copy.metadata.name} in cluster ${cluster.name}`, spec.adopt ?? false);
@@ -411,7 +440,7 @@ export class ProxySyncReconciler implements Reconciler {
   }
 
   /** What the last inventory lists and this one does not (a moved remote Sync, a copy no longer named) is deleted there. */
-  private async removeStale(run: Pick<Maintain, 'obj' | 'spec' | 'cluster'>, status: SyncStatusDraft, keep: string[]): Promise<void> {
+  private async removeStale(run: InCluster, status: SyncStatusDraft, keep: string[]): Promise<void> {
     const { obj, cluster } = run;
     const stale = (status.inventory?.entries ?? []).filter((e) => !keep.includes(e.id));
     if (stale.length === 0) return;
@@ -445,7 +474,7 @@ export class ProxySyncReconciler implements Reconciler {
       try {
         const entries = ((obj.status as SyncStatusDraft | undefined)?.inventory?.entries ?? []);
         // Deleted as it wrote them: as its account when the operator impersonates.
-        const engine = new ApplyEngine(this.writerOf({ obj, spec, cluster: entered.cluster }).client, entered.cluster.discovery);
+        const engine = new ApplyEngine(this.writerOf({ obj, spec, cluster: entered.cluster, pull: entered.pull }).client, entered.cluster.discovery);
         const syncs = entries.filter((e) => parseObjectId(e.id).kind === 'Sync');
         const deletion = remoteDeletion(await engine.prune(syncs, this.ownerOf(obj)));
         if ('refused' in deletion) throw new CleanUpFailed(deletion.refused);

@@ -42,6 +42,7 @@ interface RunFlags extends SourceFlags {
   namespace?: string;
   concurrency: string;
   leaderElect?: boolean;
+  upstreamKubeconfig?: string;
   leaderElectionNamespace: string;
   leaderElectionLeaseDuration: string;
   leaderElectionRenewDeadline: string;
@@ -73,6 +74,10 @@ export function addRunCommand(program: Command): void {
     .description('run the operator: reconcile Syncs, RemoteSyncs, ProxySyncs and FleetSyncs')
     .option('--kubeconfig <file>', 'kubeconfig of the cluster to manage (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--namespace <ns>', 'watch one namespace (default: all)')
+    .option(
+      '--upstream-kubeconfig <file>',
+      'pull mode: the join bundle (syncprims cluster add --pull) of the managing cluster this cluster takes its assignments from; its token is renewed in place',
+    )
     .option('--concurrency <n>', 'workers per controller', '8')
     .option('--leader-elect', 'run only while holding the leader Lease')
     .option(
@@ -197,12 +202,23 @@ async function run(flags: RunFlags): Promise<void> {
     if (!manager.shuttingDown) throw err;
   });
   if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
+  const upstream = await startUpstream(manager, flags.upstreamKubeconfig, userAgent, instance, log);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
+  await upstream?.stop();
   await manager.shutdown(SHUTDOWN_GRACE_MS);
   client.close();
   // Done: exit now rather than wait for timers and sockets that nothing needs any more.
   process.exit();
+}
+
+/** Pull mode's link to the managing cluster (controllers/pull-upstream.ts): loaded only when asked for. */
+async function startUpstream(manager: Manager, file: string | undefined, userAgent: string, holder: string, log: Logger) {
+  if (file === undefined || manager.shuttingDown) return undefined;
+  const { PullUpstream } = await import('../../controllers/pull-upstream.js');
+  const upstream = await PullUpstream.open(file, userAgent, holder, log);
+  upstream.start(manager);
+  return upstream;
 }
 
 /** The web view, above the controllers: its module is loaded only when asked for. */

@@ -1,0 +1,25 @@
+// What a ProxySync on a pull cluster meets that a push one does not: the
+// cluster's identity revoked, and its operator's Lease (when it was last
+// seen). See docs/pull.md.
+import { Reason } from '../api/conditions.js';
+import { PULL_LEASE } from '../clusters/pull-names.js';
+import type { PullTarget } from '../clusters/pull-target.js';
+import { CORE, objectPath } from '../kube/resources.js';
+import { Halt } from './proxysync-phases.js';
+
+/** How soon a ProxySync on an offline pull cluster looks again whether its operator is back (a GET of its Lease). */
+export const PULL_OFFLINE_RETRY_MS = 10_000;
+
+/** The path of the Lease a pull cluster's operator renews in its assignments namespace. */
+export function leasePath(namespace: string): string {
+  return objectPath(CORE.leases, PULL_LEASE, namespace);
+}
+
+/** A pull cluster whose identity was revoked: nothing is written for it until it is registered again. */
+export function revokedHalt(pull: PullTarget): Halt {
+  return new Halt(
+    Reason.ClusterRevoked,
+    `pull cluster ${pull.cluster}'s identity was revoked at ${pull.revokedAt} (syncprims cluster revoke): nothing is given to it; register it again with syncprims cluster add ${pull.cluster} --pull -n ${pull.inventoryNamespace}, then join it with the new bundle`,
+    { requeueAfterMs: 60_000 },
+  );
+}

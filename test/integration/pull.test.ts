@@ -1,0 +1,199 @@
+// Pull mode end to end (docs/pull.md): edge-1 registered in mgmt as a pull
+// cluster (`syncprims cluster add --pull`: no credential of edge-1 is kept in
+// mgmt), its operator started with the join bundle (`run
+// --upstream-kubeconfig`), and ProxySyncs in mgmt carried out there through
+// its assignments. The managing operator never sends edge-1 a request.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { assignmentNamespace } from '../../src/clusters/pull-names.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfigFile } from '../../src/kube/config.js';
+import { ApiError } from '../../src/kube/errors.js';
+import { requestsSince, writesSince } from '../support/audit.js';
+import { assertCliBuilt, runCli, tempDir } from '../support/cli.js';
+import { clusterClient, closeClients, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess } from '../support/operator.js';
+import { applyProxySync, applyRemoteSync, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
+import { find, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+
+const HOME = 'mgmt';
+const EDGE = 'edge-1';
+const CLUSTER = 'edge-p';
+const CLUSTER_ID = 'mgmt-pull-test';
+let mgmt: KubeClient;
+let edge: KubeClient;
+let hub: OperatorProcess;
+let spoke: OperatorProcess | undefined;
+let started: Date;
+const ns = useTestNamespace(HOME, 'pull');
+const dir = tempDir('syncprims-pull-');
+const joinFile = (): string => path.join(dir, `${CLUSTER}.join.yaml`);
+const assignments = (): string => assignmentNamespace(ns(), CLUSTER);
+
+const addPull = (name: string, ...args: string[]) =>
+  runCli(['cluster', 'add', name, '--pull', '-n', ns(), '--mgmt-kubeconfig', kubeconfigPath(HOME), '--join-file', path.join(dir, `${name}.join.yaml`), ...args]);
+const startSpoke = async (): Promise<OperatorProcess> => OperatorProcess.start(EDGE, ['--namespace', ns(), '--log-level', 'debug', '--upstream-kubeconfig', joinFile()]);
+const proxyReady = (name: string, status: 'True' | 'False' | 'Unknown', reason?: string, timeoutMs = 60_000): Promise<SyncObject> =>
+  waitForReady(mgmt, ns(), name, status, reason, timeoutMs, PROXYSYNCS);
+const configMap = (name: string, value = 'v1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data: { value } });
+const cmPath = (namespace: string, name: string): string => `/api/v1/namespaces/${namespace}/configmaps/${name}`;
+type CM = { data?: Record<string, string>; metadata: { labels?: Record<string, string> } };
+
+/** A client of mgmt as the pull cluster's identity: the token of its join bundle. */
+async function identityClient(file = joinFile()): Promise<KubeClient> {
+  return KubeClient.create('pull-identity', loadKubeConfigFile(file));
+}
+
+/** The HTTP status a request gets (200 when it succeeds). */
+async function statusOf(client: KubeClient, p: string): Promise<number> {
+  try {
+    await client.request({ path: p });
+    return 200;
+  } catch (err) {
+    if (err instanceof ApiError) return err.status;
+    throw err;
+  }
+}
+
+beforeAll(async () => {
+  assertCliBuilt();
+  await ensureClusters([HOME, EDGE]);
+  mgmt = await clusterClient(HOME);
+  edge = await clusterClient(EDGE);
+  await Promise.all([installCrds(HOME), installCrds(EDGE)]);
+  started = new Date(Date.now() - 1000);
+  const added = await addPull(CLUSTER, '--label', 'mode=pulled');
+  expect({ code: added.code, stderr: added.stderr }).toEqual({ code: 0, stderr: '' });
+  [hub, spoke] = await Promise.all([OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]), startSpoke()]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([hub?.stop('SIGTERM'), spoke?.stop('SIGTERM')]);
+  if (mgmt) {
+    await releaseSyncFinalizers(mgmt, assignments());
+    await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignments()}` }).catch(() => undefined);
+    await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignmentNamespace(ns(), 'other-p')}` }).catch(() => undefined);
+  }
+  if (edge) {
+    await releaseSyncFinalizers(edge, ns());
+    await edge.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
+  }
+  await closeClients();
+});
+
+describe('a ProxySync on a pull cluster', () => {
+  test("is carried out by the cluster's own operator from its assignment, with the same readiness rules; the managing operator never sends edge-1 a request", async () => {
+    await mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: configMap('settings', 'blue') });
+    await applyProxySync(mgmt, ns(), 'app', {
+      clusterRef: { name: CLUSTER },
+      template: { spec: { source: { configMap: { name: 'settings' } } } },
+    });
+    await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v1')] } } } });
+    const ready = await proxyReady('inline', 'True', 'Succeeded');
+    const downstream = await find<SyncObject>(edge, syncPath(ns(), 'inline'));
+    expect(downstream?.metadata.labels).toMatchObject({ 'syncprims.dev/pull-assignment': 'inline', 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/origin': CLUSTER_ID });
+    expect(ready.status?.lastAppliedRevision).toBe(downstream?.status?.lastAppliedRevision);
+    expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v1');
+    // The assignment in mgmt: held by the cluster's finalizer, never reconciled there (no finalizer or status of mgmt's Sync controller).
+    const assignment = await find<SyncObject>(mgmt, syncPath(assignments(), 'inline'));
+    expect(assignment?.metadata.finalizers).toEqual(['syncprims.dev/pull-agent']);
+    expect(assignment?.metadata.annotations?.['syncprims.dev/pull-target']).toBe(`${ns()}/inline`);
+    expect(await find(mgmt, cmPath(ns(), 'inline-cm'))).toBeUndefined();
+
+    // A related ConfigMap is copied through the assignments namespace; its change reaches the pull cluster.
+    await proxyReady('app', 'True', 'Succeeded');
+    expect((await find<CM>(edge, cmPath(ns(), 'settings')))?.data?.value).toBe('blue');
+    await mgmt.request({ method: 'PUT', path: cmPath(ns(), 'settings'), body: configMap('settings', 'green') });
+    await eventually('the changed ConfigMap in edge-1', async () => ((await find<CM>(edge, cmPath(ns(), 'settings')))?.data?.value === 'green' ? true : undefined));
+
+    // A template change: a new generation of the assignment, applied there, and Ready for it.
+    await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v2')] } } } });
+    await eventually('v2 in edge-1', async () => ((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value === 'v2' ? true : undefined));
+    const again = await eventually('the ProxySync Ready for the new revision', async () => {
+      const p = await find<SyncObject>(mgmt, syncPath(ns(), 'inline', PROXYSYNCS));
+      const edgeSync = await find<SyncObject>(edge, syncPath(ns(), 'inline'));
+      return p && readyOf(p)?.status === 'True' && p.status?.lastAppliedRevision === edgeSync?.status?.lastAppliedRevision && p.status?.lastAppliedRevision !== ready.status?.lastAppliedRevision ? p : undefined;
+    });
+    expect(readyOf(again)?.observedGeneration).toBe(again.metadata.generation);
+
+    // The managing operator sent edge-1 nothing; the cluster's operator did the writing there, and the hub in mgmt.
+    const hubAgent = String((await hub.waitForLog('the hub starting', (l) => l.msg === 'starting')).userAgent);
+    const spokeAgent = String((await spoke!.waitForLog('the spoke starting', (l) => l.msg === 'starting')).userAgent);
+    expect(await requestsSince(EDGE, started, hubAgent)).toEqual([]);
+    // (The audit log keeps writes only: the clusters it opened say it read nothing there either: only mgmt, for the assignments.)
+    const opened = hub.logs.filter((l) => l.msg === 'cluster opened');
+    expect(opened.length).toBeGreaterThan(0);
+    expect(opened.map((l) => l.server)).toEqual(opened.map(() => mgmt.server.origin));
+    expect((await writesSince(EDGE, started, spokeAgent)).length).toBeGreaterThan(0);
+    expect((await writesSince(HOME, started, hubAgent)).some((e) => e.objectRef?.namespace === assignments())).toBe(true);
+  });
+
+  test("the pull cluster's identity reads its own assignments and nothing of another cluster's or tenant's (403s)", async () => {
+    const other = await addPull('other-p');
+    expect(other.code).toBe(0);
+    const identity = await identityClient();
+    try {
+      expect(await statusOf(identity, syncPath(assignments()))).toBe(200);
+      expect(await statusOf(identity, `/api/v1/namespaces/${assignments()}/secrets`)).toBe(200);
+      expect(await statusOf(identity, syncPath(ns()))).toBe(403);
+      expect(await statusOf(identity, syncPath(ns(), '', PROXYSYNCS))).toBe(403);
+      expect(await statusOf(identity, `/api/v1/namespaces/${ns()}/secrets`)).toBe(403);
+      expect(await statusOf(identity, `/api/v1/namespaces/${ns()}/configmaps`)).toBe(403);
+      expect(await statusOf(identity, syncPath(assignmentNamespace(ns(), 'other-p')))).toBe(403);
+      expect(await statusOf(identity, `/api/v1/namespaces/${assignmentNamespace(ns(), 'other-p')}/secrets`)).toBe(403);
+      expect(await statusOf(identity, '/apis/syncprims.dev/v1alpha1/syncs')).toBe(403);
+    } finally {
+      identity.close();
+    }
+  });
+
+  test('a RemoteSync cannot name a pull cluster: InvalidSpec saying to use a ProxySync', async () => {
+    await applyRemoteSync(mgmt, ns(), 'direct', { clusterRef: { name: CLUSTER }, source: { inline: [] } });
+    const refused = await waitForReady(mgmt, ns(), 'direct', 'False', 'InvalidSpec', 60_000, REMOTESYNCS);
+    expect(readyOf(refused)?.message).toContain(`cluster ${CLUSTER} is a pull cluster`);
+    expect(readyOf(refused)?.message).toContain('use a ProxySync');
+  });
+
+  test('offline is normal: the ProxySync says since when; deleted meanwhile, its Sync and objects there go once the cluster is back', async () => {
+    await spoke!.stop('SIGTERM');
+    spoke = undefined;
+    const offline = await proxyReady('inline', 'False', 'ClusterOffline', 90_000);
+    expect(readyOf(offline)?.message).toMatch(new RegExp(`^pull cluster ${CLUSTER} is offline: last seen \\S+ \\(\\d+ s ago\\)`));
+    // What it applied keeps running there.
+    expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v2');
+
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'inline', PROXYSYNCS) });
+    // Held: the assignment waits for the cluster's operator (its finalizer), and so does the ProxySync.
+    await eventually('the assignment being deleted', async () => ((await find<SyncObject>(mgmt, syncPath(assignments(), 'inline')))?.metadata.deletionTimestamp ? true : undefined));
+    expect(await find(mgmt, syncPath(ns(), 'inline', PROXYSYNCS))).toBeDefined();
+    expect(await find(edge, syncPath(ns(), 'inline'))).toBeDefined();
+
+    spoke = await startSpoke();
+    await eventually('the ProxySync gone', async () => ((await find(mgmt, syncPath(ns(), 'inline', PROXYSYNCS))) ? undefined : true), 90_000);
+    expect(await find(edge, syncPath(ns(), 'inline'))).toBeUndefined();
+    expect(await find(edge, cmPath(ns(), 'inline-cm'))).toBeUndefined();
+    expect(await find(mgmt, syncPath(assignments(), 'inline'))).toBeUndefined();
+    // The other ProxySync is back to Ready with its cluster.
+    await proxyReady('app', 'True', 'Succeeded', 90_000);
+  });
+
+  test('revoke: the identity loses every right at once; the ProxySync says so', async () => {
+    const identity = await identityClient();
+    try {
+      expect(await statusOf(identity, syncPath(assignments()))).toBe(200);
+      const revoked = await runCli(['cluster', 'revoke', CLUSTER, '-n', ns(), '--mgmt-kubeconfig', kubeconfigPath(HOME)]);
+      expect({ code: revoked.code, stderr: revoked.stderr }).toEqual({ code: 0, stderr: '' });
+      await eventually('the token refused', async () => ((await statusOf(identity, syncPath(assignments()))) === 401 ? true : undefined), 30_000);
+      const said = await proxyReady('app', 'False', 'ClusterRevoked');
+      expect(readyOf(said)?.message).toContain(`pull cluster ${CLUSTER}'s identity was revoked at`);
+      // The bundle on disk is the one the spoke may have renewed; it is refused as well.
+      expect(readFileSync(joinFile(), 'utf8')).toContain('token:');
+    } finally {
+      identity.close();
+    }
+  });
+});
