@@ -32,7 +32,8 @@ export function clusterState(child: KubeObject | undefined, revision: string, co
   const ready = observedReady(child);
   if (!ready) return { state: 'progressing', updated };
   if (ready.status === 'True') return updated ? { state: 'ready' } : { state: 'progressing', updated };
-  if (ready.reason === Reason.ClusterUnreachable) return { state: 'unreachable', updated, message: ready.message };
+  // A pull cluster offline counts as unreachable (onUnreachable), as a push cluster that does not answer.
+  if (ready.reason === Reason.ClusterUnreachable || ready.reason === Reason.ClusterOffline) return { state: 'unreachable', updated, message: ready.message };
   if (ready.status === 'False' && !WAITING_REASONS.has(ready.reason)) return { state: 'failed', updated, reason: ready.reason, message: ready.message };
   return { state: 'progressing', updated };
 }

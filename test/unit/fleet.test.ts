@@ -105,6 +105,8 @@ describe("a cluster's state from its child", () => {
     ['waiting for a dependency', child({ ready: ['False', 'DependencyNotReady'] }), 'progressing', true],
     ['applying', child({ ready: ['Unknown', 'Progressing'] }), 'progressing', true],
     ['its cluster unreachable', child({ ready: ['False', 'ClusterUnreachable'] }), 'unreachable', true],
+    ['its pull cluster offline', child({ ready: ['False', 'ClusterOffline'] }), 'unreachable', true],
+    ['its pull cluster revoked', child({ ready: ['False', 'ClusterRevoked'] }), 'failed', true],
     ['failed to apply', child({ ready: ['False', 'ApplyFailed'] }), 'failed', true],
     ['remote Sync suspended by hand', child({ ready: ['False', 'RemoteSuspended'] }), 'failed', true],
     ['stalled', child({ ready: ['False', 'InvalidSpec'], stalled: 'InvalidSpec' }), 'failed', true],
