@@ -8,6 +8,7 @@ import { CLUSTER_LABEL } from '../api/marks.js';
 import type { KubeObject } from '../kube/resources.js';
 import { clusterValues, profileProperties, VALUES_ANNOTATION_PREFIX } from './cluster-values.js';
 import type { ClusterSource, InventoryCluster } from './inventory-types.js';
+import { CLUSTER_MODE_LABEL, PULL_MODE } from './pull-names.js';
 
 /** The versions of `cluster.x-k8s.io` that serve Cluster, newest first (the first served one is watched). */
 export const CLUSTER_API_VERSIONS = ['cluster.x-k8s.io/v1beta2', 'cluster.x-k8s.io/v1beta1'];
@@ -38,6 +39,7 @@ export function secretCluster(secret: KubeObject): InventoryCluster {
     labels,
     values: clusterValues(name, secret.metadata.annotations),
     source: 'Secret',
+    ...(labels[CLUSTER_MODE_LABEL] === PULL_MODE && { mode: 'pull' as const }),
     definedBy: definedByOf('Secret', secret),
     ref: { kubeConfig: { secretRef: { name: secret.metadata.name ?? '', key: DEFAULT_KUBECONFIG_KEY } } },
   };

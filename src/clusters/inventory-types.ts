@@ -13,6 +13,8 @@ export interface InventoryCluster {
   /** Its values, for a FleetSync's substitution (cluster-values.ts): `cluster_name`, the `values.syncprims.dev/` annotations, a ClusterProfile's properties. */
   values: Record<string, string>;
   source: ClusterSource;
+  /** `pull`: a cluster that connects upward (its Secret holds no credential: docs/pull.md); absent: push (dialled). */
+  mode?: 'push' | 'pull';
   /** The object it comes from, for messages: `Secret team/edge-1-kubeconfig`, `Cluster team/edge-1`, `ClusterProfile team/edge-1`. */
   definedBy: string;
   /** The spec fields a RemoteSync/ProxySync names this cluster with (exactly one of kubeConfig / clusterRef, as src/api/cluster.ts types them). */

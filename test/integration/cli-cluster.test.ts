@@ -98,13 +98,13 @@ describe('syncprims get clusters', () => {
     const { code, stdout, stderr } = await getClusters();
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     const [header, ...rows] = tableCells(stdout);
-    expect(header).toEqual(['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', 'PROBLEM']);
+    expect(header).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'PROBLEM']);
     const byName = new Map(rows.map((r) => [r[0], r]));
-    expect(byName.get('edge-1')).toEqual(['edge-1', 'Secret', 'yes', '-', 'env=staging', '-']);
-    expect(byName.get('down')?.slice(0, 5)).toEqual(['down', 'Secret', 'no', '-', 'env=prod']);
-    expect(byName.get('down')?.[5]).toContain(`unreachable: https://127.0.0.1:${down.port}`);
+    expect(byName.get('edge-1')).toEqual(['edge-1', 'Secret', 'push', 'yes', '-', '-', 'env=staging', '-']);
+    expect(byName.get('down')?.slice(0, 7)).toEqual(['down', 'Secret', 'push', 'no', '-', '-', 'env=prod']);
+    expect(byName.get('down')?.[7]).toContain(`unreachable: https://127.0.0.1:${down.port}`);
     // The Secret of the test before claims `taken` and holds no kubeconfig.
-    expect(byName.get('taken')?.slice(0, 3)).toEqual(['taken', 'Secret', 'no']);
+    expect(byName.get('taken')?.slice(0, 4)).toEqual(['taken', 'Secret', 'push', 'no']);
 
     const json = await getClusters('-o', 'json');
     const listed = JSON.parse(json.stdout) as { clusters: { name: string; reach: { reachable: string; server?: string } }[] };
@@ -112,7 +112,7 @@ describe('syncprims get clusters', () => {
     expect(listed.clusters[1]!.reach).toEqual({ reachable: 'yes', server: 'https://127.0.0.1:6442' });
 
     const wide = tableCells((await getClusters('-o', 'wide')).stdout);
-    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
-    expect(wide.find((r) => r[0] === 'edge-1')?.slice(5, 8)).toEqual(['-', `Secret ${ns()}/edge-1-kubeconfig`, 'https://127.0.0.1:6442']);
+    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
+    expect(wide.find((r) => r[0] === 'edge-1')?.slice(7, 10)).toEqual(['-', `Secret ${ns()}/edge-1-kubeconfig`, 'https://127.0.0.1:6442']);
   }, 60_000);
 });

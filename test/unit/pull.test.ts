@@ -39,7 +39,8 @@ describe('names and targets', () => {
 });
 
 describe('an assignment', () => {
-  const assignment = { ...assignmentOf(remote, proxy, pull), metadata: { ...assignmentOf(remote, proxy, pull).metadata, generation: 4 } };
+  const made = assignmentOf(remote, proxy, pull);
+  const assignment: KubeObject = { ...made, metadata: { ...made.metadata, generation: 4 } };
 
   test('is the remote Sync in the assignments namespace, named after the ProxySync, marked as a carrier, saying where it goes', () => {
     expect(assignment.metadata).toMatchObject({

@@ -7,6 +7,7 @@
 // sets the labels and values anew: those it does not give are removed.
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
+import { PULL_SECRET_TYPE } from '../../clusters/pull-names.js';
 import { valueName, VALUES_ANNOTATION_PREFIX } from '../../clusters/cluster-values.js';
 import { getIfExists, type Requester } from '../../kube/client.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
@@ -26,9 +27,9 @@ export interface AddFlags {
 }
 
 /** The field manager of what the CLI writes. */
-const CLI_FIELD_MANAGER = 'syncprims-cli';
+export const CLI_FIELD_MANAGER = 'syncprims-cli';
 /** A cluster's name is a label value and part of its children's names (`<fleetsync>-<cluster>`): a DNS label. */
-const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
 const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -60,6 +61,9 @@ export async function addCluster(name: string, flags: AddFlags): Promise<void> {
     const taken = (await readInventory(client, namespace)).find((c) => c.name === name && c.definedBy !== `Secret ${namespace}/${secret}`);
     if (taken) throw new CliError(`cluster name ${name} is taken in namespace ${namespace} by ${taken.definedBy}: choose another name, or remove that one first`);
     const existing = await getIfExists<KubeObject>(client, path);
+    if ((existing as { type?: string } | undefined)?.type === PULL_SECRET_TYPE) {
+      throw new CliError(`cluster ${name} is registered as a pull cluster (Secret ${namespace}/${secret}): left alone; to register it with a kubeconfig, revoke it (syncprims cluster revoke ${name}) and delete that Secret first`);
+    }
     if (existing && existing.metadata.labels?.[CLUSTER_LABEL] !== name) {
       throw new CliError(`Secret ${namespace}/${secret} exists and does not register cluster ${name} (no label ${CLUSTER_LABEL}=${name}): left alone; remove it, or choose another name`);
     }
@@ -87,7 +91,7 @@ export async function addCluster(name: string, flags: AddFlags): Promise<void> {
  * drops those the CLI set before; this removes those set otherwise
  * (`kubectl annotate`) too, so that the cluster's values are the ones given.
  */
-async function removeValues(client: Requester, path: string, keys: string[]): Promise<void> {
+export async function removeValues(client: Requester, path: string, keys: string[]): Promise<void> {
   if (keys.length === 0) return;
   await client.request({
     method: 'PATCH',
@@ -99,7 +103,7 @@ async function removeValues(client: Requester, path: string, keys: string[]): Pr
 }
 
 /** `; values ${region}, ${tier}`: the names a template writes them by. */
-function valuesNote(annotations: Record<string, string>): string {
+export function valuesNote(annotations: Record<string, string>): string {
   const names = Object.keys(annotations).map((k) => `\${${valueName(k.slice(VALUES_ANNOTATION_PREFIX.length))}}`);
   return names.length > 0 ? `; values ${names.join(', ')}` : '';
 }

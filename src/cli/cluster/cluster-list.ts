@@ -6,9 +6,11 @@
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
 import { selectClusters, type InventoryCluster, type LabelSelector } from '../../clusters/inventory.js';
-import type { Requester } from '../../kube/client.js';
+import { assignmentNamespace, PULL_LEASE } from '../../clusters/pull-names.js';
+import { REVOKED_AT_ANNOTATION } from '../../clusters/pull-target.js';
+import { getIfExists, type Requester } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
-import type { KubeObject } from '../../kube/resources.js';
+import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
 import { unmadeTemplates, type UnmadeTemplate } from '../../views/fleet-unmade.js';
 import { syncCollectionPath } from '../../views/sync-api.js';
 import { withCluster, type Cluster, type ClusterFlags } from '../cluster.js';
@@ -30,6 +32,9 @@ export interface Reach {
 }
 
 export interface ClusterRow extends InventoryCluster {
+  mode: 'push' | 'pull';
+  /** A pull cluster: when its operator last renewed its Lease (RFC 3339), `never`, or `revoked`; a push cluster: null. */
+  lastSeen: string | null;
   reach: Reach;
   selectedBy: string[];
   /** The FleetSyncs selecting it that cannot make its template: which, and why. */
@@ -39,9 +44,10 @@ export interface ClusterRow extends InventoryCluster {
 export async function listClusters(flags: ClusterFlags & { output: ListOutput }): Promise<void> {
   await withCluster(flags, async (home) => {
     const [clusters, fleets] = await Promise.all([readInventory(home.client, home.namespace), readFleetSyncs(home.client, home.namespace)]);
-    const reaches = await Promise.all(clusters.map((c) => probe(home, c)));
+    const reaches = await Promise.all(clusters.map((c) => (c.mode === 'pull' ? { reachable: '-' as const } : probe(home, c))));
+    const seen = await Promise.all(clusters.map((c) => (c.mode === 'pull' ? lastSeenOf(home.client, c) : null)));
     const unmade = unmadeTemplates(fleets, clusters);
-    const rows = clusters.map((c, i) => ({ ...c, reach: reaches[i]!, selectedBy: selectorsOf(c, clusters, fleets), unmade: unmadeFor(c, unmade) }));
+    const rows = clusters.map((c, i) => ({ ...c, mode: c.mode ?? ('push' as const), lastSeen: seen[i]!, reach: reaches[i]!, selectedBy: selectorsOf(c, clusters, fleets), unmade: unmadeFor(c, unmade) }));
     process.stdout.write(render(rows, home.namespace, flags.output));
   });
 }
@@ -71,6 +77,24 @@ export function selectorsOf(cluster: InventoryCluster, clusters: InventoryCluste
 function unmadeFor(cluster: InventoryCluster, unmade: UnmadeTemplate[]): ClusterRow['unmade'] {
   if (cluster.problem) return [];
   return unmade.filter((u) => u.cluster === cluster.name).map(({ fleetSync, reason, message }) => ({ fleetSync, reason, message }));
+}
+
+/** When a pull cluster's operator last renewed its Lease (docs/pull.md): RFC 3339, `never`, or `revoked`. */
+async function lastSeenOf(client: Requester, cluster: InventoryCluster): Promise<string> {
+  const secret = await getIfExists<KubeObject>(client, objectPath(CORE.secrets, cluster.ref.kubeConfig?.secretRef.name ?? `${cluster.name}-kubeconfig`, cluster.namespace));
+  if (secret?.metadata.annotations?.[REVOKED_AT_ANNOTATION]) return 'revoked';
+  const lease = await getIfExists<{ spec?: { renewTime?: string } }>(client, objectPath(CORE.leases, PULL_LEASE, assignmentNamespace(cluster.namespace, cluster.name)));
+  const renewed = lease?.spec?.renewTime ? Date.parse(lease.spec.renewTime) : NaN;
+  return Number.isNaN(renewed) ? 'never' : new Date(renewed).toISOString();
+}
+
+/** A LAST-SEEN cell: an age (`12s`, `5m`, `3h`, `2d`), `never`, `revoked`; `-` for a push cluster. */
+export function lastSeenCell(lastSeen: string | null, now = Date.now()): string {
+  if (lastSeen === null) return '-';
+  const at = Date.parse(lastSeen);
+  if (Number.isNaN(at)) return lastSeen;
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : s < 172_800 ? `${Math.round(s / 3600)}h` : `${Math.round(s / 86_400)}d`;
 }
 
 /** Opens the cluster from its kubeconfig, as the operator would, and asks its version. */
@@ -105,11 +129,13 @@ export function render(rows: ClusterRow[], namespace: string, output: ListOutput
   }
   if (rows.length === 0) return `No clusters in namespace ${namespace} (register one: syncprims cluster add NAME --kubeconfig FILE -n ${namespace})\n`;
   const wide = output === 'wide';
-  const header = ['NAME', 'SOURCE', 'REACHABLE', 'SELECTED-BY', 'LABELS', ...(wide ? ['VALUES', 'OBJECT', 'SERVER'] : []), 'PROBLEM'];
+  const header = ['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', ...(wide ? ['VALUES', 'OBJECT', 'SERVER'] : []), 'PROBLEM'];
   const lines = rows.map((r) => [
     r.name,
     r.source,
+    r.mode,
     r.reach.reachable,
+    lastSeenCell(r.lastSeen),
     r.selectedBy.join(',') || '-',
     labelsOf(r) || '-',
     ...(wide ? [valuesCell(r.values) || '-', r.definedBy, r.reach.server ?? '-'] : []),

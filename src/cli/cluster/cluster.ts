@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { clusterOptions, examples } from '../options.js';
 import type { AddFlags } from './cluster-add.js';
+import type { PullFlags } from './cluster-pull.js';
 import type { ListOutput } from './cluster-list.js';
 import type { ClusterFlags } from '../cluster.js';
 
@@ -14,7 +15,10 @@ export function addClusterCommand(program: Command): void {
     .command('add')
     .description('register a cluster: its kubeconfig (one context, files read in, checked as the operator checks it) in the Secret <name>-kubeconfig labelled syncprims.dev/cluster=<name>')
     .argument('<name>', "the cluster's name (a DNS label)")
-    .requiredOption('--kubeconfig <file>', "the cluster's kubeconfig")
+    .option('--kubeconfig <file>', "the cluster's kubeconfig (a push cluster: the managing cluster dials it)")
+    .option('--pull', 'a pull cluster: never dialled; its own operator connects upward with the join bundle written (docs/pull.md)')
+    .option('--join-file <file>', 'with --pull: where the join bundle goes (default: <name>.join.yaml, mode 0600)')
+    .option('--token-ttl <duration>', "with --pull: the join bundle token's life (its operator renews it)", '24h')
     .option('--context <name>', 'its context to register (default: its current context)')
     .option('--label <key=value>', 'a label of the cluster, for FleetSync selectors (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
     .option(
@@ -39,17 +43,43 @@ annotation (letters, digits, '-', '_', '.'); a template writes it with every cha
     'syncprims cluster add edge-1 --kubeconfig edge-1.kubeconfig --label env=prod --label region=eu -n fleet',
     'syncprims cluster add edge-1 --kubeconfig edge-1.kubeconfig --label env=prod --value region=eu-west --value mirror=registry.eu.example.com -n fleet',
     'syncprims cluster add edge-2 --kubeconfig ~/.kube/config --context edge-2 -n fleet',
+    'syncprims cluster add edge-7 --pull --label env=prod -n fleet --join-file edge-7.join.yaml   # then, on edge-7: syncprims run --upstream-kubeconfig edge-7.join.yaml',
   ]);
-  add.action(async (name: string, flags: AddFlags) => {
+  add.action(async (name: string, flags: AddFlags & PullFlags & { kubeconfig?: string; pull?: boolean }) => {
+    const { UsageError } = await import('../errors.js');
+    if (flags.pull && flags.kubeconfig) throw new UsageError('--pull and --kubeconfig: a pull cluster keeps no kubeconfig here; give one of them');
+    if (!flags.pull && !flags.kubeconfig) throw new UsageError("want --kubeconfig (the cluster's kubeconfig), or --pull (a cluster that connects upward)");
+    if (flags.pull) {
+      const { addPullCluster } = await import('./cluster-pull.js');
+      return addPullCluster(name, flags);
+    }
     const { addCluster } = await import('./cluster-add.js');
-    await addCluster(name, flags);
+    await addCluster(name, { ...flags, kubeconfig: flags.kubeconfig! });
   });
+
+  addRevokeCommand(cluster);
 
   const list = cluster.command('list').alias('ls').description('list the clusters of a namespace (as syncprims get clusters)');
   clusterOptions(list);
   list.option('-o, --output <format>', `output format: ${CLUSTER_OUTPUTS.join(', ')}`, 'table');
   examples(list, ['syncprims cluster list -n fleet', 'syncprims get clusters -n fleet -o wide']);
   list.action((flags: ClusterFlags & { output: string }) => getClusters(flags));
+}
+
+/** `syncprims cluster revoke`: a pull cluster's identity taken away (cluster-pull.ts). */
+function addRevokeCommand(cluster: Command): void {
+  const revoke = cluster
+    .command('revoke')
+    .description("take a pull cluster's identity away at once (its ServiceAccount, Role and RoleBinding deleted: every token of it refused); its assignments stay")
+    .argument('<name>', "the pull cluster's name")
+    .option('-n, --namespace <ns>', 'the namespace of the inventory (default: the managing context\'s, else "default")')
+    .option('--mgmt-kubeconfig <file>', 'kubeconfig of the managing cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--mgmt-context <name>', 'context of the managing cluster');
+  examples(revoke, ['syncprims cluster revoke edge-7 -n fleet', 'syncprims cluster add edge-7 --pull -n fleet   # a new identity and join bundle']);
+  revoke.action(async (name: string, flags: Pick<PullFlags, 'namespace' | 'mgmtKubeconfig' | 'mgmtContext'>) => {
+    const { revokePullCluster } = await import('./cluster-pull.js');
+    await revokePullCluster(name, flags);
+  });
 }
 
 /** `syncprims get clusters` and `syncprims cluster list`: name, source, reachability, what selects each, labels, problem. */
