@@ -6,8 +6,20 @@ import { CLUSTER_LABEL } from '../api/marks.js';
 import type { KubeObject } from '../kube/resources.js';
 import { assignmentNamespace, CLUSTER_MODE_LABEL, PULL_MODE } from './pull-names.js';
 
-/** The revoked-at annotation `syncprims cluster revoke` puts on a pull cluster's Secret. */
-export const REVOKED_AT_ANNOTATION = 'syncprims.dev/revoked-at';
+/**
+ * The label `syncprims cluster revoke` puts on a pull cluster's Secret: when, in seconds since the epoch (a
+ * label, since the Secrets are watched as metadata without annotations; a label value holds no ':').
+ */
+export const REVOKED_AT_LABEL = 'syncprims.dev/revoked-at';
+
+/** The revoked-at label's value for `at`, and back (undefined: not a time). */
+export function revokedAtValue(at: Date): string {
+  return String(Math.floor(at.getTime() / 1000));
+}
+export function revokedAtOf(value: string | undefined): string | undefined {
+  if (!value || !/^\d{1,12}$/.test(value)) return undefined;
+  return new Date(Number(value) * 1000).toISOString().replace('.000Z', 'Z');
+}
 
 /** A pull cluster, as a sync that names it reaches it: through its assignments namespace in the managing cluster. */
 export interface PullTarget {
@@ -26,6 +38,6 @@ export function pullTargetOf(secret: KubeObject | undefined, ref: { namespace: s
   const labels = secret?.metadata.labels ?? {};
   if (labels[CLUSTER_MODE_LABEL] !== PULL_MODE) return undefined;
   const cluster = labels[CLUSTER_LABEL] || ref.name.replace(/-kubeconfig$/, '');
-  const revokedAt = secret?.metadata.annotations?.[REVOKED_AT_ANNOTATION];
+  const revokedAt = revokedAtOf(labels[REVOKED_AT_LABEL]);
   return { cluster, inventoryNamespace: ref.namespace, namespace: assignmentNamespace(ref.namespace, cluster), ...(revokedAt && { revokedAt }) };
 }

@@ -42,6 +42,8 @@ const proxyReady = (name: string, status: 'True' | 'False' | 'Unknown', reason?:
 const configMap = (name: string, value = 'v1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data: { value } });
 const cmPath = (namespace: string, name: string): string => `/api/v1/namespaces/${namespace}/configmaps/${name}`;
 type CM = { data?: Record<string, string>; metadata: { labels?: Record<string, string> } };
+/** A ConfigMap manifest as a source ConfigMap holds it (under key `value`). */
+const manifest = (name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: ${value}\n`;
 
 /** A client of mgmt as the pull cluster's identity: the token of its join bundle. */
 async function identityClient(file = joinFile()): Promise<KubeClient> {
@@ -87,7 +89,7 @@ afterAll(async () => {
 
 describe('a ProxySync on a pull cluster', () => {
   test("is carried out by the cluster's own operator from its assignment, with the same readiness rules; the managing operator never sends edge-1 a request", async () => {
-    await mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: configMap('settings', 'blue') });
+    await mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: configMap('settings', manifest('colour', 'blue')) });
     await applyProxySync(mgmt, ns(), 'app', {
       clusterRef: { name: CLUSTER },
       template: { spec: { source: { configMap: { name: 'settings' } } } },
@@ -106,9 +108,10 @@ describe('a ProxySync on a pull cluster', () => {
 
     // A related ConfigMap is copied through the assignments namespace; its change reaches the pull cluster.
     await proxyReady('app', 'True', 'Succeeded');
-    expect((await find<CM>(edge, cmPath(ns(), 'settings')))?.data?.value).toBe('blue');
-    await mgmt.request({ method: 'PUT', path: cmPath(ns(), 'settings'), body: configMap('settings', 'green') });
-    await eventually('the changed ConfigMap in edge-1', async () => ((await find<CM>(edge, cmPath(ns(), 'settings')))?.data?.value === 'green' ? true : undefined));
+    expect((await find<CM>(edge, cmPath(ns(), 'settings')))?.data?.value).toBe(manifest('colour', 'blue'));
+    expect((await find<CM>(edge, cmPath(ns(), 'colour')))?.data?.value).toBe('blue');
+    await mgmt.request({ method: 'PUT', path: cmPath(ns(), 'settings'), body: configMap('settings', manifest('colour', 'green')) });
+    await eventually('the changed ConfigMap applied in edge-1', async () => ((await find<CM>(edge, cmPath(ns(), 'colour')))?.data?.value === 'green' ? true : undefined));
 
     // A template change: a new generation of the assignment, applied there, and Ready for it.
     await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v2')] } } } });

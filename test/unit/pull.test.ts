@@ -30,9 +30,10 @@ describe('names and targets', () => {
   });
 
   test('a Secret labelled cluster-mode pull is a pull target (its name from the cluster label; revoked from its annotation); any other is not', () => {
-    const secret = (labels: Record<string, string>, annotations?: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'edge-p-kubeconfig', namespace: 'team', labels, annotations } });
+    const secret = (labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'edge-p-kubeconfig', namespace: 'team', labels } });
     expect(pullTargetOf(secret({ 'syncprims.dev/cluster': 'edge-p', 'syncprims.dev/cluster-mode': 'pull' }), { namespace: 'team', name: 'edge-p-kubeconfig' })).toEqual(pull);
-    expect(pullTargetOf(secret({ 'syncprims.dev/cluster-mode': 'pull' }, { 'syncprims.dev/revoked-at': 'T' }), { namespace: 'team', name: 'edge-p-kubeconfig' })).toEqual({ ...pull, revokedAt: 'T' });
+    expect(pullTargetOf(secret({ 'syncprims.dev/cluster-mode': 'pull', 'syncprims.dev/revoked-at': '1796215429' }), { namespace: 'team', name: 'edge-p-kubeconfig' })).toEqual({ ...pull, revokedAt: '2026-12-02T12:43:49Z' });
+    expect(pullTargetOf(secret({ 'syncprims.dev/cluster-mode': 'pull', 'syncprims.dev/revoked-at': 'soon' }), { namespace: 'team', name: 'edge-p-kubeconfig' })).toEqual(pull);
     expect(pullTargetOf(secret({ 'syncprims.dev/cluster': 'edge-p' }), { namespace: 'team', name: 'edge-p-kubeconfig' })).toBeUndefined();
     expect(pullTargetOf(undefined, { namespace: 'team', name: 'edge-p-kubeconfig' })).toBeUndefined();
   });

@@ -6,8 +6,8 @@
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
 import { selectClusters, type InventoryCluster, type LabelSelector } from '../../clusters/inventory.js';
-import { assignmentNamespace, PULL_LEASE } from '../../clusters/pull-names.js';
-import { REVOKED_AT_ANNOTATION } from '../../clusters/pull-target.js';
+import { assignmentNamespace, CLUSTER_MODE_LABEL, PULL_LEASE } from '../../clusters/pull-names.js';
+import { REVOKED_AT_LABEL } from '../../clusters/pull-target.js';
 import { getIfExists, type Requester } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
@@ -81,8 +81,7 @@ function unmadeFor(cluster: InventoryCluster, unmade: UnmadeTemplate[]): Cluster
 
 /** When a pull cluster's operator last renewed its Lease (docs/pull.md): RFC 3339, `never`, or `revoked`. */
 async function lastSeenOf(client: Requester, cluster: InventoryCluster): Promise<string> {
-  const secret = await getIfExists<KubeObject>(client, objectPath(CORE.secrets, cluster.ref.kubeConfig?.secretRef.name ?? `${cluster.name}-kubeconfig`, cluster.namespace));
-  if (secret?.metadata.annotations?.[REVOKED_AT_ANNOTATION]) return 'revoked';
+  if (cluster.labels[REVOKED_AT_LABEL]) return 'revoked';
   const lease = await getIfExists<{ spec?: { renewTime?: string } }>(client, objectPath(CORE.leases, PULL_LEASE, assignmentNamespace(cluster.namespace, cluster.name)));
   const renewed = lease?.spec?.renewTime ? Date.parse(lease.spec.renewTime) : NaN;
   return Number.isNaN(renewed) ? 'never' : new Date(renewed).toISOString();
@@ -117,7 +116,7 @@ async function probe(home: Pick<Cluster, 'client'>, cluster: InventoryCluster): 
 
 function labelsOf(c: InventoryCluster): string {
   return Object.entries(c.labels)
-    .filter(([k]) => k !== CLUSTER_LABEL)
+    .filter(([k]) => k !== CLUSTER_LABEL && k !== CLUSTER_MODE_LABEL && k !== REVOKED_AT_LABEL)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
 }

@@ -22,7 +22,7 @@ import {
   PULL_MODE,
   PULL_SECRET_TYPE,
 } from '../../clusters/pull-names.js';
-import { REVOKED_AT_ANNOTATION } from '../../clusters/pull-target.js';
+import { REVOKED_AT_LABEL, revokedAtOf, revokedAtValue } from '../../clusters/pull-target.js';
 import { getIfExists, type Requester } from '../../kube/client.js';
 import type { KubeConfig } from '../../kube/kubeconfig.js';
 import { ApiError } from '../../kube/errors.js';
@@ -115,7 +115,9 @@ export async function addPullCluster(name: string, flags: PullFlags): Promise<vo
       metadata: { name: secret, namespace, labels: { ...labels, [CLUSTER_LABEL]: name, [CLUSTER_MODE_LABEL]: PULL_MODE }, ...(Object.keys(annotations).length > 0 && { annotations }) },
       type: PULL_SECRET_TYPE,
     });
-    await removeValues(client, path, [...staleValueAnnotations(existing?.metadata.annotations, annotations), ...(existing?.metadata.annotations?.[REVOKED_AT_ANNOTATION] ? [REVOKED_AT_ANNOTATION] : [])]);
+    await removeValues(client, path, staleValueAnnotations(existing?.metadata.annotations, annotations));
+    // Registered again after a revoke: a new identity (made above), no longer revoked.
+    if (existing?.metadata.labels?.[REVOKED_AT_LABEL]) await client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: null } } } });
     const token = await client.request<{ status: { token: string; expirationTimestamp: string } }>({
       method: 'POST',
       path: objectPath(SERVICE_ACCOUNTS, PULL_AGENT_ACCOUNT, ans, 'token'),
@@ -171,8 +173,9 @@ export async function revokePullCluster(name: string, flags: Pick<PullFlags, 'na
         if (!(err instanceof ApiError && err.status === 404)) throw err;
       });
     }
-    const at = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    await client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { annotations: { [REVOKED_AT_ANNOTATION]: at } } } });
+    const value = revokedAtValue(new Date());
+    const at = revokedAtOf(value);
+    await client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: value } } } });
     console.log(`pull cluster ${name} of namespace ${namespace} revoked at ${at}: its identity (ServiceAccount ${ans}/${PULL_AGENT_ACCOUNT}) is deleted, every token of it refused; its assignments stay (register it again with syncprims cluster add ${name} --pull)`);
   });
 }
