@@ -92,7 +92,7 @@ describe('a ProxySync on a pull cluster', () => {
     await mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: configMap('settings', manifest('colour', 'blue')) });
     await applyProxySync(mgmt, ns(), 'app', {
       clusterRef: { name: CLUSTER },
-      template: { spec: { source: { configMap: { name: 'settings' } } } },
+      template: { spec: { defaultNamespace: ns(), source: { configMap: { name: 'settings' } } } },
     });
     await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v1')] } } } });
     const ready = await proxyReady('inline', 'True', 'Succeeded');
