@@ -17,7 +17,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { applyProxySync, applyRemoteSync, PROXYSYNCS, REMOTESYNCS } from '../support/remote.js';
+import { applyFleetSync, applyProxySync, applyRemoteSync, FLEETSYNCS, PROXYSYNCS, registerCluster, REMOTESYNCS } from '../support/remote.js';
 import { find, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -28,6 +28,7 @@ let mgmt: KubeClient;
 let edge: KubeClient;
 let hub: OperatorProcess;
 let spoke: OperatorProcess | undefined;
+let pushSpoke: OperatorProcess;
 let started: Date;
 const ns = useTestNamespace(HOME, 'pull');
 const dir = tempDir('syncprims-pull-');
@@ -70,15 +71,26 @@ beforeAll(async () => {
   started = new Date(Date.now() - 1000);
   const added = await addPull(CLUSTER, '--label', 'mode=pulled');
   expect({ code: added.code, stderr: added.stderr }).toEqual({ code: 0, stderr: '' });
-  [hub, spoke] = await Promise.all([OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]), startSpoke()]);
+  // edge-2 beside it, a push cluster of the same inventory, with an operator of its own.
+  await registerCluster(mgmt, ns(), 'edge-2', 'edge-2', { mode: 'pushed' });
+  [hub, spoke, pushSpoke] = await Promise.all([
+    OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]),
+    startSpoke(),
+    OperatorProcess.start('edge-2', ['--namespace', ns()]),
+  ]);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([hub?.stop('SIGTERM'), spoke?.stop('SIGTERM')]);
+  await Promise.all([hub?.stop('SIGTERM'), spoke?.stop('SIGTERM'), pushSpoke?.stop('SIGTERM')]);
   if (mgmt) {
     await releaseSyncFinalizers(mgmt, assignments());
     await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignments()}` }).catch(() => undefined);
     await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignmentNamespace(ns(), 'other-p')}` }).catch(() => undefined);
+  }
+  const edge2 = await clusterClient('edge-2').catch(() => undefined);
+  if (edge2) {
+    await releaseSyncFinalizers(edge2, ns());
+    await edge2.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}` }).catch(() => undefined);
   }
   if (edge) {
     await releaseSyncFinalizers(edge, ns());
@@ -161,11 +173,41 @@ describe('a ProxySync on a pull cluster', () => {
     expect(readyOf(refused)?.message).toContain('use a ProxySync');
   });
 
+  test('a FleetSync rolls out in waves across the pull cluster (the canary) and a push one, with per-cluster values', async () => {
+    const before = new Date();
+    await applyFleetSync(mgmt, ns(), 'fleet', {
+      clusters: { names: [CLUSTER, 'edge-2'] },
+      substitute: {},
+      rollout: { waves: [{ name: 'canary', selector: { matchLabels: { mode: 'pulled' } } }, { name: 'rest' }] },
+      template: { spec: { source: { inline: [configMap('fleet-cm', '${cluster_name}')] } } },
+    });
+    const complete = await eventually('the FleetSync Complete', async () => {
+      const f = await find<SyncObject & { status?: { phase?: string; clusters?: Record<string, number> } }>(mgmt, syncPath(ns(), 'fleet', FLEETSYNCS));
+      return f?.status?.phase === 'Complete' ? f : undefined;
+    }, 90_000);
+    expect(complete.status?.clusters).toMatchObject({ selected: 2, updated: 2, ready: 2, failed: 0, unreachable: 0 });
+    expect((await find<CM>(edge, cmPath(ns(), 'fleet-cm')))?.data?.value).toBe(CLUSTER);
+    const edge2 = await clusterClient('edge-2');
+    expect((await find<CM>(edge2, cmPath(ns(), 'fleet-cm')))?.data?.value).toBe('edge-2');
+    // The push wave went only once the pull canary was Ready: edge-2's Sync (named, as each child's, after the FleetSync) was written after edge-1's reported Ready.
+    const canary = await find<SyncObject>(edge, syncPath(ns(), 'fleet'));
+    expect(canary?.metadata.labels?.['syncprims.dev/pull-assignment']).toBe(`fleet-${CLUSTER}`);
+    const canaryReady = Date.parse(String(readyOf(canary!)?.lastTransitionTime));
+    const rest = (await writesSince('edge-2', before, 'syncprims')).filter((e) => e.objectRef?.resource === 'syncs' && e.objectRef.namespace === ns() && e.objectRef.name === 'fleet');
+    expect(rest.length).toBeGreaterThan(0);
+    expect(Math.min(...rest.map((e) => Date.parse(e.requestReceivedTimestamp)))).toBeGreaterThanOrEqual(canaryReady - 1000);
+  });
+
   test('offline is normal: the ProxySync says since when; deleted meanwhile, its Sync and objects there go once the cluster is back', async () => {
     await spoke!.stop('SIGTERM');
     spoke = undefined;
     const offline = await proxyReady('inline', 'False', 'ClusterOffline', 90_000);
     expect(readyOf(offline)?.message).toMatch(new RegExp(`^pull cluster ${CLUSTER} is offline: last seen \\S+ \\(\\d+ s ago\\)`));
+    // A FleetSync counts it as unreachable (onUnreachable), not failed.
+    await eventually('the fleet counting it unreachable', async () => {
+      const f = await find<SyncObject & { status?: { clusters?: Record<string, number> } }>(mgmt, syncPath(ns(), 'fleet', FLEETSYNCS));
+      return f?.status?.clusters?.unreachable === 1 && f.status.clusters.failed === 0 ? true : undefined;
+    });
     // What it applied keeps running there.
     expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v2');
 
