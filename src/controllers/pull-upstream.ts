@@ -9,6 +9,7 @@ import { parseDocument } from 'yaml';
 import { PULL_LEASE, PULL_LEASE_SECONDS } from '../clusters/pull-names.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfigFile } from '../kube/config.js';
+import { KubeConfig } from '../kube/kubeconfig.js';
 import { ApiError } from '../kube/errors.js';
 import { collectionPath, CORE, objectPath } from '../kube/resources.js';
 import type { Logger } from '../runtime/logger.js';
@@ -57,6 +58,9 @@ export class PullUpstream {
   private timers: NodeJS.Timeout[] = [];
   private stopAgent: (() => Promise<void>) | undefined;
   private stopped = false;
+  /** The bundle as last written (the file may be a read-only mount: see `secret`). */
+  private bundle: string;
+  private home: KubeClient | undefined;
 
   private constructor(
     private readonly file: string,
@@ -64,22 +68,30 @@ export class PullUpstream {
     readonly namespace: string,
     private readonly holder: string,
     private readonly log: Logger,
-  ) {}
+    /** In a cluster (syncprims join): the Secret the bundle is mounted from, where a renewed token is written. */
+    private readonly secret?: { namespace: string; name: string },
+  ) {
+    this.bundle = readFileSync(file, 'utf8');
+  }
 
-  static async open(file: string, userAgent: string, holder: string, log: Logger): Promise<PullUpstream> {
+  static async open(file: string, userAgent: string, holder: string, log: Logger, secret?: { namespace: string; name: string }): Promise<PullUpstream> {
     const kc = loadKubeConfigFile(file);
     const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
     if (!namespace) throw new Error(`--upstream-kubeconfig ${file}: its context names no namespace (the assignments namespace): use the join bundle syncprims cluster add --pull wrote`);
     const client = await KubeClient.create('upstream', kc, userAgent);
-    return new PullUpstream(file, client, namespace, holder, log.child({ component: 'pull', upstream: client.server.origin, namespace }));
+    return new PullUpstream(file, client, namespace, holder, log.child({ component: 'pull', upstream: client.server.origin, namespace }), secret);
   }
 
   /** The agent's controller (once its informers are primed: the managing cluster may be away, so it is not awaited), the Lease, the token's renewal. */
   start(m: Manager): void {
-    this.every(PULL_LEASE_SECONDS * 333, () => this.renewLease());
-    this.every(60_000, () => this.renewTokenIfDue());
-    void this.renewTokenIfDue();
-    void this.startAgent(m);
+    this.home = m.cache.client;
+    // Only the leader (of a Deployment's replicas) writes upstream.
+    void m.leading.then(() => {
+      if (this.stopped) return;
+      this.every(PULL_LEASE_SECONDS * 333, () => this.renewLease());
+      this.every(60_000, () => this.renewTokenIfDue());
+      void this.startAgent(m);
+    });
   }
 
   private async startAgent(m: Manager): Promise<void> {
@@ -138,14 +150,28 @@ export class PullUpstream {
       });
       const fresh = answer.status?.token;
       if (!fresh) throw new Error('the TokenRequest answer holds no token');
-      const tmp = `${this.file}.renewing`;
-      writeFileSync(tmp, withToken(readFileSync(this.file, 'utf8'), fresh), { mode: 0o600 });
-      renameSync(tmp, this.file);
-      await this.client.useKubeConfig(loadKubeConfigFile(this.file));
+      const next = withToken(this.bundle, fresh);
+      await this.keep(next);
+      const kc = new KubeConfig();
+      kc.loadFromString(next);
+      await this.client.useKubeConfig(kc);
+      this.bundle = next;
       this.log.info({ expires: answer.status?.expirationTimestamp }, 'upstream token renewed');
     } catch (err) {
       this.log.warn({ err: err instanceof Error ? err.message : String(err), expires: new Date(claims.exp * 1000).toISOString() }, `cannot renew the upstream token: ${revokedHint(err)}`);
     }
+  }
+
+  /** The renewed bundle kept where a restart finds it: the file, else (a read-only mount) the Secret it is mounted from. */
+  private async keep(bundle: string): Promise<void> {
+    if (this.secret && this.home) {
+      const path = objectPath(CORE.secrets, this.secret.name, this.secret.namespace);
+      await this.home.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { data: { value: Buffer.from(bundle).toString('base64') } } });
+      return;
+    }
+    const tmp = `${this.file}.renewing`;
+    writeFileSync(tmp, bundle, { mode: 0o600 });
+    renameSync(tmp, this.file);
   }
 
   async stop(): Promise<void> {

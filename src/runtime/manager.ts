@@ -175,7 +175,12 @@ export class Manager {
 
   private startControllers(): void {
     for (const c of this.controllers) c.start();
+    this.leadingStarted();
   }
+
+  private leadingStarted: () => void = () => undefined;
+  /** Settles once this process runs its controllers (at once without leader election; else once it leads): work beside them waits for it. */
+  readonly leading: Promise<void> = new Promise((resolve) => (this.leadingStarted = resolve));
 
   /** Without leader election, the operator's own Lease says that it is alive (with it, the leader Lease does). */
   private startLiveness(): void {

@@ -132,3 +132,29 @@ describe('presence and credentials', () => {
     expect(() => withToken('apiVersion: v1\n', 'new')).toThrow('the join bundle has no user');
   });
 });
+
+describe('syncprims join', () => {
+  test("the install's objects, with the bundle in a Secret mounted read-only, the flags that use it, and a Role to update that Secret only", async () => {
+    const { joinManifests } = await import('../../src/cli/install/join-manifests.js');
+    const { installManifests } = await import('../../src/cli/install/install-manifests.js');
+    const objects = joinManifests({ namespace: 'ops' }, 'bundle-text');
+    const kinds = (list: KubeObject[]) => list.map((o) => `${o.kind}/${o.metadata.name}`);
+    const plain = installManifests({ namespace: 'ops' });
+    expect(kinds(objects)).toEqual([
+      ...kinds(plain.slice(0, plain.findIndex((o) => o.kind === 'Deployment'))),
+      'Secret/syncprims-upstream',
+      'Role/syncprims-operator-upstream',
+      'RoleBinding/syncprims-operator-upstream',
+      ...kinds(plain.slice(plain.findIndex((o) => o.kind === 'Deployment'))),
+    ]);
+    const secret = objects.find((o) => o.kind === 'Secret') as unknown as { metadata: { namespace: string }; stringData: Record<string, string> };
+    expect(secret).toMatchObject({ metadata: { namespace: 'ops' }, stringData: { value: 'bundle-text' } });
+    expect((objects.find((o) => o.kind === 'Role' && o.metadata.name === 'syncprims-operator-upstream') as unknown as { rules: unknown[] }).rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['syncprims-upstream'], verbs: ['get', 'update', 'patch'] }]);
+    const pod = (objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { args: string[]; volumeMounts: unknown[] }[]; volumes: unknown[] } } } }).spec.template.spec;
+    expect(pod.containers[0]!.args.slice(-2)).toEqual(['--upstream-kubeconfig=/etc/syncprims/upstream/value', '--upstream-secret=syncprims-upstream']);
+    expect(pod.containers[0]!.volumeMounts).toContainEqual({ name: 'upstream', mountPath: '/etc/syncprims/upstream', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'upstream', secret: { secretName: 'syncprims-upstream', defaultMode: 0o400 } });
+    // The install's own Deployment is left as it was.
+    expect((plain.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { volumes: unknown[] } } } }).spec.template.spec.volumes).toHaveLength(1);
+  });
+});

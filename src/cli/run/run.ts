@@ -43,6 +43,7 @@ interface RunFlags extends SourceFlags {
   concurrency: string;
   leaderElect?: boolean;
   upstreamKubeconfig?: string;
+  upstreamSecret?: string;
   leaderElectionNamespace: string;
   leaderElectionLeaseDuration: string;
   leaderElectionRenewDeadline: string;
@@ -78,6 +79,7 @@ export function addRunCommand(program: Command): void {
       '--upstream-kubeconfig <file>',
       'pull mode: the join bundle (syncprims cluster add --pull) of the managing cluster this cluster takes its assignments from; its token is renewed in place',
     )
+    .option('--upstream-secret <name>', 'with --upstream-kubeconfig mounted from a Secret (syncprims join): that Secret of the leader election namespace, where the renewed token is written')
     .option('--concurrency <n>', 'workers per controller', '8')
     .option('--leader-elect', 'run only while holding the leader Lease')
     .option(
@@ -202,7 +204,8 @@ async function run(flags: RunFlags): Promise<void> {
     if (!manager.shuttingDown) throw err;
   });
   if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
-  const upstream = await startUpstream(manager, flags.upstreamKubeconfig, userAgent, instance, log);
+  const upstreamSecret = flags.upstreamSecret ? { namespace: flags.leaderElectionNamespace, name: flags.upstreamSecret } : undefined;
+  const upstream = await startUpstream(manager, { file: flags.upstreamKubeconfig, secret: upstreamSecret }, userAgent, instance, log);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await upstream?.stop();
@@ -213,10 +216,10 @@ async function run(flags: RunFlags): Promise<void> {
 }
 
 /** Pull mode's link to the managing cluster (controllers/pull-upstream.ts): loaded only when asked for. */
-async function startUpstream(manager: Manager, file: string | undefined, userAgent: string, holder: string, log: Logger) {
-  if (file === undefined || manager.shuttingDown) return undefined;
+async function startUpstream(manager: Manager, where: { file?: string; secret?: { namespace: string; name: string } }, userAgent: string, holder: string, log: Logger) {
+  if (where.file === undefined || manager.shuttingDown) return undefined;
   const { PullUpstream } = await import('../../controllers/pull-upstream.js');
-  const upstream = await PullUpstream.open(file, userAgent, holder, log);
+  const upstream = await PullUpstream.open(where.file, userAgent, holder, log, where.secret);
   upstream.start(manager);
   return upstream;
 }
