@@ -5,6 +5,7 @@
 // running on it; a file that is not a join bundle is refused before anything
 // is written.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -14,7 +15,8 @@ import { closeClients, clusterClient, kubeconfigPath } from '../support/controlp
 import { find } from '../support/syncs.js';
 
 const CLUSTER = 'pull-join';
-const SYSTEM = 'syncprims-system';
+/** The operator's namespace, of this run (the cluster outlives a run). */
+const SYSTEM = `join-${randomBytes(3).toString('hex')}`;
 const dir = tempDir('syncprims-join-');
 let client: KubeClient;
 
@@ -46,6 +48,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await client?.request({ method: 'DELETE', path: `/api/v1/namespaces/${SYSTEM}` }).catch(() => undefined);
   await closeClients();
 });
 
@@ -53,7 +56,7 @@ describe('syncprims join', () => {
   test('a file that is not a join bundle is refused, and nothing is written', async () => {
     const file = path.join(dir, 'plain.yaml');
     writeFileSync(file, BUNDLE.replace('      namespace: syncprims-pull-fleet-edge-7\n', ''));
-    const { code, stderr } = await runCli(['join', '--kubeconfig', kubeconfigPath(CLUSTER), '--join-file', file]);
+    const { code, stderr } = await runCli(['join', '--kubeconfig', kubeconfigPath(CLUSTER), '-n', SYSTEM, '--join-file', file]);
     expect(code).not.toBe(0);
     expect(stderr).toContain(`--join-file ${file} is not a join bundle`);
     expect(await find(client, `/api/v1/namespaces/${SYSTEM}`)).toBeUndefined();
@@ -62,7 +65,7 @@ describe('syncprims join', () => {
   test("installs the operator with the bundle in its Secret, mounted, and the flags that use it; a real API server accepts it all", async () => {
     const file = path.join(dir, 'edge-7.join.yaml');
     writeFileSync(file, BUNDLE, { mode: 0o600 });
-    const { code, stdout, stderr } = await runCli(['join', '--kubeconfig', kubeconfigPath(CLUSTER), '--join-file', file], { timeoutMs: 120_000 });
+    const { code, stdout, stderr } = await runCli(['join', '--kubeconfig', kubeconfigPath(CLUSTER), '-n', SYSTEM, '--join-file', file], { timeoutMs: 120_000 });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain(`joined: the operator in namespace ${SYSTEM} takes its assignments from https://127.0.0.1:6441 (namespace syncprims-pull-fleet-edge-7)`);
     const secret = await find<KubeObject & { data: Record<string, string> }>(client, `/api/v1/namespaces/${SYSTEM}/secrets/syncprims-upstream`);
