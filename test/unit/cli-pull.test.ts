@@ -6,6 +6,7 @@ import { describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { parseLabels } from '../../src/cli/cluster/cluster-add.js';
 import { lastSeenCell, render, type ClusterRow } from '../../src/cli/cluster/cluster-list.js';
@@ -30,6 +31,22 @@ describe("the identity's Role", () => {
       { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: ['syncprims-pull-agent'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
+  });
+
+  test("docs/fleet.md's table of the Role is the Role", () => {
+    const doc = readFileSync(fileURLToPath(new URL('../../docs/fleet.md', import.meta.url)), 'utf8');
+    const section = doc.slice(doc.indexOf('## Pull clusters (CLI)'));
+    const rows = [...section.matchAll(/^\| (`[^|]+) \| [^|]+ \|$/gm)].map((m) => {
+      const r = /^`([^`]*)` ((?:`[^`]+`(?:, )?)+)(?: named `([^`]+)`)?: ([a-z, ]+)$/.exec(m[1]!);
+      if (!r) throw new Error(`docs/fleet.md: a Role row not in the form "\`group\` \`resources\` [named \`name\`]: verbs": ${m[1]}`);
+      return {
+        apiGroups: [r[1] === '""' ? '' : r[1]!],
+        resources: [...r[2]!.matchAll(/`([^`]+)`/g)].map((x) => x[1]!),
+        verbs: r[4]!.split(', '),
+        ...(r[3] && { resourceNames: [r[3]] }),
+      };
+    });
+    expect(rows).toEqual(pullAgentRules());
   });
 
   test('no wildcard, no delete, nothing that writes a ConfigMap or a Secret', () => {
