@@ -250,6 +250,11 @@ describe('syncprims cluster add --pull', () => {
     expect(await find(mgmt, secretPath(ns(), 'taken-p-kubeconfig'))).toBeUndefined();
     expect(await find(mgmt, `/api/v1/namespaces/${ans('taken-p')}`)).toBeUndefined();
 
+    const nowhere = await runCli(['cluster', 'add', 'edge-9', '--pull', '--join-file', joinFile('edge-9'), '-n', `${ns()}-none`, '--mgmt-kubeconfig', MGMT]);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toContain(`namespace ${ns()}-none does not exist: create it first`);
+    expect(await find(mgmt, `/api/v1/namespaces/${assignmentNamespace(`${ns()}-none`, 'edge-9')}`)).toBeUndefined();
+
     const label = await addPull('edge-9', '--label', `${CLUSTER_MODE_LABEL}=push`);
     expect(label.code).toBe(2);
     expect(await find(mgmt, `/api/v1/namespaces/${ans('edge-9')}`)).toBeUndefined();

@@ -153,6 +153,8 @@ export async function addPullCluster(name: string, flags: PullFlags): Promise<vo
     if (existing && existing.type !== PULL_SECRET_TYPE) {
       throw new CliError(`Secret ${namespace}/${secret} exists and is not a pull cluster's registration (a push cluster's kubeconfig, or another Secret): left alone; delete it first to register ${name} as a pull cluster`);
     }
+    // Before anything is made: the assignments namespace of an inventory that does not exist would be left behind.
+    if (!existing && !(await getIfExists(client, objectPath(CORE.namespaces, namespace)))) throw new CliError(`namespace ${namespace} does not exist: create it first (the inventory's clusters are registered in it)`);
     const ans = assignmentNamespace(namespace, name);
     await apply(client, objectPath(CORE.namespaces, ans), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ans, labels: { [PULL_CLUSTER_LABEL]: name, [PULL_INVENTORY_LABEL]: namespace } } });
     await applyIdentity(client, ans);
