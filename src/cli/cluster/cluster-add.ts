@@ -7,7 +7,8 @@
 // sets the labels and values anew: those it does not give are removed.
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
-import { PULL_SECRET_TYPE } from '../../clusters/pull-names.js';
+import { CLUSTER_MODE_LABEL, PULL_SECRET_TYPE } from '../../clusters/pull-names.js';
+import { REVOKED_AT_LABEL } from '../../clusters/pull-target.js';
 import { valueName, VALUES_ANNOTATION_PREFIX } from '../../clusters/cluster-values.js';
 import { getIfExists, type Requester } from '../../kube/client.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
@@ -45,6 +46,9 @@ export function parseLabels(flags: readonly string[]): Record<string, string> {
     if (!LABEL_NAME.test(name) || (prefix !== undefined && !LABEL_PREFIX.test(prefix))) throw new UsageError(`--label ${flag}: ${key} is not a valid label key`);
     if (value !== '' && !LABEL_NAME.test(value)) throw new UsageError(`--label ${flag}: ${value} is not a valid label value (at most 63 letters, digits, '-', '_', '.')`);
     if (key === CLUSTER_LABEL) throw new UsageError(`--label ${flag}: ${CLUSTER_LABEL} is set to the cluster's name`);
+    // Set by the CLI alone: one given by hand would make a push cluster's Secret read as a pull cluster's, or a pull cluster read as revoked.
+    if (key === CLUSTER_MODE_LABEL) throw new UsageError(`--label ${flag}: ${CLUSTER_MODE_LABEL} is set by the mode (--pull, or --kubeconfig: push)`);
+    if (key === REVOKED_AT_LABEL) throw new UsageError(`--label ${flag}: ${REVOKED_AT_LABEL} is set by syncprims cluster revoke`);
     labels[key] = value;
   }
   return labels;

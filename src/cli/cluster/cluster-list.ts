@@ -7,13 +7,14 @@ import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
 import { selectClusters, type InventoryCluster, type LabelSelector } from '../../clusters/inventory.js';
 import { assignmentNamespace, CLUSTER_MODE_LABEL, PULL_LEASE } from '../../clusters/pull-names.js';
-import { REVOKED_AT_LABEL } from '../../clusters/pull-target.js';
+import { REVOKED_AT_LABEL, revokedAtOf } from '../../clusters/pull-target.js';
 import { getIfExists, type Requester } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
 import { unmadeTemplates, type UnmadeTemplate } from '../../views/fleet-unmade.js';
 import { syncCollectionPath } from '../../views/sync-api.js';
 import { withCluster, type Cluster, type ClusterFlags } from '../cluster.js';
+import { humanAge } from '../format.js';
 import { toJson, toYaml } from '../output.js';
 import { formatTable } from '../table.js';
 import { valuesCell } from './value-flags.js';
@@ -33,8 +34,10 @@ export interface Reach {
 
 export interface ClusterRow extends InventoryCluster {
   mode: 'push' | 'pull';
-  /** A pull cluster: when its operator last renewed its Lease (RFC 3339), `never`, or `revoked`; a push cluster: null. */
+  /** A pull cluster: when its operator last renewed its Lease (RFC 3339); null when it never did, and for a push cluster. */
   lastSeen: string | null;
+  /** A pull cluster whose identity was revoked (`syncprims cluster revoke`): when (RFC 3339). */
+  revokedAt?: string;
   reach: Reach;
   selectedBy: string[];
   /** The FleetSyncs selecting it that cannot make its template: which, and why. */
@@ -47,7 +50,15 @@ export async function listClusters(flags: ClusterFlags & { output: ListOutput })
     const reaches = await Promise.all(clusters.map((c) => (c.mode === 'pull' ? { reachable: '-' as const } : probe(home, c))));
     const seen = await Promise.all(clusters.map((c) => (c.mode === 'pull' ? lastSeenOf(home.client, c) : null)));
     const unmade = unmadeTemplates(fleets, clusters);
-    const rows = clusters.map((c, i) => ({ ...c, mode: c.mode ?? ('push' as const), lastSeen: seen[i]!, reach: reaches[i]!, selectedBy: selectorsOf(c, clusters, fleets), unmade: unmadeFor(c, unmade) }));
+    const rows = clusters.map((c, i) => ({
+      ...c,
+      mode: c.mode ?? ('push' as const),
+      lastSeen: seen[i]!,
+      ...revokedOf(c),
+      reach: reaches[i]!,
+      selectedBy: selectorsOf(c, clusters, fleets),
+      unmade: unmadeFor(c, unmade),
+    }));
     process.stdout.write(render(rows, home.namespace, flags.output));
   });
 }
@@ -79,21 +90,29 @@ function unmadeFor(cluster: InventoryCluster, unmade: UnmadeTemplate[]): Cluster
   return unmade.filter((u) => u.cluster === cluster.name).map(({ fleetSync, reason, message }) => ({ fleetSync, reason, message }));
 }
 
-/** When a pull cluster's operator last renewed its Lease (docs/pull.md): RFC 3339, `never`, or `revoked`. */
-async function lastSeenOf(client: Requester, cluster: InventoryCluster): Promise<string> {
-  if (cluster.labels[REVOKED_AT_LABEL]) return 'revoked';
+/** When a pull cluster's operator last renewed its Lease (docs/pull.md), RFC 3339; null when there is no Lease (it never connected). */
+async function lastSeenOf(client: Requester, cluster: InventoryCluster): Promise<string | null> {
   const lease = await getIfExists<{ spec?: { renewTime?: string } }>(client, objectPath(CORE.leases, PULL_LEASE, assignmentNamespace(cluster.namespace, cluster.name)));
   const renewed = lease?.spec?.renewTime ? Date.parse(lease.spec.renewTime) : NaN;
-  return Number.isNaN(renewed) ? 'never' : new Date(renewed).toISOString();
+  return Number.isNaN(renewed) ? null : new Date(renewed).toISOString();
 }
 
-/** A LAST-SEEN cell: an age (`12s`, `5m`, `3h`, `2d`), `never`, `revoked`; `-` for a push cluster. */
-export function lastSeenCell(lastSeen: string | null, now = Date.now()): string {
-  if (lastSeen === null) return '-';
-  const at = Date.parse(lastSeen);
-  if (Number.isNaN(at)) return lastSeen;
-  const s = Math.max(0, Math.round((now - at) / 1000));
-  return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : s < 172_800 ? `${Math.round(s / 3600)}h` : `${Math.round(s / 86_400)}d`;
+/** `{revokedAt}` of a pull cluster whose Secret says it was revoked; nothing otherwise. */
+function revokedOf(cluster: InventoryCluster): { revokedAt?: string } {
+  if (cluster.mode !== 'pull') return {};
+  // As the operator reads it (pullTargetOf): a label that is not a time is no revoke.
+  const at = revokedAtOf(cluster.labels[REVOKED_AT_LABEL]);
+  return at ? { revokedAt: at } : {};
+}
+
+/** A LAST-SEEN cell: `-` for a push cluster; for a pull one `revoked`, `never` (no Lease), or the age of its last renewal as kubectl prints ages (`12s`, `3m20s`). */
+export function lastSeenCell(row: Pick<ClusterRow, 'mode' | 'lastSeen' | 'revokedAt'>, now = Date.now()): string {
+  if (row.mode !== 'pull') return '-';
+  if (row.revokedAt !== undefined) return 'revoked';
+  if (row.lastSeen === null) return 'never';
+  const at = Date.parse(row.lastSeen);
+  // A renewal a little ahead of this clock (the downstream's own) is seen now.
+  return Number.isNaN(at) ? '-' : humanAge(Math.max(0, now - at));
 }
 
 /** Opens the cluster from its kubeconfig, as the operator would, and asks its version. */
@@ -134,7 +153,7 @@ export function render(rows: ClusterRow[], namespace: string, output: ListOutput
     r.source,
     r.mode,
     r.reach.reachable,
-    lastSeenCell(r.lastSeen),
+    lastSeenCell(r),
     r.selectedBy.join(',') || '-',
     labelsOf(r) || '-',
     ...(wide ? [valuesCell(r.values) || '-', r.definedBy, r.reach.server ?? '-'] : []),

@@ -7,7 +7,8 @@
 // of the managing cluster with that identity's token, whose context names the
 // assignments namespace. Revoking deletes the ServiceAccount (every token of
 // it stops working at once), its Role and RoleBinding.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { parseDuration } from '../../api/duration.js';
 import { readInventory } from '../../clusters/inventory-read.js';
@@ -38,9 +39,39 @@ export interface PullFlags {
   value: string[];
   namespace?: string;
   joinFile?: string;
-  tokenTtl: string;
+  /** `--token-ttl` (default DEFAULT_TOKEN_TTL). */
+  tokenTtl?: string;
   mgmtKubeconfig?: string;
   mgmtContext?: string;
+}
+
+/** The join bundle token's life when `--token-ttl` is not given. */
+export const DEFAULT_TOKEN_TTL = '24h';
+
+/** The flags of `cluster add` that decide its mode (the others are the same for both). */
+export interface AddModeFlags {
+  kubeconfig?: string;
+  pull?: boolean;
+  context?: string;
+  joinFile?: string;
+  tokenTtl?: string;
+}
+
+/**
+ * Whether `cluster add` registers a push cluster (`--kubeconfig`) or a pull
+ * one (`--pull`): exactly one of them, and no flag of the other mode (it
+ * would be ignored, and the user would believe it was used).
+ */
+export function addMode(flags: AddModeFlags): 'push' | 'pull' {
+  if (flags.pull && flags.kubeconfig !== undefined) throw new UsageError('--pull and --kubeconfig: a pull cluster keeps no kubeconfig here; give one of them');
+  if (!flags.pull && flags.kubeconfig === undefined) throw new UsageError("want --kubeconfig (the cluster's kubeconfig), or --pull (a cluster that connects upward)");
+  if (flags.pull) {
+    if (flags.context !== undefined) throw new UsageError('--context names a context of --kubeconfig: a pull cluster has none (leave it out)');
+    return 'pull';
+  }
+  const pullOnly = [flags.joinFile !== undefined && '--join-file', flags.tokenTtl !== undefined && '--token-ttl'].filter(Boolean);
+  if (pullOnly.length > 0) throw new UsageError(`${pullOnly.join(' and ')}: only with --pull (a push cluster has no join bundle)`);
+  return 'push';
 }
 
 const RBAC = 'rbac.authorization.k8s.io';
@@ -64,14 +95,29 @@ export function pullAgentRules(): { apiGroups: string[]; resources: string[]; ve
   ];
 }
 
+/** The managing cluster as the join bundle names it: its address, and how its certificate is checked. */
+export interface ManagingCluster {
+  server: string;
+  /** Its CA (base64 PEM), inlined: the bundle goes to another machine. */
+  caData?: string;
+  tlsServerName?: string;
+  skipTLSVerify?: boolean;
+}
+
 /** The join bundle: a kubeconfig of the managing cluster (`server`, its CA) as the cluster's identity, in its assignments namespace. */
-export function joinBundle(p: { cluster: string; inventoryNamespace: string; server: string; caData?: string; token: string }): string {
+export function joinBundle(p: ManagingCluster & { cluster: string; inventoryNamespace: string; token: string }): string {
   const context = `syncprims-pull/${p.inventoryNamespace}/${p.cluster}`;
   const user = `syncprims-pull/${p.cluster}`;
+  const cluster = {
+    server: p.server,
+    ...(p.caData && { 'certificate-authority-data': p.caData }),
+    ...(p.tlsServerName && { 'tls-server-name': p.tlsServerName }),
+    ...(p.skipTLSVerify && { 'insecure-skip-tls-verify': true }),
+  };
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'managing-cluster', cluster: { server: p.server, ...(p.caData && { 'certificate-authority-data': p.caData }) } }],
+    clusters: [{ name: 'managing-cluster', cluster }],
     users: [{ name: user, user: { token: p.token } }],
     contexts: [{ name: context, context: { cluster: 'managing-cluster', user, namespace: assignmentNamespace(p.inventoryNamespace, p.cluster) } }],
     'current-context': context,
@@ -95,35 +141,40 @@ export async function addPullCluster(name: string, flags: PullFlags): Promise<vo
   if (!CLUSTER_NAME.test(name)) throw new UsageError(`cluster name ${name}: want a DNS label (at most 63 lower-case letters, digits and '-')`);
   const labels = parseLabels(flags.label);
   const annotations = valueAnnotations(flags.value);
-  const ttl = tokenSeconds(flags.tokenTtl);
+  const ttl = tokenSeconds(flags.tokenTtl ?? DEFAULT_TOKEN_TTL);
   const file = flags.joinFile ?? `${name}.join.yaml`;
+  checkJoinFile(file);
   await withCluster({ kubeconfig: flags.mgmtKubeconfig, context: flags.mgmtContext, namespace: flags.namespace }, async ({ client, namespace }) => {
     const secret = `${name}-kubeconfig`;
-    const path = objectPath(CORE.secrets, secret, namespace);
+    const secretPath = objectPath(CORE.secrets, secret, namespace);
     const taken = (await readInventory(client, namespace)).find((c) => c.name === name && c.definedBy !== `Secret ${namespace}/${secret}`);
     if (taken) throw new CliError(`cluster name ${name} is taken in namespace ${namespace} by ${taken.definedBy}: choose another name, or remove that one first`);
-    const existing = await getIfExists<KubeObject & { type?: string }>(client, path);
+    const existing = await getIfExists<KubeObject & { type?: string }>(client, secretPath);
     if (existing && existing.type !== PULL_SECRET_TYPE) {
       throw new CliError(`Secret ${namespace}/${secret} exists and is not a pull cluster's registration (a push cluster's kubeconfig, or another Secret): left alone; delete it first to register ${name} as a pull cluster`);
     }
+    // Before anything is made: the assignments namespace of an inventory that does not exist would be left behind.
+    if (!existing && !(await getIfExists(client, objectPath(CORE.namespaces, namespace)))) throw new CliError(`namespace ${namespace} does not exist: create it first (the inventory's clusters are registered in it)`);
     const ans = assignmentNamespace(namespace, name);
     await apply(client, objectPath(CORE.namespaces, ans), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ans, labels: { [PULL_CLUSTER_LABEL]: name, [PULL_INVENTORY_LABEL]: namespace } } });
     await applyIdentity(client, ans);
-    await apply(client, path, {
+    await apply(client, secretPath, {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: secret, namespace, labels: { ...labels, [CLUSTER_LABEL]: name, [CLUSTER_MODE_LABEL]: PULL_MODE }, ...(Object.keys(annotations).length > 0 && { annotations }) },
       type: PULL_SECRET_TYPE,
     });
-    await removeValues(client, path, staleValueAnnotations(existing?.metadata.annotations, annotations));
+    await removeValues(client, secretPath, staleValueAnnotations(existing?.metadata.annotations, annotations));
     // Registered again after a revoke: a new identity (made above), no longer revoked.
-    if (existing?.metadata.labels?.[REVOKED_AT_LABEL]) await client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: null } } } });
+    if (existing?.metadata.labels?.[REVOKED_AT_LABEL]) await client.request({ method: 'PATCH', path: secretPath, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: null } } } });
     const token = await client.request<{ status: { token: string; expirationTimestamp: string } }>({
       method: 'POST',
       path: objectPath(SERVICE_ACCOUNTS, PULL_AGENT_ACCOUNT, ans, 'token'),
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: ttl } },
     });
-    writeFileSync(file, joinBundle({ cluster: name, inventoryNamespace: namespace, ...managingCluster(client.kubeConfig), token: token.status.token }), { mode: 0o600 });
+    const managing = managingCluster(client.kubeConfig);
+    writePrivate(file, joinBundle({ cluster: name, inventoryNamespace: namespace, ...managing, token: token.status.token }));
+    if (managing.skipTLSVerify) console.error(`warning: the managing kubeconfig skips TLS verification (insecure-skip-tls-verify), and so does the join bundle ${file}: its token goes to whoever answers at ${managing.server}`);
     const verb = existing ? 'updated' : 'registered';
     console.log(
       `pull cluster ${name} ${verb} in namespace ${namespace}: Secret ${secret} (no credential), assignments namespace ${ans}; join bundle ${file} (its token expires ${token.status.expirationTimestamp}; the cluster's operator renews it)${valuesNote(annotations)}`,
@@ -146,10 +197,45 @@ async function applyIdentity(client: Requester, ans: string): Promise<void> {
 }
 
 /** The managing cluster's address and CA as the CLI reaches it: what the join bundle names. */
-function managingCluster(kc: KubeConfig): { server: string; caData?: string } {
+function managingCluster(kc: KubeConfig): ManagingCluster {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new CliError('the managing kubeconfig has no current cluster');
-  return { server: cluster.server, caData: cluster.caData ?? (cluster.caFile ? readCa(cluster.caFile) : undefined) };
+  return {
+    server: cluster.server,
+    caData: cluster.caData ?? (cluster.caFile ? readCa(cluster.caFile) : undefined),
+    ...(cluster.tlsServerName && { tlsServerName: cluster.tlsServerName }),
+    ...(cluster.skipTLSVerify && { skipTLSVerify: true }),
+  };
+}
+
+/** Refuses, before anything is made, a join file that cannot be written: one in no directory, or a directory. */
+function checkJoinFile(file: string): void {
+  const dir = path.dirname(file);
+  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--join-file ${file}: ${dir} is not a directory`);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--join-file ${file}: a directory; want a file name`);
+}
+
+/**
+ * Writes `text` (it holds a token) to `file`, readable by its owner only:
+ * into a new file of mode 0600 beside it, renamed over it. Writing into the
+ * file itself would keep the mode of one that exists (0644, say), and a
+ * reader could catch it half written.
+ */
+export function writePrivate(file: string, text: string): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      fchmodSync(fd, 0o600); // exactly 0600, whatever the umask took away
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new CliError(`the join bundle ${file} cannot be written: ${(err as NodeJS.ErrnoException).code ?? String(err)} (the identity is made; run this again to issue another token)`);
+  }
 }
 
 /** The CA file, read where it is named: the bundle goes to another machine, which does not have the file. */
@@ -163,9 +249,12 @@ function readCa(file: string): string {
 
 export async function revokePullCluster(name: string, flags: Pick<PullFlags, 'namespace' | 'mgmtKubeconfig' | 'mgmtContext'>): Promise<void> {
   await withCluster({ kubeconfig: flags.mgmtKubeconfig, context: flags.mgmtContext, namespace: flags.namespace }, async ({ client, namespace }) => {
-    const path = objectPath(CORE.secrets, `${name}-kubeconfig`, namespace);
-    const secret = await getIfExists<KubeObject & { type?: string }>(client, path);
-    if (secret?.type !== PULL_SECRET_TYPE) throw new CliError(`${name} is not a pull cluster of namespace ${namespace} (no Secret ${name}-kubeconfig of type ${PULL_SECRET_TYPE}): nothing revoked`);
+    const secretPath = objectPath(CORE.secrets, `${name}-kubeconfig`, namespace);
+    const secret = await getIfExists<KubeObject & { type?: string }>(client, secretPath);
+    if (secret?.type !== PULL_SECRET_TYPE) {
+      const what = secret ? `Secret ${name}-kubeconfig is of type ${secret.type ?? 'Opaque'}, not ${PULL_SECRET_TYPE}: a push cluster's kubeconfig, or another Secret` : `no Secret ${name}-kubeconfig`;
+      throw new CliError(`${name} is not a pull cluster of namespace ${namespace} (${what}): nothing revoked`);
+    }
     const ans = assignmentNamespace(namespace, name);
     // The ServiceAccount first: its tokens stop working the moment it is gone.
     for (const p of [objectPath(SERVICE_ACCOUNTS, PULL_AGENT_ACCOUNT, ans), objectPath(ROLE_BINDINGS, PULL_AGENT_ROLE, ans), objectPath(ROLES, PULL_AGENT_ROLE, ans)]) {
@@ -173,10 +262,17 @@ export async function revokePullCluster(name: string, flags: Pick<PullFlags, 'na
         if (!(err instanceof ApiError && err.status === 404)) throw err;
       });
     }
+    // Revoked before: the time it was first revoked stays (what ran again found nothing left to delete).
+    const before = revokedAtOf(secret.metadata.labels?.[REVOKED_AT_LABEL]);
+    if (before) {
+      console.log(`pull cluster ${name} of namespace ${namespace} was revoked at ${before} already: its identity stays deleted`);
+      return;
+    }
     const value = revokedAtValue(new Date());
-    const at = revokedAtOf(value);
-    await client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: value } } } });
-    console.log(`pull cluster ${name} of namespace ${namespace} revoked at ${at}: its identity (ServiceAccount ${ans}/${PULL_AGENT_ACCOUNT}) is deleted, every token of it refused; its assignments stay (register it again with syncprims cluster add ${name} --pull)`);
+    await client.request({ method: 'PATCH', path: secretPath, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: value } } } });
+    console.log(
+      `pull cluster ${name} of namespace ${namespace} revoked at ${revokedAtOf(value)}: its identity (ServiceAccount ${ans}/${PULL_AGENT_ACCOUNT}) is deleted, every token of it refused; its assignments stay (register it again with syncprims cluster add ${name} --pull)`,
+    );
   });
 }
 

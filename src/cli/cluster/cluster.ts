@@ -13,12 +13,14 @@ export function addClusterCommand(program: Command): void {
   const cluster = program.command('cluster').description("register clusters in a namespace's inventory, and list them (FleetSyncs select from it)");
   const add = cluster
     .command('add')
-    .description('register a cluster: its kubeconfig (one context, files read in, checked as the operator checks it) in the Secret <name>-kubeconfig labelled syncprims.dev/cluster=<name>')
+    .description(
+      'register a cluster: its kubeconfig (one context, files read in, checked as the operator checks it) in the Secret <name>-kubeconfig labelled syncprims.dev/cluster=<name>; or, with --pull, a cluster that connects upward (no credential of it kept here) and its join bundle',
+    )
     .argument('<name>', "the cluster's name (a DNS label)")
     .option('--kubeconfig <file>', "the cluster's kubeconfig (a push cluster: the managing cluster dials it)")
     .option('--pull', 'a pull cluster: never dialled; its own operator connects upward with the join bundle written (docs/pull.md)')
     .option('--join-file <file>', 'with --pull: where the join bundle goes (default: <name>.join.yaml, mode 0600)')
-    .option('--token-ttl <duration>', "with --pull: the join bundle token's life (its operator renews it)", '24h')
+    .option('--token-ttl <duration>', "with --pull: the join bundle token's life, at least 10m (its operator renews it; default: 24h)")
     .option('--context <name>', 'its context to register (default: its current context)')
     .option('--label <key=value>', 'a label of the cluster, for FleetSync selectors (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
     .option(
@@ -37,7 +39,16 @@ Each run sets the cluster's labels and values to those it is given: running it a
 --label and --value flags replaces them, and a label or value not given again is removed (a
 value annotation set otherwise, e.g. by kubectl annotate, too). A value's key is the name part of an
 annotation (letters, digits, '-', '_', '.'); a template writes it with every character outside
-[A-Za-z0-9_] as _ (--value cloud.zone=b is \${cloud_zone}); \${cluster_name} is always the name.`,
+[A-Za-z0-9_] as _ (--value cloud.zone=b is \${cloud_zone}); \${cluster_name} is always the name.
+
+--pull registers a cluster the managing cluster never dials: the Secret <name>-kubeconfig of type
+syncprims.dev/pull-cluster with no data, labelled syncprims.dev/cluster-mode=pull; the namespace
+syncprims-pull-<namespace>-<name> for what is addressed to it, and there its identity (the
+ServiceAccount, Role and RoleBinding syncprims-pull-agent: it reads its own assignments only). It
+then writes the join bundle (a kubeconfig of the managing cluster with a token of that identity;
+the token is never printed). Running it again updates the labels and values and issues a new
+token; tokens issued before stay valid until they expire (syncprims cluster revoke ends them all).
+A push cluster is not turned into a pull one, nor back: delete its Secret first.`,
   );
   examples(add, [
     'syncprims cluster add edge-1 --kubeconfig edge-1.kubeconfig --label env=prod --label region=eu -n fleet',
@@ -46,13 +57,8 @@ annotation (letters, digits, '-', '_', '.'); a template writes it with every cha
     'syncprims cluster add edge-7 --pull --label env=prod -n fleet --join-file edge-7.join.yaml   # then, on edge-7: syncprims run --upstream-kubeconfig edge-7.join.yaml',
   ]);
   add.action(async (name: string, flags: AddFlags & PullFlags & { kubeconfig?: string; pull?: boolean }) => {
-    const { UsageError } = await import('../errors.js');
-    if (flags.pull && flags.kubeconfig) throw new UsageError('--pull and --kubeconfig: a pull cluster keeps no kubeconfig here; give one of them');
-    if (!flags.pull && !flags.kubeconfig) throw new UsageError("want --kubeconfig (the cluster's kubeconfig), or --pull (a cluster that connects upward)");
-    if (flags.pull) {
-      const { addPullCluster } = await import('./cluster-pull.js');
-      return addPullCluster(name, flags);
-    }
+    const { addMode, addPullCluster } = await import('./cluster-pull.js');
+    if (addMode(flags) === 'pull') return addPullCluster(name, flags);
     const { addCluster } = await import('./cluster-add.js');
     await addCluster(name, { ...flags, kubeconfig: flags.kubeconfig! });
   });
