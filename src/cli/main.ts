@@ -13,7 +13,7 @@ import { addRolloutCommand } from './rollout/rollout.js';
 import { errorLine, exitCodeOf } from './errors.js';
 import { addGetCommand } from './get/get.js';
 import { addInstallCommand } from './install/install.js';
-import { addJoinCommand } from './install/join.js';
+import { addJoinCommand } from './join/join.js';
 import { examples } from './options.js';
 import { addRunCommand } from './run/run.js';
 import { installOutputFilters } from './sanitize.js';

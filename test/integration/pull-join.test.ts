@@ -27,7 +27,7 @@ const BUNDLE = [
   'clusters:',
   '  - name: managing-cluster',
   '    cluster:',
-  '      server: https://127.0.0.1:6441',
+  '      server: https://127.0.0.1:7441',
   'users:',
   '  - name: syncprims-pull/edge-7',
   '    user:',
@@ -67,7 +67,7 @@ describe('syncprims join', () => {
     writeFileSync(file, BUNDLE, { mode: 0o600 });
     const { code, stdout, stderr } = await runCli(['join', '--kubeconfig', kubeconfigPath(CLUSTER), '-n', SYSTEM, '--join-file', file], { timeoutMs: 120_000 });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-    expect(stdout).toContain(`joined: the operator in namespace ${SYSTEM} takes its assignments from https://127.0.0.1:6441 (namespace syncprims-pull-fleet-edge-7)`);
+    expect(stdout).toContain(`joined: the operator in namespace ${SYSTEM} takes its assignments from https://127.0.0.1:7441 (namespace syncprims-pull-fleet-edge-7)`);
     const secret = await find<KubeObject & { data: Record<string, string> }>(client, `/api/v1/namespaces/${SYSTEM}/secrets/syncprims-upstream`);
     expect(Buffer.from(secret!.data.value!, 'base64').toString('utf8')).toBe(BUNDLE);
     const deployment = await find<{ spec: { template: { spec: { containers: { args: string[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } }>(

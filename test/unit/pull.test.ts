@@ -135,7 +135,7 @@ describe('presence and credentials', () => {
 
 describe('syncprims join', () => {
   test("the install's objects, with the bundle in a Secret mounted read-only, the flags that use it, and a Role to update that Secret only", async () => {
-    const { joinManifests } = await import('../../src/cli/install/join-manifests.js');
+    const { joinManifests } = await import('../../src/cli/join/join-manifests.js');
     const { installManifests } = await import('../../src/cli/install/install-manifests.js');
     const objects = joinManifests({ namespace: 'ops' }, 'bundle-text');
     const kinds = (list: KubeObject[]) => list.map((o) => `${o.kind}/${o.metadata.name}`);

@@ -5,8 +5,8 @@
 // its renewed token into the Secret, which the kubelet brings to the file),
 // and a Role that lets the operator's account update that Secret only.
 import type { KubeObject } from '../../kube/resources.js';
-import { DEFAULT_NAMESPACE, installManifests, type InstallOptions } from './install-manifests.js';
-import { bindingObject, OPERATOR_LABELS, OPERATOR_NAME, roleObject } from './install-rbac.js';
+import { DEFAULT_NAMESPACE, installManifests, type InstallOptions } from '../install/install-manifests.js';
+import { bindingObject, OPERATOR_LABELS, OPERATOR_NAME, roleObject } from '../install/install-rbac.js';
 
 /** The Secret holding the join bundle (key `value`), in the operator's namespace. */
 export const UPSTREAM_SECRET = 'syncprims-upstream';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { loadKubeConfigFile } from '../../kube/config.js';
 import type { ClusterFlags } from '../cluster.js';
 import { CliError } from '../errors.js';
-import { DEFAULT_NAMESPACE } from './install-manifests.js';
+import { DEFAULT_NAMESPACE } from '../install/install-manifests.js';
 import { joinManifests, UPSTREAM_SECRET } from './join-manifests.js';
 
 export interface JoinFlags extends ClusterFlags {
@@ -29,7 +29,7 @@ export async function join(flags: JoinFlags): Promise<void> {
   const bundle = readBundle(flags.joinFile);
   const namespace = flags.namespace ?? DEFAULT_NAMESPACE;
   const objects = joinManifests({ image: flags.image, namespace, clusterId: flags.clusterId }, bundle.text);
-  const [{ withCluster }, { applyManifests }] = await Promise.all([import('../cluster.js'), import('./install-apply.js')]);
+  const [{ withCluster }, { applyManifests }] = await Promise.all([import('../cluster.js'), import('../install/install-apply.js')]);
   await withCluster({ kubeconfig: flags.kubeconfig, context: flags.context }, async ({ client }) => {
     await applyManifests(client, objects, (line) => console.log(line));
   });

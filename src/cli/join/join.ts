@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { clusterOptions, examples } from '../options.js';
-import { DEFAULT_NAMESPACE } from './install-manifests.js';
+import { DEFAULT_NAMESPACE } from '../install/install-manifests.js';
 import type { JoinFlags } from './join-run.js';
 
 /** `syncprims join`: installs the operator in a pull cluster, with the join bundle `cluster add --pull` wrote (docs/pull.md). */
