@@ -31,6 +31,8 @@ import { objectKey } from '../runtime/store.js';
 const OWNER_LABELS = [OWNER_KIND_LABEL, OWNER_NAMESPACE_LABEL, OWNER_NAME_LABEL, ORIGIN_LABEL] as const;
 /** How soon an assignment being deleted looks again whether its Sync here is gone (its deletion event comes first). */
 const GONE_RETRY_MS = 5_000;
+/** How soon an assignment whose watch lags the managing cluster is looked at again (its newer version's event comes first). */
+const LAGGING_RETRY_MS = 1_000;
 const SYNC = syncResource('Sync');
 
 /** The informers of the agent: its assignments and their copies (upstream), the Syncs it made (at home). */
@@ -72,6 +74,8 @@ export class PullAgentReconciler implements Reconciler {
       const desired = downstreamSync(assignment, target);
       let kept = local;
       if (!local || !carriesAll(local, desired)) {
+        // After a reconnect the watch resumes and replays what changed meanwhile: only the latest is applied.
+        if (await this.lagging(assignment)) return { requeueAfterMs: LAGGING_RETRY_MS };
         kept = await serverSideApply(this.home.client, this.home.discovery, desired, { fieldManager: PULL_FIELD_MANAGER, force: true });
         log.info({ assignment: name, sync: `${target.namespace}/${target.name}`, generation: assignment.metadata.generation }, 'assignment applied');
       }
@@ -84,6 +88,13 @@ export class PullAgentReconciler implements Reconciler {
       return { requeueAfterMs: 30_000 };
     }
     return undefined;
+  }
+
+  /** Whether the managing cluster has a newer assignment than the watch has brought yet (a read of it: applies are rare). */
+  private async lagging(assignment: KubeObject): Promise<boolean> {
+    const path = objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace);
+    const latest = await this.upstream.request<KubeObject>({ path }).catch((err: unknown) => (err instanceof ApiError && err.status === 404 ? undefined : Promise.reject(err)));
+    return latest?.metadata.resourceVersion !== assignment.metadata.resourceVersion;
   }
 
   /** The Sync at `target` here, as the informer of Syncs we made has it (or any Sync there, by a GET: someone else's). */

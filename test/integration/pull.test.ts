@@ -4,7 +4,7 @@
 // --upstream-kubeconfig`), and ProxySyncs in mgmt carried out there through
 // its assignments. The managing operator never sends edge-1 a request.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { assignmentNamespace } from '../../src/clusters/pull-names.js';
 import { KubeClient } from '../../src/kube/client.js';
@@ -17,7 +17,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
-import { applyFleetSync, applyProxySync, applyRemoteSync, FLEETSYNCS, PROXYSYNCS, registerCluster, REMOTESYNCS } from '../support/remote.js';
+import { applyFleetSync, applyProxySync, applyRemoteSync, FLEETSYNCS, PROXYSYNCS, registerCluster, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
 import { find, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
@@ -31,6 +31,8 @@ let spoke: OperatorProcess | undefined;
 let pushSpoke: OperatorProcess;
 let started: Date;
 const ns = useTestNamespace(HOME, 'pull');
+// The pull cluster reaches mgmt through this proxy: down, mgmt is away for it (the hub still reaches mgmt).
+const upstreamPath = useClusterProxy(HOME);
 const dir = tempDir('syncprims-pull-');
 const joinFile = (): string => path.join(dir, `${CLUSTER}.join.yaml`);
 const assignments = (): string => assignmentNamespace(ns(), CLUSTER);
@@ -71,6 +73,9 @@ beforeAll(async () => {
   started = new Date(Date.now() - 1000);
   const added = await addPull(CLUSTER, '--label', 'mode=pulled');
   expect({ code: added.code, stderr: added.stderr }).toEqual({ code: 0, stderr: '' });
+  const bundle = readFileSync(joinFile(), 'utf8');
+  expect(bundle).toContain(`server: ${mgmt.server.origin}`);
+  writeFileSync(joinFile(), bundle.replace(`server: ${mgmt.server.origin}`, `server: https://127.0.0.1:${upstreamPath.proxy().port}`), { mode: 0o600 });
   // edge-2 beside it, a push cluster of the same inventory, with an operator of its own.
   await registerCluster(mgmt, ns(), 'edge-2', 'edge-2', { mode: 'pushed' });
   [hub, spoke, pushSpoke] = await Promise.all([
@@ -198,6 +203,33 @@ describe('a ProxySync on a pull cluster', () => {
     expect(Math.min(...rest.map((e) => Date.parse(e.requestReceivedTimestamp)))).toBeGreaterThanOrEqual(canaryReady - 1000);
   });
 
+  test('the managing cluster away: the pull cluster keeps converging on what it has, and takes the latest on reconnect, not a history', async () => {
+    let before = -1;
+    await upstreamPath.proxy().down();
+    try {
+      // Its own Sync still keeps its objects: a hand edit is put back, with mgmt out of reach.
+      await edge.request({ method: 'PUT', path: cmPath(ns(), 'inline-cm'), body: configMap('inline-cm', 'by-hand') });
+      await eventually('the hand edit put back', async () => ((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value === 'v2' ? true : undefined));
+      // Two template changes meanwhile: the assignment moves on in mgmt, the pull cluster cannot see it.
+      await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v3')] } } } });
+      await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v4')] } } } });
+      await eventually('the assignment at v4', async () => (JSON.stringify((await find<SyncObject>(mgmt, syncPath(assignments(), 'inline')))?.spec).includes('v4') ? true : undefined));
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v2');
+      before = (await find<SyncObject>(edge, syncPath(ns(), 'inline')))?.metadata.generation ?? -1;
+    } finally {
+      await upstreamPath.proxy().up();
+    }
+    await eventually('v4 in edge-1', async () => ((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value === 'v4' ? true : undefined), 90_000);
+    await eventually('the ProxySync Ready for v4', async () => {
+      const p = await find<SyncObject>(mgmt, syncPath(ns(), 'inline', PROXYSYNCS));
+      const there = await find<SyncObject>(edge, syncPath(ns(), 'inline'));
+      return p && readyOf(p)?.status === 'True' && readyOf(p)?.observedGeneration === p.metadata.generation && p.status?.lastAppliedRevision === there?.status?.lastAppliedRevision ? true : undefined;
+    }, 60_000);
+    // The latest only: edge-1's Sync went from v2's spec to v4's in one step (v3's would have been a generation of its own).
+    expect((await find<SyncObject>(edge, syncPath(ns(), 'inline')))?.metadata.generation).toBe(before + 1);
+  });
+
   test('offline is normal: the ProxySync says since when; deleted meanwhile, its Sync and objects there go once the cluster is back', async () => {
     await spoke!.stop('SIGTERM');
     spoke = undefined;
@@ -209,7 +241,7 @@ describe('a ProxySync on a pull cluster', () => {
       return f?.status?.clusters?.unreachable === 1 && f.status.clusters.failed === 0 ? true : undefined;
     });
     // What it applied keeps running there.
-    expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v2');
+    expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v4');
 
     await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'inline', PROXYSYNCS) });
     // Held: the assignment waits for the cluster's operator (its finalizer), and so does the ProxySync.
