@@ -4,7 +4,7 @@
 // managing side calls offline), and its token renewed by itself before it
 // expires (a TokenRequest for its own service account, the only one it may
 // make), written back to the bundle so that a restart finds the new one.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { PULL_LEASE, PULL_LEASE_SECONDS } from '../clusters/pull-names.js';
 import { KubeClient } from '../kube/client.js';
@@ -13,11 +13,10 @@ import { KubeConfig } from '../kube/kubeconfig.js';
 import { ApiError } from '../kube/errors.js';
 import { collectionPath, CORE, objectPath } from '../kube/resources.js';
 import type { Logger } from '../runtime/logger.js';
+import { writePrivateFile } from '../runtime/private-file.js';
 import type { Manager } from '../runtime/manager.js';
 import { leasePath } from './proxysync-pull.js';
 import { pullAgentController } from './pull-agent.js';
-
-const SERVICE_ACCOUNTS = { group: '', version: 'v1', kind: 'ServiceAccount', resource: 'serviceaccounts', namespaced: true } as const;
 
 /** A service account token's claims that renewal reads. */
 interface TokenClaims {
@@ -145,7 +144,7 @@ export class PullUpstream {
     try {
       const answer = await this.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({
         method: 'POST',
-        path: objectPath(SERVICE_ACCOUNTS, claims.account, claims.namespace, 'token'),
+        path: objectPath(CORE.serviceAccounts, claims.account, claims.namespace, 'token'),
         body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: claims.exp - claims.iat } },
       });
       const fresh = answer.status?.token;
@@ -169,9 +168,7 @@ export class PullUpstream {
       await this.home.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { data: { value: Buffer.from(bundle).toString('base64') } } });
       return;
     }
-    const tmp = `${this.file}.renewing`;
-    writeFileSync(tmp, bundle, { mode: 0o600 });
-    renameSync(tmp, this.file);
+    writePrivateFile(this.file, bundle);
   }
 
   async stop(): Promise<void> {

@@ -58,6 +58,7 @@ export const CORE = {
   secrets: { group: '', version: 'v1', kind: 'Secret', resource: 'secrets', namespaced: true },
   namespaces: { group: '', version: 'v1', kind: 'Namespace', resource: 'namespaces', namespaced: false },
   events: { group: '', version: 'v1', kind: 'Event', resource: 'events', namespaced: true },
+  serviceAccounts: { group: '', version: 'v1', kind: 'ServiceAccount', resource: 'serviceaccounts', namespaced: true },
   leases: { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', resource: 'leases', namespaced: true },
   crds: { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', resource: 'customresourcedefinitions', namespaced: false },
 } as const satisfies Record<string, ResourceInfo>;

@@ -26,8 +26,8 @@ export function minifiedKubeconfig(file: string, context?: string): MinifiedKube
   if (!ctx || !cluster || !user) throw new CliError(`--kubeconfig ${file}: context ${name || '(none)'} needs a cluster and a user`);
   const one = new KubeConfig();
   one.loadFromOptions({
-    clusters: [{ ...cluster, caData: cluster.caData ?? inline(cluster.caFile, file), caFile: undefined }],
-    users: [{ ...user, certData: user.certData ?? inline(user.certFile, file), keyData: user.keyData ?? inline(user.keyFile, file), certFile: undefined, keyFile: undefined }],
+    clusters: [{ ...cluster, caData: cluster.caData ?? inline(cluster.caFile, `--kubeconfig ${file}`), caFile: undefined }],
+    users: [{ ...user, certData: user.certData ?? inline(user.certFile, `--kubeconfig ${file}`), keyData: user.keyData ?? inline(user.keyFile, `--kubeconfig ${file}`), certFile: undefined, keyFile: undefined }],
     contexts: [{ name, cluster: cluster.name, user: user.name, namespace: ctx.namespace }],
     currentContext: name,
   });
@@ -41,12 +41,12 @@ export function minifiedKubeconfig(file: string, context?: string): MinifiedKube
   return { text, context: name, server: cluster.server };
 }
 
-/** A file a kubeconfig names (a CA, a certificate, a key), base64 as the `-data` fields hold it. */
-function inline(path: string | undefined, kubeconfig: string): string | undefined {
+/** A file a kubeconfig names (a CA, a certificate, a key), base64 as the `-data` fields hold it (`kubeconfig` says who names it, in the error). */
+export function inline(path: string | undefined, kubeconfig: string): string | undefined {
   if (!path) return undefined;
   try {
     return readFileSync(path).toString('base64');
   } catch (err) {
-    throw new CliError(`--kubeconfig ${kubeconfig} names ${path}, which cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, undefined, { cause: err });
+    throw new CliError(`${kubeconfig} names ${path}, which cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, undefined, { cause: err });
   }
 }

@@ -7,7 +7,7 @@
 // of the managing cluster with that identity's token, whose context names the
 // assignments namespace. Revoking deletes the ServiceAccount (every token of
 // it stops working at once), its Role and RoleBinding.
-import { closeSync, fchmodSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { parseDuration } from '../../api/duration.js';
@@ -30,8 +30,10 @@ import { ApiError } from '../../kube/errors.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
 import { withCluster } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
+import { writePrivateFile } from '../../runtime/private-file.js';
 import { toYaml } from '../output.js';
 import { CLI_FIELD_MANAGER, CLUSTER_NAME, parseLabels, removeValues, valuesNote } from './cluster-add.js';
+import { inline } from './cluster-kubeconfig.js';
 import { staleValueAnnotations, valueAnnotations } from './value-flags.js';
 
 export interface PullFlags {
@@ -75,7 +77,6 @@ export function addMode(flags: AddModeFlags): 'push' | 'pull' {
 }
 
 const RBAC = 'rbac.authorization.k8s.io';
-const SERVICE_ACCOUNTS = { group: '', version: 'v1', kind: 'ServiceAccount', resource: 'serviceaccounts', namespaced: true } as const;
 const ROLES = { group: RBAC, version: 'v1', kind: 'Role', resource: 'roles', namespaced: true } as const;
 const ROLE_BINDINGS = { group: RBAC, version: 'v1', kind: 'RoleBinding', resource: 'rolebindings', namespaced: true } as const;
 /** The shortest token the API server issues (10 minutes). */
@@ -169,7 +170,7 @@ export async function addPullCluster(name: string, flags: PullFlags): Promise<vo
     if (existing?.metadata.labels?.[REVOKED_AT_LABEL]) await client.request({ method: 'PATCH', path: secretPath, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [REVOKED_AT_LABEL]: null } } } });
     const token = await client.request<{ status: { token: string; expirationTimestamp: string } }>({
       method: 'POST',
-      path: objectPath(SERVICE_ACCOUNTS, PULL_AGENT_ACCOUNT, ans, 'token'),
+      path: objectPath(CORE.serviceAccounts, PULL_AGENT_ACCOUNT, ans, 'token'),
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: ttl } },
     });
     const managing = managingCluster(client.kubeConfig);
@@ -185,7 +186,7 @@ export async function addPullCluster(name: string, flags: PullFlags): Promise<vo
 /** The ServiceAccount, Role and RoleBinding of the cluster's identity in its assignments namespace. */
 async function applyIdentity(client: Requester, ans: string): Promise<void> {
   const meta = (name: string) => ({ name, namespace: ans });
-  await apply(client, objectPath(SERVICE_ACCOUNTS, PULL_AGENT_ACCOUNT, ans), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(PULL_AGENT_ACCOUNT) });
+  await apply(client, objectPath(CORE.serviceAccounts, PULL_AGENT_ACCOUNT, ans), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(PULL_AGENT_ACCOUNT) });
   await apply(client, objectPath(ROLES, PULL_AGENT_ROLE, ans), { apiVersion: `${RBAC}/v1`, kind: 'Role', metadata: meta(PULL_AGENT_ROLE), rules: pullAgentRules() });
   await apply(client, objectPath(ROLE_BINDINGS, PULL_AGENT_ROLE, ans), {
     apiVersion: `${RBAC}/v1`,
@@ -202,7 +203,8 @@ function managingCluster(kc: KubeConfig): ManagingCluster {
   if (!cluster) throw new CliError('the managing kubeconfig has no current cluster');
   return {
     server: cluster.server,
-    caData: cluster.caData ?? (cluster.caFile ? readCa(cluster.caFile) : undefined),
+    // Read in where it is named: the bundle goes to another machine, which does not have the file.
+    caData: cluster.caData ?? inline(cluster.caFile, 'the managing kubeconfig'),
     ...(cluster.tlsServerName && { tlsServerName: cluster.tlsServerName }),
     ...(cluster.skipTLSVerify && { skipTLSVerify: true }),
   };
@@ -215,35 +217,12 @@ function checkJoinFile(file: string): void {
   if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--join-file ${file}: a directory; want a file name`);
 }
 
-/**
- * Writes `text` (it holds a token) to `file`, readable by its owner only:
- * into a new file of mode 0600 beside it, renamed over it. Writing into the
- * file itself would keep the mode of one that exists (0644, say), and a
- * reader could catch it half written.
- */
+/** Writes the join bundle (it holds a token) to `file`, readable by its owner only (writePrivateFile). */
 export function writePrivate(file: string, text: string): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
   try {
-    const fd = openSync(tmp, 'wx', 0o600);
-    try {
-      fchmodSync(fd, 0o600); // exactly 0600, whatever the umask took away
-      writeSync(fd, text);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, file);
+    writePrivateFile(file, text);
   } catch (err) {
-    rmSync(tmp, { force: true });
     throw new CliError(`the join bundle ${file} cannot be written: ${(err as NodeJS.ErrnoException).code ?? String(err)} (the identity is made; run this again to issue another token)`);
-  }
-}
-
-/** The CA file, read where it is named: the bundle goes to another machine, which does not have the file. */
-function readCa(file: string): string {
-  try {
-    return readFileSync(file).toString('base64');
-  } catch (err) {
-    throw new CliError(`the managing kubeconfig names the CA ${file}, which cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
 
@@ -257,7 +236,7 @@ export async function revokePullCluster(name: string, flags: Pick<PullFlags, 'na
     }
     const ans = assignmentNamespace(namespace, name);
     // The ServiceAccount first: its tokens stop working the moment it is gone.
-    for (const p of [objectPath(SERVICE_ACCOUNTS, PULL_AGENT_ACCOUNT, ans), objectPath(ROLE_BINDINGS, PULL_AGENT_ROLE, ans), objectPath(ROLES, PULL_AGENT_ROLE, ans)]) {
+    for (const p of [objectPath(CORE.serviceAccounts, PULL_AGENT_ACCOUNT, ans), objectPath(ROLE_BINDINGS, PULL_AGENT_ROLE, ans), objectPath(ROLES, PULL_AGENT_ROLE, ans)]) {
       await client.request({ method: 'DELETE', path: p }).catch((err: unknown) => {
         if (!(err instanceof ApiError && err.status === 404)) throw err;
       });
