@@ -4,7 +4,8 @@
 import { Reason } from '../api/conditions.js';
 import { PULL_LEASE } from '../clusters/pull-names.js';
 import type { PullTarget } from '../clusters/pull-target.js';
-import { CORE, objectPath } from '../kube/resources.js';
+import type { RemoteCluster } from '../clusters/remote-cluster.js';
+import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import { Halt } from './proxysync-phases.js';
 
 /** How soon a ProxySync on an offline pull cluster looks again whether its operator is back (a GET of its Lease). */
@@ -13,6 +14,15 @@ export const PULL_OFFLINE_RETRY_MS = 10_000;
 /** The path of the Lease a pull cluster's operator renews in its assignments namespace. */
 export function leasePath(namespace: string): string {
   return objectPath(CORE.leases, PULL_LEASE, namespace);
+}
+
+/**
+ * The Lease of a pull cluster's operator, from the managing cluster's one watch of every such Lease
+ * (by name, in every namespace): no request per reconcile of each of its ProxySyncs.
+ */
+export async function pullLease(home: Pick<RemoteCluster, 'cache'>, pull: PullTarget): Promise<KubeObject | undefined> {
+  const leases = await home.cache.informer('coordination.k8s.io/v1', 'Lease', { allNamespaces: true, fieldSelector: `metadata.name=${PULL_LEASE}` });
+  return leases.store.get(`${pull.namespace}/${PULL_LEASE}`);
 }
 
 /** A pull cluster whose identity was revoked: nothing is written for it until it is registered again. */

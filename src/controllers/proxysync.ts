@@ -24,7 +24,7 @@ import type { PullTarget } from '../clusters/pull-target.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { assignmentOf, assignmentPlace } from '../proxy/assignment.js';
 import { offlineMessage, presenceOf } from '../proxy/pull-presence.js';
-import { leasePath, PULL_OFFLINE_RETRY_MS, revokedHalt } from './proxysync-pull.js';
+import { pullLease, PULL_OFFLINE_RETRY_MS, revokedHalt } from './proxysync-pull.js';
 import { serverSideApply } from '../kube/apply.js';
 import { getIfExists, type Requester } from '../kube/client.js';
 import { ensureNamespace } from '../kube/namespaces.js';
@@ -282,7 +282,7 @@ export class ProxySyncReconciler implements Reconciler {
     const now = new Date();
     const mirrored = mirroredStatus(status, kept.live, remote, generation, now);
     if (!run.pull) return void (await this.writeStatus(obj, mirrored, log));
-    const presence = presenceOf(await getIfExists<KubeObject>(run.cluster.client, leasePath(run.pull.namespace)), now.getTime());
+    const presence = presenceOf(await pullLease(run.cluster, run.pull), now.getTime());
     if (presence.online) {
       await this.writeStatus(obj, mirrored, log);
       return presence.until - now.getTime() + 1_000;

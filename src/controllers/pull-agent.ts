@@ -13,11 +13,11 @@ import { API_VERSION, syncResource } from '../api/kinds.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ORIGIN_LABEL } from '../api/marks.js';
 import { PULL_ASSIGNMENT_LABEL, PULL_CARRIER_LABEL, PULL_FIELD_MANAGER, PULL_FINALIZER } from '../clusters/pull-names.js';
 import { serverSideApply } from '../kube/apply.js';
-import type { KubeClient } from '../kube/client.js';
+import { getIfExists, type KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import { ApiError } from '../kube/errors.js';
 import { ensureNamespace } from '../kube/namespaces.js';
-import { collectionPath, CORE, objectPath, type KubeObject } from '../kube/resources.js';
+import { objectPath, type KubeObject } from '../kube/resources.js';
 import { downstreamCopy, downstreamSync, isCopyOf, targetOf, upstreamStatus } from '../proxy/assignment.js';
 import { carriesAll, copyMatches, equalJson, relatedPath } from '../proxy/remote-sync.js';
 import { ClusterCache } from '../runtime/cache.js';
@@ -35,12 +35,14 @@ const GONE_RETRY_MS = 5_000;
 const LAGGING_RETRY_MS = 1_000;
 const SYNC = syncResource('Sync');
 
-/** The informers of the agent: its assignments and their copies (upstream), the Syncs it made (at home). */
+/** The informers of the agent: its assignments and their copies (upstream), the Syncs and copies it made (at home). */
 interface AgentInformers {
   assignments: Informer<KubeObject>;
   configMaps: Informer<KubeObject>;
   secrets: Informer<KubeObject>;
   local: Informer<KubeObject>;
+  /** The copies made here (labelled with their assignment): someone else's change of one wakes its assignment. */
+  localCopies: Record<'ConfigMap' | 'Secret', Informer<KubeObject>>;
 }
 
 /** Reconciles one assignment (key `namespace/name` in the assignments namespace) into its Sync here. */
@@ -109,26 +111,27 @@ export class PullAgentReconciler implements Reconciler {
     const keep = new Set<string>();
     for (const copy of wanted) {
       const desired = downstreamCopy(copy, target, name);
-      const path = relatedPath(desired.kind as 'ConfigMap' | 'Secret', desired.metadata.name ?? '', target.namespace);
+      const kind = desired.kind as 'ConfigMap' | 'Secret';
+      const path = relatedPath(kind, desired.metadata.name ?? '', target.namespace);
       keep.add(path);
-      const existing = await this.home.client.request<KubeObject>({ path }).catch((err: unknown) => (err instanceof ApiError && err.status === 404 ? undefined : Promise.reject(err)));
+      // Ours are in the cache; one that is not may be someone else's, unlabelled: read before it is written over.
+      const existing = this.informers.localCopies[kind].store.get(`${target.namespace}/${desired.metadata.name ?? ''}`) ?? (await getIfExists<KubeObject>(this.home.client, path));
       if (existing && existing.metadata.labels?.[PULL_ASSIGNMENT_LABEL] !== name) {
         throw new ApiError(409, 'Conflict', `${desired.kind} ${target.namespace}/${desired.metadata.name} exists in the pull cluster and is not this assignment's copy: left alone`);
       }
       if (!copyMatches(existing, desired)) await serverSideApply(this.home.client, this.home.discovery, desired, { fieldManager: PULL_FIELD_MANAGER, force: true });
     }
-    for (const path of await this.copiesHere(name, target.namespace)) if (!keep.has(path)) await this.deleteIfThere(path);
+    for (const path of this.copiesHere(name, target.namespace)) if (!keep.has(path)) await this.deleteIfThere(path);
   }
 
-  /** The paths of the copies made here for assignment `name` in `namespace`. */
-  private async copiesHere(name: string, namespace: string): Promise<string[]> {
-    const paths: string[] = [];
-    for (const kind of ['ConfigMap', 'Secret'] as const) {
-      const resource = kind === 'Secret' ? CORE.secrets : CORE.configMaps;
-      const list = await this.home.client.request<{ items: KubeObject[] }>({ path: collectionPath(resource, namespace), query: { labelSelector: `${PULL_ASSIGNMENT_LABEL}=${name}` } });
-      for (const o of list.items) paths.push(relatedPath(kind, o.metadata.name ?? '', namespace));
-    }
-    return paths;
+  /** The paths of the copies made here for assignment `name` in `namespace` (from the cache of our copies). */
+  private copiesHere(name: string, namespace: string): string[] {
+    return (['ConfigMap', 'Secret'] as const).flatMap((kind) =>
+      this.informers.localCopies[kind].store
+        .list()
+        .filter((o) => o.metadata.namespace === namespace && o.metadata.labels?.[PULL_ASSIGNMENT_LABEL] === name)
+        .map((o) => relatedPath(kind, o.metadata.name ?? '', namespace)),
+    );
   }
 
   /** The assignment deleted upstream: its Sync here deleted (its finalizer prunes), then its copies, then the assignment let go. */
@@ -142,7 +145,7 @@ export class PullAgentReconciler implements Reconciler {
       }
       return { requeueAfterMs: GONE_RETRY_MS };
     }
-    for (const path of await this.copiesHere(name, target.namespace).catch(() => [])) await this.deleteIfThere(path);
+    for (const path of this.copiesHere(name, target.namespace)) await this.deleteIfThere(path);
     await this.releaseFinalizer(assignment);
     return undefined;
   }
@@ -152,7 +155,7 @@ export class PullAgentReconciler implements Reconciler {
     for (const local of this.informers.local.store.list().filter((s) => s.metadata.labels?.[PULL_ASSIGNMENT_LABEL] === name)) {
       const { namespace = '', name: syncName = '' } = local.metadata;
       if (!local.metadata.deletionTimestamp) await this.deleteIfThere(objectPath(SYNC, syncName, namespace));
-      for (const path of await this.copiesHere(name, namespace)) await this.deleteIfThere(path);
+      for (const path of this.copiesHere(name, namespace)) await this.deleteIfThere(path);
       log.info({ assignment: name, sync: `${namespace}/${syncName}` }, 'assignment gone: its Sync deleted');
     }
     return undefined;
@@ -210,19 +213,25 @@ function refusedStatus(assignment: KubeObject, reason: Reason, message: string):
 /** The informers and the controller of the agent, on the upstream client (its assignments namespace) and the manager's (home). */
 export async function pullAgentController(m: Manager, upstream: KubeClient, namespace: string, log: Logger): Promise<{ controller: Controller; stop: () => Promise<void> }> {
   const upstreamCache = new ClusterCache(upstream, new Discovery(upstream), { namespace, logger: log });
-  const [assignments, configMaps, secrets, local] = await Promise.all([
+  const ours = { labelSelector: PULL_ASSIGNMENT_LABEL, allNamespaces: true };
+  const [assignments, configMaps, secrets, local, localConfigMaps, localSecrets] = await Promise.all([
     upstreamCache.informer(API_VERSION, 'Sync', { labelSelector: PULL_CARRIER_LABEL }),
     upstreamCache.informer('v1', 'ConfigMap', { labelSelector: OWNER_KIND_LABEL }),
     upstreamCache.informer('v1', 'Secret', { labelSelector: OWNER_KIND_LABEL }),
-    m.cache.informer(API_VERSION, 'Sync', { labelSelector: PULL_ASSIGNMENT_LABEL, allNamespaces: true }),
+    m.cache.informer(API_VERSION, 'Sync', ours),
+    m.cache.informer('v1', 'ConfigMap', ours),
+    m.cache.informer('v1', 'Secret', ours),
   ]);
-  const reconciler = new PullAgentReconciler(upstream, { client: m.cache.client, discovery: m.cache.discovery }, { assignments, configMaps, secrets, local });
+  const localCopies = { ConfigMap: localConfigMaps, Secret: localSecrets };
+  const reconciler = new PullAgentReconciler(upstream, { client: m.cache.client, discovery: m.cache.discovery }, { assignments, configMaps, secrets, local, localCopies });
   const controller = new Controller({ name: 'pullagent', kind: 'Sync', informer: assignments, reconciler, concurrency: 2, logger: log, metrics: m.metrics, finalizer: PULL_FINALIZER });
   const assignmentKey = (name: string): string => `${namespace}/${name}`;
-  local.onEvent((e) => {
-    const name = e.object.metadata.labels?.[PULL_ASSIGNMENT_LABEL];
-    if (name) controller.enqueue(assignmentKey(name), `${e.type} Sync here`);
-  });
+  for (const [what, informer] of [['Sync', local], ['ConfigMap', localConfigMaps], ['Secret', localSecrets]] as const) {
+    informer.onEvent((e) => {
+      const name = e.object.metadata.labels?.[PULL_ASSIGNMENT_LABEL];
+      if (name) controller.enqueue(assignmentKey(name), `${e.type} ${what} here`);
+    });
+  }
   for (const copies of [configMaps, secrets]) {
     copies.onEvent((e) => {
       for (const a of assignments.store.list()) if (isCopyOf(e.object, a, OWNER_LABELS)) controller.enqueue(objectKey(a), `${e.type} copy`);

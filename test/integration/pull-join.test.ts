@@ -70,11 +70,12 @@ describe('syncprims join', () => {
     expect(stdout).toContain(`joined: the operator in namespace ${SYSTEM} takes its assignments from https://127.0.0.1:7441 (namespace syncprims-pull-fleet-edge-7)`);
     const secret = await find<KubeObject & { data: Record<string, string> }>(client, `/api/v1/namespaces/${SYSTEM}/secrets/syncprims-upstream`);
     expect(Buffer.from(secret!.data.value!, 'base64').toString('utf8')).toBe(BUNDLE);
-    const deployment = await find<{ spec: { template: { spec: { containers: { args: string[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } }>(
+    const deployment = await find<{ spec: { template: { spec: { containers: { args: string[]; volumeMounts: unknown[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } }>(
       client,
       `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator`,
     );
     expect(deployment!.spec.template.spec.containers[0]!.args).toEqual(expect.arrayContaining(['--upstream-kubeconfig=/etc/syncprims/upstream/value', '--upstream-secret=syncprims-upstream']));
+    expect(deployment!.spec.template.spec.containers[0]!.volumeMounts).toContainEqual({ name: 'upstream', mountPath: '/etc/syncprims/upstream', readOnly: true });
     expect(deployment!.spec.template.spec.volumes).toContainEqual(expect.objectContaining({ name: 'upstream', secret: expect.objectContaining({ secretName: 'syncprims-upstream' }) }));
     // A Role lets the operator's account update that Secret (its renewed token) and no other.
     const role = await find<{ rules: unknown[] }>(client, `/apis/rbac.authorization.k8s.io/v1/namespaces/${SYSTEM}/roles/syncprims-operator-upstream`);

@@ -129,6 +129,11 @@ describe('a ProxySync on a pull cluster', () => {
     expect((await find<CM>(edge, cmPath(ns(), 'colour')))?.data?.value).toBe('blue');
     await mgmt.request({ method: 'PUT', path: cmPath(ns(), 'settings'), body: configMap('settings', manifest('colour', 'green')) });
     await eventually('the changed ConfigMap applied in edge-1', async () => ((await find<CM>(edge, cmPath(ns(), 'colour')))?.data?.value === 'green' ? true : undefined));
+    // Its copy there changed by hand is put back by watch (the agent's cache of its copies), as a push ProxySync's is.
+    const edited = Date.now();
+    await edge.request({ method: 'PUT', path: cmPath(ns(), 'settings'), body: { ...configMap('settings', manifest('colour', 'red')), metadata: { name: 'settings', namespace: ns(), labels: (await find<CM>(edge, cmPath(ns(), 'settings')))?.metadata.labels } } });
+    await eventually('the copy put back', async () => ((await find<CM>(edge, cmPath(ns(), 'settings')))?.data?.value === manifest('colour', 'green') ? true : undefined), 30_000);
+    await spoke!.waitForCause('Sync', assignments(), 'app', 'updated ConfigMap here', edited);
 
     // A template change: a new generation of the assignment, applied there, and Ready for it.
     await applyProxySync(mgmt, ns(), 'inline', { clusterRef: { name: CLUSTER }, template: { spec: { source: { inline: [configMap('inline-cm', 'v2')] } } } });
