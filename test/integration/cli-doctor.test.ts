@@ -11,6 +11,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 import { assertCliBuilt, closedPort, runCli, tableCells } from '../support/cli.js';
 import { kubeconfigPath, kubeconfigViaPort } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import type { OperatorProcess } from '../support/operator.js';
@@ -35,6 +36,8 @@ const findingsOf = async (...args: string[]): Promise<{ code: number; findings: 
 
 beforeAll(async () => {
   assertCliBuilt();
+  // The ProxySync's Sync needs the CRDs in edge-2 (a fresh edge-2 has none: no other file need run first).
+  await installCrds('edge-2');
   await Promise.all([
     putKubeconfigSecret(client, ns(), 'edge-1-kubeconfig', await kubeconfigOf('edge-1')),
     putKubeconfigSecret(client, ns(), 'edge-2-kubeconfig', await kubeconfigOf('edge-2')),

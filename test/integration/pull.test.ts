@@ -48,6 +48,14 @@ type CM = { data?: Record<string, string>; metadata: { labels?: Record<string, s
 /** A ConfigMap manifest as a source ConfigMap holds it (under key `value`). */
 const manifest = (name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: ${value}\n`;
 
+/** The fleet's phase and counts and each child's Ready, for a timeout's message. */
+async function fleetState(): Promise<string> {
+  const f = await find<SyncObject & { status?: { phase?: string; clusters?: Record<string, number> } }>(mgmt, syncPath(ns(), 'fleet', FLEETSYNCS));
+  const readyIn = (o: SyncObject | undefined) => (o ? readyOf(o) : 'absent');
+  const children = await Promise.all([CLUSTER, 'edge-2'].map(async (c) => [c, readyIn(await find<SyncObject>(mgmt, syncPath(ns(), `fleet-${c}`, PROXYSYNCS)))] as const));
+  return JSON.stringify({ phase: f?.status?.phase, clusters: f?.status?.clusters, ready: readyIn(f), children: Object.fromEntries(children) });
+}
+
 /** A client of mgmt as the pull cluster's identity: the token of its join bundle. */
 async function identityClient(file = joinFile()): Promise<KubeClient> {
   return KubeClient.create('pull-identity', loadKubeConfigFile(file));
@@ -66,10 +74,10 @@ async function statusOf(client: KubeClient, p: string): Promise<number> {
 
 beforeAll(async () => {
   assertCliBuilt();
-  await ensureClusters([HOME, EDGE]);
+  await ensureClusters([HOME, EDGE, 'edge-2']);
   mgmt = await clusterClient(HOME);
   edge = await clusterClient(EDGE);
-  await Promise.all([installCrds(HOME), installCrds(EDGE)]);
+  await Promise.all([installCrds(HOME), installCrds(EDGE), installCrds('edge-2')]);
   started = new Date(Date.now() - 1000);
   const added = await addPull(CLUSTER, '--label', 'mode=pulled');
   expect({ code: added.code, stderr: added.stderr }).toEqual({ code: 0, stderr: '' });
@@ -193,7 +201,8 @@ describe('a ProxySync on a pull cluster', () => {
     });
     const complete = await eventually('the FleetSync Complete', async () => {
       const f = await find<SyncObject & { status?: { phase?: string; clusters?: Record<string, number> } }>(mgmt, syncPath(ns(), 'fleet', FLEETSYNCS));
-      return f?.status?.phase === 'Complete' ? f : undefined;
+      if (f?.status?.phase === 'Complete') return f;
+      throw new Error(`not Complete: ${await fleetState()}`); // (what a timeout names)
     }, 90_000);
     expect(complete.status?.clusters).toMatchObject({ selected: 2, updated: 2, ready: 2, failed: 0, unreachable: 0 });
     expect((await find<CM>(edge, cmPath(ns(), 'fleet-cm')))?.data?.value).toBe(CLUSTER);
@@ -243,7 +252,8 @@ describe('a ProxySync on a pull cluster', () => {
     // A FleetSync counts it as unreachable (onUnreachable), not failed.
     await eventually('the fleet counting it unreachable', async () => {
       const f = await find<SyncObject & { status?: { clusters?: Record<string, number> } }>(mgmt, syncPath(ns(), 'fleet', FLEETSYNCS));
-      return f?.status?.clusters?.unreachable === 1 && f.status.clusters.failed === 0 ? true : undefined;
+      if (f?.status?.clusters?.unreachable === 1 && f.status.clusters.failed === 0) return true;
+      throw new Error(`not counted: ${await fleetState()}`);
     });
     // What it applied keeps running there.
     expect((await find<CM>(edge, cmPath(ns(), 'inline-cm')))?.data?.value).toBe('v4');
