@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Drift corrected at once, caused by the watch event of the owned object (no
 // reconcile request, no interval), with the field managers and the fields named;
 // a fighter backed off rather than fought in a hot loop; and a resync of
@@ -5,12 +6,13 @@
 import { describe, expect, test } from '@jest/globals';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
+import { OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { type LogLine, type OperatorProcess } from '../support/operator.js';
 import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, waitForReady } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 let client: KubeClient;
 let op: OperatorProcess;
 const ns = useOperatedNamespace(CLUSTER, 'drift', (o) => ({ client, op } = o), ['--log-level', 'trace']);

@@ -1,4 +1,5 @@
-// Leader election against the real mgmt API server: electors in this process
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
+// Leader election against a real API server (the own lane's): electors in this process
 // compete for Leases in a namespace of the test's own. Each elector talks
 // through a wrapper that records its requests and can cut it off (requests then
 // hang until their own deadline), so the tests see what was sent.
@@ -8,14 +9,14 @@ import type { KubeClient, RequestOptions } from '../../src/kube/client.js';
 import { TransportError } from '../../src/kube/errors.js';
 import { LeaderElector, MissingNamespaceError } from '../../src/runtime/leader-election.js';
 import type { Lease, LeaseClient } from '../../src/runtime/leader-election.js';
-import { closeClients, clusterClient } from '../support/controlplane.js';
+import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 
-const namespace = useTestNamespace('mgmt', 'leader-election');
+const namespace = useTestNamespace(OWN_LANE_CLUSTER, 'leader-election');
 let client: KubeClient;
 beforeAll(async () => {
-  client = await clusterClient('mgmt');
+  client = await clusterClient(OWN_LANE_CLUSTER);
 });
 afterAll(closeClients);
 

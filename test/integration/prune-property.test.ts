@@ -1,8 +1,9 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Prune safety as a property (issue 15, item 3): random seeded sequences of
 // edits to inline sources (objects added, removed, changed, moved between
 // syncs), hand changes of the owner labels, the prune-disabled annotation
 // added and removed, syncs deleted and the operator SIGKILLed and started
-// again, against the real mgmt cluster and a real operator process.
+// again, against a real cluster (the own lane's) and a real operator process.
 //
 // The property, from the API server's audit log and a watch: every DELETE of a
 // ConfigMap that the operator sent and that succeeded removed an object that,
@@ -36,7 +37,7 @@ import { ApiError } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { watchEvents } from '../../src/kube/watch-stream.js';
 import type { AuditEvent } from '../support/audit.js';
-import { clusterClient, closeClients, LOCAL, ROOT } from '../support/controlplane.js';
+import { closeClients, clusterClient, LOCAL, OWN_LANE_CLUSTER, ROOT } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { releaseSyncFinalizers, TEST_LABEL } from '../support/namespace.js';
@@ -44,7 +45,7 @@ import { OperatorProcess } from '../support/operator.js';
 import { describeStep, OBJECT_NAMES, program, PruneModel, SYNC_NAMES, type ExpectedSync, type HandEdit, type LiveObject, type Step } from '../support/prune-model.js';
 import { applySync, readyOf, syncPath, type SyncObject } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 const OPERATOR = 'syncprims-operator';
 const SEEDS_FILE = path.join(ROOT, 'test', 'fixtures', 'prune-seeds.json');
 const SOAK = process.env.SOAK === '1';

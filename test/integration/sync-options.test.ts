@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The switches of the sync spec, each on the real control plane through a
 // running operator: force, deletionPolicy, suspend, commonMetadata, prune,
 // the prune opt-out annotation, ownership, and applying as a service account.
@@ -11,12 +12,12 @@ import { schemalessCrd } from '../support/crds.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
 import { bindRole } from '../support/rbac.js';
 import { writesSince } from '../support/audit.js';
-import { ROOT } from '../support/controlplane.js';
+import { OWN_LANE_CLUSTER, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applySync, deleteSyncAndWait, eventsFor, find, getSync, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
-const CLUSTER = 'mgmt';
+const CLUSTER = OWN_LANE_CLUSTER;
 let client: KubeClient;
 let op: OperatorProcess;
 const ns = useOperatedNamespace(CLUSTER, 'syncopt', (o) => ({ client, op } = o), ['--log-level', 'debug']);
