@@ -1,22 +1,23 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Every answer bounded, a fair share of the workers (issue 43): a tenant's
 // RemoteSyncs whose kubeconfigs point at hostile servers (test/support/
 // hostile-apiserver.ts: an endless body, a drip, a huge discovery document, a
 // 100 MiB watch event; and the issue's eight tokens on one dripping server)
 // each fail with the bound they passed named in their status and an Event,
 // within the request deadline (--remote-request-timeout 16s), while another
-// namespace's RemoteSync to edge-1 becomes Ready meanwhile: before any drip
+// namespace's RemoteSync to an edge (a cluster of this file's own) becomes Ready meanwhile: before any drip
 // has failed (the eight drips would hold all eight workers for the deadline
 // without the shares), and the operator's RSS stays under 400 MiB: its
 // baseline is about 120 MiB and every bound is 16 MiB or less (64 MiB for a
 // list page, which none of these asks for), so 400 MiB holds a few bounded
 // answers in flight at once, far below the 1.28 GB the issue saw within a
-// minute of one endless body. The operator watches every namespace of
-// edge-2 (as dependencies-cross-namespace.test's: the shared lane runs one
-// file at a time), the tenant's and the other's.
+// minute of one endless body. The operator watches every namespace of the
+// own lane's cluster (its lane runs one file at a time), the tenant's and the
+// other's.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import type { KubeClient } from '../../src/kube/client.js';
-import { closeClients, clusterClient, ensureClusters } from '../support/controlplane.js';
+import { closeClients, clusterClient, ensureClusters, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { startHostileApiServer, type HostileApiServer, type HostileMode } from '../support/hostile-apiserver.js';
@@ -25,7 +26,9 @@ import { OperatorProcess } from '../support/operator.js';
 import { applyRemoteSync, getRemoteSync, kubeconfigOf, putKubeconfigSecret, waitForRemoteReady } from '../support/remote.js';
 import { eventsFor, readyOf } from '../support/syncs.js';
 
-const HOME = 'edge-2';
+const HOME = OWN_LANE_CLUSTER;
+/** The edge the other namespace's RemoteSync applies to: a cluster of this file's own. */
+const EDGE = 'hostile-edge';
 /** The operator's RSS never passes this (see the header). */
 const RSS_BOUND_BYTES = 400 * 2 ** 20;
 /** As many as the operator's workers (--concurrency 8): without the shares they would hold all of them. */
@@ -37,10 +40,10 @@ let op: OperatorProcess | undefined;
 const servers = new Map<HostileMode, HostileApiServer>();
 const tenant = useTestNamespace(HOME, 'hostile-tenant');
 const other = useTestNamespace(HOME, 'hostile-other');
-const edgeNs = useTestNamespace('edge-1', 'hostile-edge');
+const edgeNs = useTestNamespace(EDGE, 'hostile-edge');
 
 beforeAll(async () => {
-  await ensureClusters([HOME, 'edge-1']);
+  await ensureClusters([HOME, EDGE]);
   home = await clusterClient(HOME);
   await installCrds(HOME);
   for (const mode of MODES) servers.set(mode, await startHostileApiServer(mode, { dripMs: 1_000 }));
@@ -69,7 +72,7 @@ const bounds: [string, HostileMode, RegExp][] = [
   ['huge-watch', 'huge-watch', /passed a bound: one watch event of more than 16 MiB, the limit of an event/],
 ];
 
-describe("a tenant's RemoteSyncs to hostile servers, another namespace's to edge-1", () => {
+describe("a tenant's RemoteSyncs to hostile servers, another namespace's to an edge", () => {
   test("each hostile one fails with the bound it passed named (status and Event); the other's is Ready before any drip has failed; the RSS stays under its bound", async () => {
     let maxRss = rssOf(op!.child.pid!);
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssOf(op!.child.pid!))), 200);
@@ -78,17 +81,17 @@ describe("a tenant's RemoteSyncs to hostile servers, another namespace's to edge
         // One token each: the drips are eight identities on one server, as in the issue.
         await putKubeconfigSecret(home, tenant(), `${name}-kubeconfig`, servers.get(mode)!.kubeconfig(`token-${name}`));
       }
-      await putKubeconfigSecret(home, other(), 'edge-1-kubeconfig', await kubeconfigOf('edge-1'));
+      await putKubeconfigSecret(home, other(), 'edge-kubeconfig', await kubeconfigOf(EDGE));
       // The drips first in the queue: they take the workers they may, and hang there until the deadline.
       for (const [name] of bounds) {
         await applyRemoteSync(home, tenant(), name, { kubeConfig: { secretRef: { name: `${name}-kubeconfig` } }, source: { inline: configMap(name, 'default') } });
       }
       await eventually('the drips hanging on their server', async () => (servers.get('drip')!.requests.length > 0 ? true : undefined));
-      await applyRemoteSync(home, other(), 'edge-1', { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } }, source: { inline: configMap('beside-hostile', edgeNs()) } });
+      await applyRemoteSync(home, other(), 'edge', { kubeConfig: { secretRef: { name: 'edge-kubeconfig' } }, source: { inline: configMap('beside-hostile', edgeNs()) } });
 
-      await waitForRemoteReady(home, other(), 'edge-1', 'True', 'Succeeded', 60_000);
+      await waitForRemoteReady(home, other(), 'edge', 'True', 'Succeeded', 60_000);
       // Meanwhile: no drip has met its deadline yet (each says so in its status the moment it does). The deadline
-      // (16 s) is the window: wide, since edge-1's sync alone is Ready in well under a second.
+      // (16 s) is the window: wide, since the edge's sync alone is Ready in well under a second.
       const drips = await Promise.all(bounds.filter(([, mode]) => mode === 'drip').map(([name]) => getRemoteSync(home, tenant(), name)));
       expect(drips.map((d) => readyOf(d)?.status === 'False' && readyOf(d)?.reason === 'ClusterUnreachable')).toEqual(drips.map(() => false));
 

@@ -1,3 +1,4 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The shared informer against real API servers: primed before use, WatchList
 // where served and LIST+WATCH where not, resumption after an apiserver
 // restart, and a silent watch restarted behind a stalling proxy.
@@ -10,7 +11,7 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { ClusterCache } from '../../src/runtime/cache.js';
 import { Informer, type InformerEvent } from '../../src/runtime/informer.js';
 import { OperatorMetrics } from '../../src/runtime/metrics.js';
-import { clusterClient, closeClients, controlplane, ensureClusters, kubeconfigViaPort } from '../support/controlplane.js';
+import { closeClients, clusterClient, controlplane, ensureClusters, kubeconfigViaPort, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
@@ -48,10 +49,10 @@ function record(client: KubeClient): RequestRecord[] {
 }
 
 describe('informer on v1.36 (WatchList served)', () => {
-  const ns = useTestNamespace('mgmt', 'informer');
+  const ns = useTestNamespace(OWN_LANE_CLUSTER, 'informer');
   let client: KubeClient;
   beforeAll(async () => {
-    client = await clusterClient('mgmt');
+    client = await clusterClient(OWN_LANE_CLUSTER);
   });
 
   test('is primed with the whole set through one WatchList stream, then follows changes', async () => {
@@ -211,12 +212,12 @@ describe('informer resilience', () => {
   });
 
   test('a watch that goes silent behind a stalling proxy is restarted', async () => {
-    await ensureClusters(['mgmt']);
-    const proxy = await StallingProxy.start(6441);
+    await ensureClusters([OWN_LANE_CLUSTER]);
+    const direct = await clusterClient(OWN_LANE_CLUSTER);
+    const proxy = await StallingProxy.start(Number(direct.server.port));
     stops.push(() => proxy.close());
-    const client = await KubeClient.create('via-proxy', kubeconfigViaPort('mgmt', proxy.port));
+    const client = await KubeClient.create('via-proxy', kubeconfigViaPort(OWN_LANE_CLUSTER, proxy.port));
     stops.push(() => client.close());
-    const direct = await clusterClient('mgmt');
     await direct.request({
       method: 'POST',
       path: '/api/v1/namespaces',

@@ -9,8 +9,8 @@ import { ownLane } from '../support/lanes-runner.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const integration = readdirSync(path.join(ROOT, 'integration')).filter((f) => f.endsWith('.test.ts')).map((f) => path.join(ROOT, 'integration', f));
-/** A shared cluster named where a file reaches a cluster: a client, a start, a namespace, CRDs, a kubeconfig, an operator, a constant. */
-const SHARED = /(?:clusterClient|ensureClusters|clusterApi|useTestNamespace|useOperatedNamespace|useRemoteNamespace|useClusterProxy|installCrds|kubeconfigOf|kubeconfigPath|OperatorProcess\.start)\(\[?'(?:mgmt|edge-1|edge-2)'|const [A-Z_0-9]+ = '(?:mgmt|edge-1|edge-2)'|127\.0\.0\.1:644[123]\b/;
+/** A shared cluster named where a file reaches a cluster: a client, a start, a namespace, CRDs, a kubeconfig, an operator, a constant, a port (a proxy in front of one). */
+const SHARED = /(?:clusterClient|ensureClusters|clusterApi|useTestNamespace|useOperatedNamespace|useRemoteNamespace|useClusterProxy|installCrds|kubeconfigOf|kubeconfigPath|OperatorProcess\.start)\(\[?'(?:mgmt|edge-1|edge-2)'|const [A-Z_0-9]+ = '(?:mgmt|edge-1|edge-2)'|127\.0\.0\.1:644[123]\b|\(644[123]\)/;
 
 describe('lanes', () => {
   test('unit tests and marked integration files go to the own lane; the rest to the shared lane', () => {
@@ -28,7 +28,7 @@ describe('lanes', () => {
   });
 
   test('the check finds a shared cluster where a file names one', () => {
-    for (const line of ["const CLUSTER = 'mgmt';", "await clusterClient('edge-2')", "installCrds('edge-1')", 'server: "https://127.0.0.1:6441"']) expect(SHARED.test(line)).toBe(true);
+    for (const line of ["const CLUSTER = 'mgmt';", "await clusterClient('edge-2')", "installCrds('edge-1')", 'server: "https://127.0.0.1:6441"', 'StallingProxy.start(6441)']) expect(SHARED.test(line)).toBe(true);
     for (const line of ["const CLUSTER = OWN_LANE_CLUSTER;", "const [MGMT] = ['journey-mgmt'];", "for (const edge of ['edge-1', 'edge-2'])"]) expect(SHARED.test(line)).toBe(false);
   });
 });
