@@ -42,6 +42,11 @@ export function troubledClusters(clusters: InventoryCluster[], sel: { selector?:
   return matching(clusters, sel).filter((c) => c.problem && !seen.has(c.name) && seen.add(c.name));
 }
 
+/** Pure: whether the selection names `cluster` (its problem aside: a FleetSync keeps the child of a troubled cluster it selects). */
+export function selectsCluster(cluster: InventoryCluster, sel: { selector?: LabelSelector; names?: string[] }): boolean {
+  return matching([cluster], sel).length > 0;
+}
+
 function matching(clusters: InventoryCluster[], sel: { selector?: LabelSelector; names?: string[] }): InventoryCluster[] {
   const names = sel.names ? new Set(sel.names) : undefined;
   return clusters

@@ -24,12 +24,14 @@ import type { Logger } from '../runtime/logger.js';
 import {
   childName,
   clusterChild,
+  dependencyTarget,
   FLEET_FIELD_MANAGER,
   FLEET_REVISION_ANNOTATION,
   FLEETSYNC_LABEL,
   ownedByFleet,
   revisionDataOf,
   templateRevision,
+  type DependencyTarget,
   type FleetOwner,
   type RevisionData,
 } from '../fleet/children.js';
@@ -84,10 +86,9 @@ function onlyStatusChanged(old: KubeObject, now: KubeObject): boolean {
   );
 }
 
-/** The kind of the children of FleetSync `name` (ProxySync when it is not there yet: its dependents then wait on a child that is NotFound). */
-function childKindOf(fleets: Informer<KubeObject>, namespace: string, name: string): FleetChildKind {
-  const fleet = fleets.store.get(`${namespace}/${name}`);
-  return (fleet?.spec as Partial<FleetSyncSpec> | undefined)?.kind ?? 'ProxySync';
+/** What `cluster`'s child waits for of FleetSync `name` (fleet/children.ts dependencyTarget), as the cache has that FleetSync. */
+function dependencyTargetOf(fleets: Informer<KubeObject>, namespace: string, name: string, cluster: InventoryCluster): DependencyTarget {
+  return dependencyTarget(fleets.store.get(`${namespace}/${name}`)?.spec as Partial<FleetSyncSpec> | undefined, cluster);
 }
 
 /** Deletes a child (it prunes per its deletionPolicy); gone already, or another object of that name, is fine. */
@@ -266,7 +267,7 @@ export class FleetSyncReconciler implements Reconciler {
     const made = this.templates.of(owner.uid, target.revision, target.data, cluster);
     if (!made.ok) return unmadeState(made, live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION] === update);
     const given = { kind: target.data.kind, revision: target.revision, admittedAt: target.admittedAt };
-    const { child: desired, inputs } = clusterChild(owner, cluster, made, given, (ns, n) => childKindOf(this.deps.informer, ns, n));
+    const { child: desired, inputs } = clusterChild(owner, cluster, made, given, (ns, n) => dependencyTargetOf(this.deps.informer, ns, n, cluster));
     let memo = this.matched.get(owner.uid);
     if (!memo) this.matched.set(owner.uid, (memo = new Map()));
     const stamp = JSON.stringify([live?.metadata.resourceVersion, inputs, made.overrides, owner.spec.suspend, owner.spec.deletionPolicy, cluster.ref]);

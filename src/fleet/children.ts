@@ -8,6 +8,7 @@ import { API_VERSION } from '../api/kinds.js';
 import { boundedName } from '../api/names.js';
 import { CLUSTER_LABEL } from '../api/marks.js';
 import type { DependencyRef } from '../api/sync-spec.js';
+import { selectsCluster, type InventoryCluster } from '../clusters/inventory.js';
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeObject } from '../kube/resources.js';
 
@@ -71,15 +72,36 @@ export function childName(fleet: string, cluster: string): string {
 }
 
 /**
- * The child's `dependsOn`: an entry of kind FleetSync becomes the same
- * cluster's child of that FleetSync (`kindOf` says which kind its children
- * are); the entries of other kinds gate the FleetSync itself, not its children.
+ * What a child waits for of a FleetSync its FleetSync depends on: that
+ * FleetSync's child in the same cluster (of the kind its children are), or,
+ * where that FleetSync does not select the cluster (a pull cluster that an
+ * `install` FleetSync of RemoteSyncs leaves out), that FleetSync as a whole.
  */
-export function childDependencies(spec: FleetSyncSpec, cluster: string, kindOf: (namespace: string | undefined, name: string) => FleetChildKind): DependencyRef[] {
+export type DependencyTarget = FleetChildKind | 'FleetSync';
+
+/**
+ * What `cluster`'s child waits for of the FleetSync whose spec is `spec`:
+ * its child there (of the kind its children are; ProxySync when the
+ * FleetSync is not there yet, so that the child waits on one NotFound), or
+ * the FleetSync itself when its selection leaves the cluster out.
+ */
+export function dependencyTarget(spec: Partial<FleetSyncSpec> | undefined, cluster: InventoryCluster): DependencyTarget {
+  if (spec?.clusters && !selectsCluster(cluster, spec.clusters)) return 'FleetSync';
+  return spec?.kind ?? 'ProxySync';
+}
+
+/**
+ * The child's `dependsOn`: an entry of kind FleetSync becomes the same
+ * cluster's child of that FleetSync, or that FleetSync itself (`targetOf`
+ * says which: see DependencyTarget); the entries of other kinds gate the
+ * FleetSync itself, not its children.
+ */
+export function childDependencies(spec: FleetSyncSpec, cluster: string, targetOf: (namespace: string | undefined, name: string) => DependencyTarget): DependencyRef[] {
   return (spec.dependsOn ?? [])
     .filter((d) => d.kind === 'FleetSync')
     .map((d) => {
-      const ref: DependencyRef = { kind: kindOf(d.namespace, d.name), name: childName(d.name, cluster), requiredStatus: d.requiredStatus };
+      const kind = targetOf(d.namespace, d.name);
+      const ref: DependencyRef = { kind, name: kind === 'FleetSync' ? d.name : childName(d.name, cluster), requiredStatus: d.requiredStatus };
       if (d.namespace !== undefined) ref.namespace = d.namespace;
       return ref;
     });
@@ -132,7 +154,7 @@ export function desiredChild(owner: FleetOwner, cluster: FleetCluster, { revisio
 /**
  * The child `cluster` gets of a revision of kind `kind` whose template for it
  * is `made` (fleet/cluster-template.ts): its dependencies per cluster
- * (`kindOf`: the kind of the children of the FleetSync an entry names) and
+ * (`targetOf`: what of the FleetSync an entry names it waits for) and
  * the digest of its values. The one rule the operator and `syncprims build
  * fleetsync/NAME --cluster C` share; returns what the child was given too.
  */
@@ -141,9 +163,9 @@ export function clusterChild(
   cluster: FleetCluster,
   made: { template: FleetTemplate; valuesDigest?: string },
   given: { kind: FleetChildKind; revision: string; admittedAt?: string },
-  kindOf: (namespace: string, name: string) => FleetChildKind,
+  targetOf: (namespace: string, name: string) => DependencyTarget,
 ): { child: KubeObject; inputs: ChildInputs } {
-  const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => kindOf(ns ?? owner.namespace, n));
+  const dependsOn = childDependencies(owner.spec, cluster.name, (ns, n) => targetOf(ns ?? owner.namespace, n));
   const inputs: ChildInputs = { revision: given.revision, dependsOn, admittedAt: given.admittedAt, valuesDigest: made.valuesDigest };
   return { child: desiredChild({ ...owner, spec: { ...owner.spec, kind: given.kind, template: made.template } }, cluster, inputs), inputs };
 }

@@ -4,10 +4,10 @@
 // overrides, then values), then fleet/children.ts clusterChild.
 // Only the time it was admitted at is left out (the operator's, when its wave
 // takes the revision). For `syncprims build fleetsync/NAME --cluster C`. Pure.
-import type { FleetChildKind } from '../api/fleet.js';
+import type { FleetSyncSpec } from '../api/fleet.js';
 import type { FleetSync } from '../api/objects.js';
 import type { InventoryCluster } from '../clusters/inventory-types.js';
-import { clusterChild, revisionDataOf, templateRevision } from '../fleet/children.js';
+import { clusterChild, dependencyTarget, revisionDataOf, templateRevision } from '../fleet/children.js';
 import { clusterTemplate, type ClusterTemplate } from '../fleet/cluster-template.js';
 import type { KubeObject } from '../kube/resources.js';
 
@@ -24,8 +24,8 @@ export type FleetChild =
     }
   | Extract<ClusterTemplate, { ok: false }>;
 
-/** `kindOf(namespace, name)`: the kind of the children of the FleetSync a `dependsOn` entry names (ProxySync when it is not there, as the operator has it). */
-export function fleetChild(fleet: FleetSync, cluster: InventoryCluster, kindOf: (namespace: string, name: string) => FleetChildKind): FleetChild {
+/** `specOf(namespace, name)`: the spec of the FleetSync a `dependsOn` entry names (undefined when it is not there), whose child there (or itself) the cluster's child waits for, as the operator has it (fleet/children.ts dependencyTarget). */
+export function fleetChild(fleet: FleetSync, cluster: InventoryCluster, specOf: (namespace: string, name: string) => Partial<FleetSyncSpec> | undefined): FleetChild {
   const namespace = fleet.metadata.namespace ?? '';
   const { spec } = fleet;
   const data = revisionDataOf(spec);
@@ -33,6 +33,6 @@ export function fleetChild(fleet: FleetSync, cluster: InventoryCluster, kindOf: 
   const made = clusterTemplate(data, cluster);
   if (!made.ok) return made;
   const owner = { namespace, name: fleet.metadata.name ?? '', uid: fleet.metadata.uid ?? '', spec };
-  const { child } = clusterChild(owner, cluster, made, { kind: data.kind, revision }, kindOf);
+  const { child } = clusterChild(owner, cluster, made, { kind: data.kind, revision }, (ns, n) => dependencyTarget(specOf(ns, n), cluster));
   return { ok: true, child, revision, overrides: made.overrides, ...(made.used ? { used: made.used } : {}) };
 }

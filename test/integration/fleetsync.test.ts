@@ -139,7 +139,7 @@ describe('FleetSync', () => {
     expect(Number(put.metadata.generation)).toBeGreaterThan(Number(before.metadata.generation));
   });
 
-  test('dependencies per cluster: a FleetSync entry holds each child on the same cluster\'s child only; a Cluster API Cluster is selected too', async () => {
+  test('dependencies per cluster: a FleetSync entry holds each child on the same cluster\'s child only, or on that FleetSync as a whole where it leaves the cluster out; a Cluster API Cluster is selected too', async () => {
     const since = new Date();
     // A Cluster API cluster `capi` on edge-2 (its kubeconfig Secret unlabelled, <name>-kubeconfig).
     await putKubeconfigSecret(mgmt, ns(), 'capi-kubeconfig', await kubeconfigOf('edge-2'));
@@ -185,8 +185,20 @@ describe('FleetSync', () => {
     const created = eastBase.find((w) => (w.responseStatus?.code ?? 0) < 300);
     expect({ eastBase: created !== undefined, eastApp: eastApp.length > 0, capiBaseSent: capiBase.length > 0, capiApp: capiApp.map((w) => w.requestURI) }).toEqual({ eastBase: true, eastApp: true, capiBaseSent: true, capiApp: [] });
     expect(eastApp[0]!.requestReceivedTimestamp > created!.stageTimestamp).toBe(true);
-    for (const name of ['app', 'base']) await mgmt.request({ method: 'DELETE', path: syncPath(ns(), name, FLEETSYNCS) });
-    await eventually('base gone', async () => ((await find(mgmt, syncPath(ns(), 'base', FLEETSYNCS))) ? undefined : true), 90_000);
+
+    // A FleetSync that leaves the cluster out (as an install FleetSync of RemoteSyncs leaves out a
+    // pull cluster) is waited for as a whole: east's child of `later` waits for capi-only, which
+    // selects capi alone and fails there; once capi-only selects east too, for its child in east.
+    await applyFleetSync('capi-only', { kind: 'RemoteSync', clusters: { names: ['capi'] }, template: configMapTemplate('capi-only') });
+    await applyFleetSync('later', { kind: 'RemoteSync', clusters: { names: ['east'] }, dependsOn: [{ kind: 'FleetSync', name: 'capi-only' }], template: configMapTemplate('later') });
+    const whole = await waitForReady(mgmt, ns(), 'later-east', 'False', 'DependencyNotReady', 60_000, REMOTESYNCS);
+    expect((whole.spec as { dependsOn?: unknown }).dependsOn).toEqual([{ kind: 'FleetSync', name: 'capi-only', requiredStatus: 'Current' }]);
+    expect((whole.status as { pendingDependencies?: unknown }).pendingDependencies).toEqual([{ kind: 'FleetSync', name: 'capi-only', reason: expect.stringMatching(/NotReady|Progressing/) }]);
+    await applyFleetSync('capi-only', { kind: 'RemoteSync', clusters: { names: ['capi', 'east'] }, template: configMapTemplate('capi-only') });
+    const perCluster = await waitForReady(mgmt, ns(), 'later-east', 'True', undefined, 60_000, REMOTESYNCS);
+    expect((perCluster.spec as { dependsOn?: unknown }).dependsOn).toEqual([{ kind: 'RemoteSync', name: 'capi-only-east', requiredStatus: 'Current' }]);
+    for (const name of ['app', 'base', 'later', 'capi-only']) await mgmt.request({ method: 'DELETE', path: syncPath(ns(), name, FLEETSYNCS) });
+    for (const name of ['base', 'capi-only']) await eventually(`${name} gone`, async () => ((await find(mgmt, syncPath(ns(), name, FLEETSYNCS))) ? undefined : true), 90_000);
   });
 
   test('suspend is passed to the children, and the FleetSync says Suspended; a reconcile request is echoed', async () => {

@@ -114,7 +114,8 @@ describe('build fleetsync/NAME --cluster C: the request', () => {
 
 describe('fleetChild: the child one cluster gets', () => {
   const fleet = parsed(fleetObject('shop', shopSpec));
-  const kinds = (ns: string, n: string) => (ns === 'fleet' && n === 'base' ? ('RemoteSync' as const) : ('ProxySync' as const));
+  // FleetSync base (of RemoteSyncs) selects every edge; the others are not there.
+  const kinds = (ns: string, n: string) => (ns === 'fleet' && n === 'base' ? { kind: 'RemoteSync' as const, clusters: { selector: { matchLabels: { role: 'edge' } } } } : undefined);
 
   test("the canary's: its override and values in, labelled, owned, its dependency the same cluster's child of base", () => {
     const made = fleetChild(fleet, cluster('edge-1', { role: 'edge', ring: 'canary' }, { region: 'eu-west' }), kinds);
@@ -133,6 +134,15 @@ describe('fleetChild: the child one cluster gets', () => {
     expect(spec.kubeConfig).toEqual({ secretRef: { name: 'edge-1-kubeconfig', key: 'value' } });
     expect(spec.dependsOn).toEqual([{ kind: 'RemoteSync', name: 'base-edge-1', requiredStatus: 'Current' }]);
     expect(spec.source.inline[0]!.data).toEqual({ region: 'eu-west', where: 'edge-1', tier: 'small' });
+  });
+
+  test('a cluster that FleetSync base does not select: its child waits for base as a whole; base not there: for a ProxySync that is NotFound', () => {
+    const lab = fleetChild(fleet, cluster('lab-1', { role: 'lab', ring: 'canary' }, { region: 'eu-west' }), kinds);
+    if (!lab.ok) throw new Error(lab.message);
+    expect((lab.child.spec as { dependsOn: unknown }).dependsOn).toEqual([{ kind: 'FleetSync', name: 'base', requiredStatus: 'Current' }]);
+    const none = fleetChild(fleet, cluster('edge-1', { role: 'edge', ring: 'canary' }, { region: 'eu-west' }), () => undefined);
+    if (!none.ok) throw new Error(none.message);
+    expect((none.child.spec as { dependsOn: unknown }).dependsOn).toEqual([{ kind: 'ProxySync', name: 'base-edge-1', requiredStatus: 'Current' }]);
   });
 
   test('another cluster: no override, its own values and digest', () => {

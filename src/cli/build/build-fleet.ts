@@ -3,7 +3,7 @@
 // managing cluster and made as the operator makes it (views/fleet-child.ts).
 // A cluster not in the inventory, not selected, or whose template cannot be
 // made (an override, a value) ends the command with why.
-import type { FleetChildKind } from '../../api/fleet.js';
+import type { FleetSyncSpec } from '../../api/fleet.js';
 import type { FleetSync } from '../../api/objects.js';
 import { parseSyncObject } from '../../api/validate.js';
 import { readInventory } from '../../clusters/inventory-read.js';
@@ -27,8 +27,8 @@ export async function buildFleetChild(name: string, flags: FleetBuildFlags): Pro
   await withCluster(flags, async ({ client, namespace }) => {
     const fleet = parsedFleet(await getSync(client, 'FleetSync', namespace, name));
     const cluster = selectedCluster(fleet, await readInventory(client, namespace), flags.cluster);
-    const kinds = await dependencyKinds(client, fleet);
-    const made = fleetChild(fleet, cluster, (ns, n) => kinds.get(`${ns}/${n}`) ?? 'ProxySync');
+    const specs = await dependencySpecs(client, fleet);
+    const made = fleetChild(fleet, cluster, (ns, n) => specs.get(`${ns}/${n}`));
     if (!made.ok) throw new CliError(`FleetSync ${namespace}/${name}: cluster ${cluster.name} gets no child (${made.reason}): ${made.message}`);
     if (flags.output === 'json') return void process.stdout.write(toJson(made.child));
     const overrides = made.overrides.length > 0 ? `overrides ${made.overrides.join(', ')}` : 'no override';
@@ -62,17 +62,16 @@ function selectedCluster(fleet: FleetSync, inventory: InventoryCluster[], name: 
   return found;
 }
 
-/** The kind of the children of each FleetSync the spec depends on (`namespace/name`), read as the operator reads them: absent is ProxySync. */
-async function dependencyKinds(client: KubeClient, fleet: FleetSync): Promise<Map<string, FleetChildKind>> {
+/** The spec of each FleetSync the spec depends on (`namespace/name`), read as the operator reads them: one absent is not in the map. */
+async function dependencySpecs(client: KubeClient, fleet: FleetSync): Promise<Map<string, Partial<FleetSyncSpec>>> {
   const namespace = fleet.metadata.namespace ?? '';
   const refs = (fleet.spec.dependsOn ?? []).filter((d) => d.kind === 'FleetSync').map((d) => ({ namespace: d.namespace ?? namespace, name: d.name }));
-  const kinds = new Map<string, FleetChildKind>();
+  const specs = new Map<string, Partial<FleetSyncSpec>>();
   await Promise.all(
     refs.map(async (r) => {
       const other = await getIfExists<KubeObject>(client, syncObjectPath('FleetSync', r.namespace, r.name));
-      const kind = (other?.spec as { kind?: FleetChildKind } | undefined)?.kind;
-      if (kind) kinds.set(`${r.namespace}/${r.name}`, kind);
+      if (other?.spec) specs.set(`${r.namespace}/${r.name}`, other.spec as Partial<FleetSyncSpec>);
     }),
   );
-  return kinds;
+  return specs;
 }
