@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # `make demo`: the three journeys on the local control plane.
 #   1. bootstrap: the management cluster manages its own operator;
-#   2. registration: `syncprims cluster add` registers edge-1 and edge-2 (label role=edge), each
-#      with its value region (the annotation values.syncprims.dev/region of its Secret); the
-#      FleetSync install (one RemoteSync per edge) installs the operator there, the FleetSync
-#      baseline (one ProxySync per edge, after that edge's install) keeps a baseline Sync there;
-#   3. rollout: the FleetSync shop rolls an app out in two waves (a canary, edge-1, then the rest):
+#   2. registration: `syncprims cluster add` registers edge-1 (push: mgmt dials it) and edge-2 (pull:
+#      it connects upward, `syncprims join` installs its operator with the join bundle; mgmt never
+#      dials it), both labelled role=edge, each with its value region (the annotation
+#      values.syncprims.dev/region of its Secret); the FleetSync install (one RemoteSync per push
+#      edge) installs the operator in edge-1, the FleetSync baseline (one ProxySync per edge, after
+#      that edge's install, or install as a whole for the pull edge) keeps a baseline Sync there;
+#   3. rollout: the FleetSync shop rolls an app out in two waves (a canary, edge-1, then the rest,
+#      the pull edge-2 among them):
 #      a good release, a broken one that halts at the canary, and `syncprims rollout undo`; one
 #      template, each edge its own content: its region substituted, the canary's override a label;
 #   4. a newcomer: edge-3 registered with one command gets the operator, the baseline and shop.
@@ -35,6 +38,8 @@ EDGES=("${CLUSTERS[@]:1:3}")
 ROLES=(mgmt edge-1 edge-2 edge-3)
 # Each edge's value region (by role), which the FleetSync shop writes into its ConfigMap.
 REGIONS=(eu-west us-east ap-south)
+# The edge (by number, 0-based) that is a pull cluster: it connects upward to mgmt (syncprims join).
+PULL=1
 NS=syncprims-system
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$'\033[1m'; D=$'\033[2m'; R=$'\033[0m'; else B=; D=; R=; fi
@@ -89,12 +94,22 @@ EOF
   echo "$out"
 }
 
+# The flags of a pull cluster's operator (none for a push one): the join bundle from the Secret that
+# `syncprims join` wrote (its Deployment mounts it), into which the operator writes its renewed token.
+upstream_flags() {
+  local c=$1 file=$OPS/$1.upstream.kubeconfig
+  [ -n "$(k "$c" get secret syncprims-upstream -n "$NS" --ignore-not-found -o name)" ] || return 0
+  (umask 077 && k "$c" get secret syncprims-upstream -n "$NS" -o jsonpath='{.data.value}' | base64 -d >"$file")
+  echo "--upstream-kubeconfig $file --upstream-secret syncprims-upstream"
+}
+
 # Starts the operator of cluster $1 (role index $2) as a local process in place of its pods.
 start_operator() {
-  local c=$1 i=$2 config health metrics
+  local c=$1 i=$2 config health metrics upstream
   config=$(operator_kubeconfig "$c")
+  read -r -a upstream <<<"$(upstream_flags "$c")"
   node "$ROOT/dist/cli/main.js" run --kubeconfig "$config" --leader-elect --leader-election-namespace "$NS" \
-    --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 >"$OPS/$c.log" 2>&1 &
+    --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 "${upstream[@]}" >"$OPS/$c.log" 2>&1 &
   echo $! >"$OPS/$c.pid"
   for _ in $(seq 1 120); do
     # The ports it was given, from its "endpoints listening" log line.
@@ -171,10 +186,29 @@ let_go_of_wave_proxysyncs() {
 }
 
 # Registers edge number $1 (0-based) in the namespace fleet of mgmt, with its value region (an
-# annotation of its Secret): one command.
+# annotation of its Secret): one command. The pull edge is registered with --pull (mgmt keeps no
+# credential of it), and joins with the bundle that wrote: `syncprims join` installs its operator.
 register() {
   local role=${ROLES[$(($1 + 1))]}
+  if [ "$1" = "$PULL" ]; then
+    let_go_of_push "$role"
+    run syncprims cluster add "$role" --pull --label role=edge --value "region=${REGIONS[$1]}" -n fleet --join-file "$OPS/$role.join.yaml" --mgmt-kubeconfig "$(kc "$MGMT")"
+    run syncprims join --kubeconfig "$(kc "${EDGES[$1]}")" --join-file "$OPS/$role.join.yaml"
+    return
+  fi
   run syncprims cluster add "$role" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge --value "region=${REGIONS[$1]}" -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
+}
+
+# An earlier demo registered the pull edge as a push cluster: its Secret is deleted (a cluster
+# changes mode only so), and what the FleetSyncs made for it is waited out (install's RemoteSync
+# prunes the operator it installed there) before the edge joins again by itself.
+let_go_of_push() {
+  local role=$1 type
+  type=$(k "$MGMT" get secret "$role-kubeconfig" -n fleet --ignore-not-found -o jsonpath='{.type}')
+  [ -n "$type" ] && [ "$type" != syncprims.dev/pull-cluster ] || return 0
+  k "$MGMT" delete secret "$role-kubeconfig" -n fleet >/dev/null
+  k "$MGMT" wait --for=delete "remotesync/install-$role" "proxysync/baseline-$role" "proxysync/shop-$role" -n fleet --timeout=180s >/dev/null 2>&1 || true
+  say "$role, a push cluster of an earlier demo, let go: it joins again as a pull cluster"
 }
 
 # Shows the ConfigMap apps/shop-release in each edge (by number, 0-based): its version, its region
@@ -186,10 +220,14 @@ show_releases() {
   done
 }
 
-# Waits until the FleetSyncs' children for the clusters named are Ready (shown for the first).
+# Waits until the FleetSyncs' children for the clusters named are Ready (shown for the first); a
+# pull cluster has no install-<cluster> (its operator came by join).
 wait_registered() {
   local names=() c
-  for c in "$@"; do names+=("remotesync/install-$c" "proxysync/baseline-$c"); done
+  for c in "$@"; do
+    [ "$c" = "${ROLES[$((PULL + 1))]}" ] || names+=("remotesync/install-$c")
+    names+=("proxysync/baseline-$c")
+  done
   k "$MGMT" wait --for=create "${names[@]}" -n fleet --timeout=120s >/dev/null
   run k "$MGMT" wait --for=condition=Ready "${names[@]}" -n fleet --timeout=180s
 }
@@ -237,7 +275,7 @@ stand_in_for_kubelet "$MGMT"
 run k "$MGMT" wait --for=condition=Ready sync/syncprims -n "$NS" --timeout=120s
 run syncprims tree sync/syncprims -n "$NS" --kubeconfig "$(kc "$MGMT")"
 
-step "2. Registration: syncprims cluster add registers ${ROLES[1]} and ${ROLES[2]}; FleetSyncs install the operator there and keep a baseline Sync"
+step "2. Registration: syncprims cluster add registers ${ROLES[1]} (push) and ${ROLES[2]} (pull, joined by syncprims join); FleetSyncs install the operator in the push edge and keep a baseline Sync in both"
 k "$MGMT" create namespace fleet --dry-run=client -o yaml | k "$MGMT" apply --server-side -f - >/dev/null
 for role in "${ROLES[@]:1:${#EDGES[@]}}"; do let_go_of_hand_written "$role"; done
 for i in 0 1; do register "$i"; done
@@ -250,6 +288,7 @@ for i in 0 1; do
   stand_in_for_kubelet "${EDGES[$i]}"
   start_operator "${EDGES[$i]}" $((i + 1))
 done
+run syncprims get clusters -n fleet --kubeconfig "$(kc "$MGMT")"
 # Run again, edge-3 is registered from the last run (so the rollout below includes it): its
 # operator starts now, with the others.
 if [ ${#EDGES[@]} -ge 3 ] && [ -n "$(k "$MGMT" get secret edge-3-kubeconfig -n fleet --ignore-not-found -o name)" ]; then
@@ -319,11 +358,15 @@ cat <<NEXT
 ${B}What happened${R}
   1. syncprims bootstrap installed the operator in $MGMT and a Sync (syncprims-system/syncprims)
      that keeps the operator's own manifests applied.
-  2. syncprims cluster add registered ${EDGES[0]} and ${EDGES[1]} (label role=edge); the FleetSync install
-     made one RemoteSync per edge, which installed the operator there; the FleetSync baseline made
-     one ProxySync per edge, each waiting for its own edge's install, which keeps a Sync "baseline"
-     there, applied by that edge's own operator, its status reflected in $MGMT.
-  3. The FleetSync shop rolled the app out in two waves, a canary (${EDGES[0]}) then the rest:
+  2. syncprims cluster add registered ${EDGES[0]} (push) and ${EDGES[1]} (pull: --pull, then syncprims join
+     installed its operator with the join bundle; it connects upward, $MGMT keeps no credential of it
+     and never dials it), both labelled role=edge; the FleetSync install made one RemoteSync per push
+     edge, which installed the operator there; the FleetSync baseline made one ProxySync per edge,
+     each waiting for its own edge's install (the pull edge, which install leaves out: for install as
+     a whole), which keeps a Sync "baseline" there, applied by that edge's own operator, its status
+     reflected in $MGMT (the pull edge's by its operator, through its assignment in $MGMT).
+  3. The FleetSync shop rolled the app out in two waves, a canary (${EDGES[0]}) then the rest (the pull
+     ${EDGES[1]} among them), the same ProxySyncs whether the edge is push or pull:
      1.0.0, then 1.1.0; the broken 1.2.0 halted at the canary and never reached the rest, and
      syncprims rollout undo brought 1.1.0 back. Its one template gave each edge its own ConfigMap:
      the edge's region (\${region}, a value of its Secret), and on the canary alone, by an override,

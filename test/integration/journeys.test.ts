@@ -2,7 +2,8 @@
 // The journeys as `make demo` runs them (examples/demo.sh), on clusters of
 // this test's own that play mgmt, edge-1, edge-2 and edge-3; then what a user
 // finds: every sync Ready, the edges registered by `syncprims cluster add` and
-// served by the FleetSyncs install and baseline (edge-3 by that one command),
+// served by the FleetSyncs install and baseline (edge-2 a pull cluster, joined
+// by `syncprims join`; edge-3 by that one command),
 // the FleetSync shop's rollout (a broken release halted at the canary, never
 // reaching the rest, then undone) leaving the app at its last good version in
 // every edge, the operators running
@@ -24,6 +25,8 @@ const CLUSTERS = [MGMT, EDGE1, EDGE2, EDGE3];
 const ENV = { DEMO_CLUSTERS: CLUSTERS.join(' '), NO_COLOR: '1' };
 const DEMO_LOG = path.join(LOCAL, 'journeys-test-demo.log');
 const SYSTEM = 'syncprims-system';
+/** edge-2's assignments in mgmt (clusters/pull-names.ts assignmentNamespace): the Syncs its operator carries out. */
+const ASSIGNMENTS = 'syncprims-pull-fleet-edge-2';
 const OPERATOR_USER = `system:serviceaccount:${SYSTEM}:syncprims-operator`;
 /**
  * kubectl's discovery cache, of this run only (as the demo's): the local clusters reuse ports, and
@@ -99,7 +102,8 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
   });
 
   test('every sync of the four kinds is Ready in mgmt, the Syncs in the edges, and shop is at 1.1.0 (undone to it) in every edge', async () => {
-    const all = [...(await list(mgmt, 'syncs')), ...(await list(mgmt, 'remotesyncs')), ...(await list(mgmt, 'proxysyncs')), ...(await list(mgmt, 'fleetsyncs'))];
+    const syncs = (await list(mgmt, 'syncs')).filter((s) => s.metadata.namespace !== ASSIGNMENTS);
+    const all = [...syncs, ...(await list(mgmt, 'remotesyncs')), ...(await list(mgmt, 'proxysyncs')), ...(await list(mgmt, 'fleetsyncs'))];
     expect(all.map((o) => `${o.kind}/${o.metadata.name}=${ready(o)?.status}`).sort()).toEqual(
       [
         'Sync/syncprims',
@@ -107,7 +111,6 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
         'FleetSync/baseline',
         'FleetSync/shop',
         'RemoteSync/install-edge-1',
-        'RemoteSync/install-edge-2',
         'RemoteSync/install-edge-3',
         'ProxySync/baseline-edge-1',
         'ProxySync/baseline-edge-2',
@@ -139,21 +142,34 @@ describe('make demo: bootstrap, registration, rollout, a newcomer', () => {
     expect(shop.status).toMatchObject({ phase: 'Complete', readyClusters: '3/3', currentRevision: shop.status.updateRevision });
   });
 
-  test('the edges are registered by syncprims cluster add; the FleetSyncs made one child per edge, the baseline after the same edge\'s install', async () => {
+  test('the edges are registered by syncprims cluster add; the FleetSyncs made one child per edge, the baseline after the same edge\'s install (the pull edge\'s after install as a whole)', async () => {
     // edge-3 joined with that one command (journey 4), after the FleetSyncs were applied.
     expect(demo.stdout).toMatch(/^\$ syncprims cluster add edge-3 --kubeconfig \S+ --label role=edge --value region=ap-south -n fleet/m);
     expect(demo.stdout).toMatch(/^cluster edge-3 (registered|updated) in namespace fleet: Secret edge-3-kubeconfig/m);
     const secrets = await mgmt.request<{ items: KubeObject[] }>({ path: '/api/v1/namespaces/fleet/secrets', query: { labelSelector: 'syncprims.dev/cluster,role=edge' } });
     expect(secrets.items.map((s) => s.metadata.name).sort()).toEqual(['edge-1-kubeconfig', 'edge-2-kubeconfig', 'edge-3-kubeconfig']);
     const fleets = await list(mgmt, 'fleetsyncs');
-    expect(fleets.map((f) => `${f.metadata.name}=${f.status?.readyClusters}`).sort()).toEqual(['baseline=3/3', 'install=3/3', 'shop=3/3']);
-    for (const edge of ['edge-1', 'edge-2', 'edge-3']) {
+    expect(fleets.map((f) => `${f.metadata.name}=${f.status?.readyClusters}`).sort()).toEqual(['baseline=3/3', 'install=2/2', 'shop=3/3']);
+    for (const edge of ['edge-1', 'edge-3']) {
       const baseline = await mgmt.request<Synced & { spec: { dependsOn?: unknown } }>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/fleet/proxysyncs/baseline-${edge}` });
       expect(baseline.metadata.labels).toMatchObject({ 'syncprims.dev/fleetsync': 'baseline', 'syncprims.dev/cluster': edge });
       expect(baseline.spec.dependsOn).toEqual([{ kind: 'RemoteSync', name: `install-${edge}`, requiredStatus: 'Current' }]);
       const install = await mgmt.request<Synced>({ path: `/apis/syncprims.dev/v1alpha1/namespaces/fleet/remotesyncs/install-${edge}` });
       expect(install.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'FleetSync', name: 'install', controller: true })]);
     }
+    // edge-2, the pull edge: registered with --pull and joined by syncprims join; install leaves it
+    // out, so its baseline waited for install as a whole.
+    expect(demo.stdout).toMatch(/^\$ syncprims cluster add edge-2 --pull --label role=edge --value region=us-east -n fleet --join-file \S+/m);
+    expect(demo.stdout).toMatch(/^\$ syncprims join --kubeconfig \S+ --join-file \S+edge-2\.join\.yaml$/m);
+    expect(demo.stdout).toMatch(new RegExp(`^joined: the operator in namespace ${SYSTEM} takes its assignments from https://127\\.0\\.0\\.1:\\d+ \\(namespace ${ASSIGNMENTS}\\)`, 'm'));
+    const pullBaseline = await mgmt.request<Synced & { spec: { dependsOn?: unknown } }>({ path: '/apis/syncprims.dev/v1alpha1/namespaces/fleet/proxysyncs/baseline-edge-2' });
+    expect(pullBaseline.spec.dependsOn).toEqual([{ kind: 'FleetSync', name: 'install', requiredStatus: 'Current' }]);
+    // mgmt keeps no credential of it: its Secret has no data.
+    const secret = await mgmt.request<KubeObject & { type?: string; data?: Record<string, string> }>({ path: '/api/v1/namespaces/fleet/secrets/edge-2-kubeconfig' });
+    expect({ type: secret.type, data: Object.keys(secret.data ?? {}) }).toEqual({ type: 'syncprims.dev/pull-cluster', data: [] });
+    // Its ProxySyncs were carried out by its own operator from their assignments in mgmt, which it reported Ready.
+    const assignments = (await list(mgmt, 'syncs')).filter((a) => a.metadata.namespace === ASSIGNMENTS);
+    expect(assignments.map((a) => `${a.metadata.name}=${ready(a)?.status}`).sort()).toEqual(['baseline-edge-2=True', 'shop-edge-2=True']);
   });
 
   test('each operator ran with only the token of the ServiceAccount that install created', async () => {
@@ -203,7 +219,7 @@ describe('install and bootstrap', () => {
     expect((await mgmt.request<KubeObject>({ path: `/api/v1/namespaces/${SYSTEM}` })).metadata.deletionTimestamp).toBeUndefined();
     await mgmt.request({ path: `/apis/apps/v1/namespaces/${SYSTEM}/deployments/syncprims-operator` });
     expect((await list(mgmt, 'proxysyncs')).length).toBe(6);
-    expect((await list(mgmt, 'remotesyncs')).length).toBe(3);
+    expect((await list(mgmt, 'remotesyncs')).length).toBe(2);
     expect((await list(mgmt, 'fleetsyncs')).length).toBe(3);
     // Bootstrap brings it back, adopting what is there.
     expect((await runCli(['bootstrap', '--kubeconfig', kubeconfigPath(MGMT)])).code).toBe(0);
@@ -257,7 +273,7 @@ describe('kubectl shows the kinds', () => {
     const fleetHeader = lines.find((l) => l.startsWith('NAME') && l.includes('CLUSTERS'))!;
     expect(fleetHeader.split(/\s+/)).toEqual(['NAME', 'READY', 'PHASE', 'CLUSTERS', 'AGE']);
     const install = lines.find((l) => l.startsWith('fleetsync.syncprims.dev/install '))!;
-    expect([cell(install, 'READY', fleetHeader), cell(install, 'CLUSTERS', fleetHeader)]).toEqual(['True', '3/3']);
+    expect([cell(install, 'READY', fleetHeader), cell(install, 'CLUSTERS', fleetHeader)]).toEqual(['True', '2/2']);
     const described = await sh(`${kubectl} describe proxysync shop-edge-1 -n fleet`);
     expect(described.stdout).toMatch(/Type:\s+Ready/);
     expect(described.stdout).toContain('Events:');
