@@ -284,6 +284,7 @@ export class ClusterRegistry {
       serverReachability: shared.reachability,
       discovery: shared.discovery,
       name: parsed.home ? 'the managing cluster' : `${ref.namespace}/${ref.name}`,
+      home: parsed.home,
       kubeConfig: parsed.kubeConfig,
       userAgent: this.opts.userAgent,
       // Read at each write: the fence is set once the manager runs for leadership.

@@ -24,6 +24,8 @@ const SHARED_HTTP2_SESSIONS = 64;
 export interface RemoteClusterOptions {
   /** How the cluster is named in logs and metrics (`namespace/secret`). */
   name: string;
+  /** The managing cluster itself, where pull clusters' assignments are kept (clusters/registry.ts). */
+  home?: boolean;
   kubeConfig: KubeConfig;
   userAgent: string;
   /** The managing cluster client's write fence (leader election): writes here are fenced as there. */
@@ -115,6 +117,11 @@ export class RemoteCluster {
       http2MaxSessions: opts.transports ? SHARED_HTTP2_SESSIONS : undefined,
     });
     return new RemoteCluster(client, opts);
+  }
+
+  /** Whether this is the managing cluster itself (pull clusters' assignments): see RemoteClusterOptions.home. */
+  get home(): boolean {
+    return this.opts.home === true;
   }
 
   get name(): string {

@@ -19,6 +19,7 @@ import { DEFAULT_FLEET_QUOTA, type FleetQuota } from '../fleet/quota.js';
 import type { RemoteSettings } from './cluster-deletion.js';
 import type { LifecycleDeps } from './lifecycle.js';
 import { ProxySyncReconciler } from './proxysync.js';
+import { wakeOnPullLeases } from './pull-wakes.js';
 import { ClusterInventory } from '../clusters/inventory.js';
 import { ClusterRegistry } from '../clusters/registry.js';
 import type { FleetReachability } from '../clusters/fleet-reachability.js';
@@ -274,6 +275,11 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
  */
 function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): ClusterRegistry {
   const remoteKinds = [shared.informers.RemoteSync, shared.informers.ProxySync];
+  /** `user` is `Kind/namespace/name` (clusterUser). */
+  const wakeUser = (user: string, cause: string): void => {
+    const [kind, ...key] = user.split('/');
+    enqueue(kind as SyncKind, key.join('/'), cause);
+  };
   const registry = new ClusterRegistry({
     home: m.client,
     references: shared.references,
@@ -296,11 +302,10 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
       // Outage and recovery by watch: the moment the cluster stops answering, its syncs say so (a resync
       // that has nothing to send would not find out); the moment it answers again, they go on.
       cluster.onReachabilityChange((up) => {
-        for (const user of cluster.users) {
-          const [kind, ...key] = user.split('/');
-          enqueue(kind as SyncKind, key.join('/'), `cluster ${cluster.name} ${up ? 'reachable again' : 'unreachable'}`);
-        }
+        for (const user of cluster.users) wakeUser(user, `cluster ${cluster.name} ${up ? 'reachable again' : 'unreachable'}`);
       });
+      // A pull cluster's ProxySyncs, the moment its operator is back (its Lease renewed after it lapsed).
+      if (cluster.home) wakeOnPullLeases(cluster, (user) => registry.lastPullOf(user), wakeUser, m.log);
     },
   });
   registry.onReachabilityChange(shared.reachabilityChanged);

@@ -6,6 +6,7 @@ import { PULL_LEASE } from '../clusters/pull-names.js';
 import type { PullTarget } from '../clusters/pull-target.js';
 import type { RemoteCluster } from '../clusters/remote-cluster.js';
 import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
+import type { Informer } from '../runtime/informer.js';
 import { Halt } from './proxysync-phases.js';
 
 /** How soon a ProxySync on an offline pull cluster looks again whether its operator is back (a GET of its Lease). */
@@ -21,8 +22,12 @@ export function leasePath(namespace: string): string {
  * (by name, in every namespace): no request per reconcile of each of its ProxySyncs.
  */
 export async function pullLease(home: Pick<RemoteCluster, 'cache'>, pull: PullTarget): Promise<KubeObject | undefined> {
-  const leases = await home.cache.informer('coordination.k8s.io/v1', 'Lease', { allNamespaces: true, fieldSelector: `metadata.name=${PULL_LEASE}` });
-  return leases.store.get(`${pull.namespace}/${PULL_LEASE}`);
+  return (await pullLeases(home)).store.get(`${pull.namespace}/${PULL_LEASE}`);
+}
+
+/** That one watch (the informer of every pull cluster's Lease, by name). */
+export function pullLeases(home: Pick<RemoteCluster, 'cache'>): Promise<Informer<KubeObject>> {
+  return home.cache.informer('coordination.k8s.io/v1', 'Lease', { allNamespaces: true, fieldSelector: `metadata.name=${PULL_LEASE}` });
 }
 
 /** A pull cluster whose identity was revoked: nothing is written for it until it is registered again. */

@@ -53,6 +53,13 @@ export function withToken(bundle: string, token: string): string {
 }
 
 /** The downstream operator's link: started beside its controllers with `syncprims run --upstream-kubeconfig FILE`. */
+export interface UpstreamOptions {
+  /** In a cluster (syncprims join): the Secret the bundle is mounted from, where a renewed token is written. */
+  secret?: { namespace: string; name: string };
+  /** How long a renewal of the Lease holds (default PULL_LEASE_SECONDS); it is renewed every third of it. */
+  leaseSeconds?: number;
+}
+
 export class PullUpstream {
   private timers: NodeJS.Timeout[] = [];
   private stopAgent: (() => Promise<void>) | undefined;
@@ -67,18 +74,21 @@ export class PullUpstream {
     readonly namespace: string,
     private readonly holder: string,
     private readonly log: Logger,
-    /** In a cluster (syncprims join): the Secret the bundle is mounted from, where a renewed token is written. */
-    private readonly secret?: { namespace: string; name: string },
+    private readonly opts: UpstreamOptions,
   ) {
     this.bundle = readFileSync(file, 'utf8');
   }
 
-  static async open(file: string, userAgent: string, holder: string, log: Logger, secret?: { namespace: string; name: string }): Promise<PullUpstream> {
+  static async open(file: string, userAgent: string, holder: string, log: Logger, opts: UpstreamOptions = {}): Promise<PullUpstream> {
     const kc = loadKubeConfigFile(file);
     const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
     if (!namespace) throw new Error(`--upstream-kubeconfig ${file}: its context names no namespace (the assignments namespace): use the join bundle syncprims cluster add --pull wrote`);
     const client = await KubeClient.create('upstream', kc, userAgent);
-    return new PullUpstream(file, client, namespace, holder, log.child({ component: 'pull', upstream: client.server.origin, namespace }), secret);
+    return new PullUpstream(file, client, namespace, holder, log.child({ component: 'pull', upstream: client.server.origin, namespace }), opts);
+  }
+
+  private get leaseSeconds(): number {
+    return this.opts.leaseSeconds ?? PULL_LEASE_SECONDS;
   }
 
   /** The agent's controller (once its informers are primed: the managing cluster may be away, so it is not awaited), the Lease, the token's renewal. */
@@ -87,7 +97,7 @@ export class PullUpstream {
     // Only the leader (of a Deployment's replicas) writes upstream.
     void m.leading.then(() => {
       if (this.stopped) return;
-      this.every(PULL_LEASE_SECONDS * 333, () => this.renewLease());
+      this.every(this.leaseSeconds * 333, () => this.renewLease());
       this.every(60_000, () => this.renewTokenIfDue());
       void this.startAgent(m);
     });
@@ -119,7 +129,7 @@ export class PullUpstream {
   /** The Lease renewed (created the first time): the managing side reads when it was last seen. */
   private async renewLease(): Promise<void> {
     const path = leasePath(this.namespace);
-    const spec = { holderIdentity: this.holder, leaseDurationSeconds: PULL_LEASE_SECONDS, renewTime: new Date().toISOString().replace(/\.\d{3}Z$/, '.000000Z') };
+    const spec = { holderIdentity: this.holder, leaseDurationSeconds: this.leaseSeconds, renewTime: new Date().toISOString().replace(/\.\d{3}Z$/, '.000000Z') };
     try {
       const lease = await this.client.request<{ metadata: Record<string, unknown>; spec?: Record<string, unknown> }>({ path }).catch((err: unknown) => {
         if (err instanceof ApiError && err.status === 404) return undefined;
@@ -163,8 +173,9 @@ export class PullUpstream {
 
   /** The renewed bundle kept where a restart finds it: the file, else (a read-only mount) the Secret it is mounted from. */
   private async keep(bundle: string): Promise<void> {
-    if (this.secret && this.home) {
-      const path = objectPath(CORE.secrets, this.secret.name, this.secret.namespace);
+    const secret = this.opts.secret;
+    if (secret && this.home) {
+      const path = objectPath(CORE.secrets, secret.name, secret.namespace);
       await this.home.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { data: { value: Buffer.from(bundle).toString('base64') } } });
       return;
     }

@@ -39,7 +39,9 @@ const assignments = (): string => assignmentNamespace(ns(), CLUSTER);
 
 const addPull = (name: string, ...args: string[]) =>
   runCli(['cluster', 'add', name, '--pull', '-n', ns(), '--mgmt-kubeconfig', kubeconfigPath(HOME), '--join-file', path.join(dir, `${name}.join.yaml`), ...args]);
-const startSpoke = async (): Promise<OperatorProcess> => OperatorProcess.start(EDGE, ['--namespace', ns(), '--log-level', 'debug', '--upstream-kubeconfig', joinFile()]);
+// (A Lease of 8 s, not the default 30 s: the offline test waits for it to lapse.)
+const startSpoke = async (): Promise<OperatorProcess> =>
+  OperatorProcess.start(EDGE, ['--namespace', ns(), '--log-level', 'debug', '--upstream-kubeconfig', joinFile(), '--upstream-lease-duration', '8s']);
 const proxyReady = (name: string, status: 'True' | 'False' | 'Unknown', reason?: string, timeoutMs = 60_000): Promise<SyncObject> =>
   waitForReady(mgmt, ns(), name, status, reason, timeoutMs, PROXYSYNCS);
 const configMap = (name: string, value = 'v1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns() }, data: { value } });
@@ -264,13 +266,15 @@ describe('a ProxySync on a pull cluster', () => {
     expect(await find(mgmt, syncPath(ns(), 'inline', PROXYSYNCS))).toBeDefined();
     expect(await find(edge, syncPath(ns(), 'inline'))).toBeDefined();
 
+    const backAt = Date.now() - 1000;
     spoke = await startSpoke();
     await eventually('the ProxySync gone', async () => ((await find(mgmt, syncPath(ns(), 'inline', PROXYSYNCS))) ? undefined : true), 90_000);
     expect(await find(edge, syncPath(ns(), 'inline'))).toBeUndefined();
     expect(await find(edge, cmPath(ns(), 'inline-cm'))).toBeUndefined();
     expect(await find(mgmt, syncPath(assignments(), 'inline'))).toBeUndefined();
-    // The other ProxySync is back to Ready with its cluster.
+    // The other ProxySync is back to Ready with its cluster, woken by the Lease's renewal (not its 10 s retry).
     await proxyReady('app', 'True', 'Succeeded', 90_000);
+    await hub.waitForCause('ProxySync', ns(), 'app', `pull cluster ${CLUSTER} online again`, backAt);
   });
 
   test('revoke: the identity loses every right at once; the ProxySync says so', async () => {

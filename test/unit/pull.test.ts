@@ -5,6 +5,7 @@ import { describe, expect, test } from '@jest/globals';
 import { assignmentNamespace } from '../../src/clusters/pull-names.js';
 import { pullTargetOf } from '../../src/clusters/pull-target.js';
 import { renewalDue, tokenClaims, withToken } from '../../src/controllers/pull-upstream.js';
+import { back } from '../../src/controllers/pull-wakes.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { assignmentOf, downstreamCopy, downstreamSync, isCopyOf, targetOf, upstreamStatus } from '../../src/proxy/assignment.js';
 import { offlineMessage, presenceOf } from '../../src/proxy/pull-presence.js';
@@ -113,6 +114,16 @@ describe('presence and credentials', () => {
       'pull cluster edge-p is offline: last seen 2026-12-02T10:00:00.000Z (42 s ago); what it applied keeps running there, and it takes what changed when it connects again',
     );
     expect(offlineMessage('edge-p', {}, t0)).toContain('never seen');
+  });
+
+  test("a pull cluster's operator is back when its Lease is renewed after it lapsed, or made: a renewal in time, or a lapsed one, is not", () => {
+    const at = (renewTime: string) => lease(renewTime, 10);
+    const now = t0 + 15_000;
+    expect(back({ type: 'added', object: at('2026-12-02T10:00:14.000000Z') }, now)).toBe(true);
+    expect(back({ type: 'updated', old: at('2026-12-02T10:00:00.000000Z'), object: at('2026-12-02T10:00:14.000000Z') }, now)).toBe(true);
+    expect(back({ type: 'updated', old: at('2026-12-02T10:00:10.000000Z'), object: at('2026-12-02T10:00:14.000000Z') }, now)).toBe(false);
+    expect(back({ type: 'updated', old: at('2026-12-02T10:00:00.000000Z'), object: at('2026-12-02T10:00:01.000000Z') }, now)).toBe(false);
+    expect(back({ type: 'deleted', object: at('2026-12-02T10:00:14.000000Z') }, now)).toBe(false);
   });
 
   const jwt = (claims: Record<string, unknown>): string => `h.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.s`;

@@ -44,6 +44,7 @@ interface RunFlags extends SourceFlags {
   leaderElect?: boolean;
   upstreamKubeconfig?: string;
   upstreamSecret?: string;
+  upstreamLeaseDuration: string;
   leaderElectionNamespace: string;
   leaderElectionLeaseDuration: string;
   leaderElectionRenewDeadline: string;
@@ -80,6 +81,11 @@ export function addRunCommand(program: Command): void {
       'pull mode: the join bundle (syncprims cluster add --pull) of the managing cluster this cluster takes its assignments from; its token is renewed in place',
     )
     .option('--upstream-secret <name>', 'with --upstream-kubeconfig mounted from a Secret (syncprims join): that Secret of the leader election namespace, where the renewed token is written')
+    .option(
+      '--upstream-lease-duration <duration>',
+      "with --upstream-kubeconfig: how long the Lease syncprims-pull-agent in the managing cluster says this cluster is online after its last renewal (renewed every third of it; whole seconds, at least 3s); past it, the managing cluster's ProxySyncs here say ClusterOffline",
+      '30s',
+    )
     .option('--concurrency <n>', 'workers per controller', '8')
     .option('--leader-elect', 'run only while holding the leader Lease')
     .option(
@@ -170,6 +176,7 @@ async function run(flags: RunFlags): Promise<void> {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency ${flags.concurrency}: want a positive integer`);
   const kc = flags.kubeconfig ? loadKubeConfigFile(flags.kubeconfig) : defaultKubeConfig();
   const liveness = livenessOf(flags);
+  const upstreamAt = upstreamOf(flags);
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
   addrFlag('--debug-addr', flags.debugAddr);
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
@@ -204,8 +211,7 @@ async function run(flags: RunFlags): Promise<void> {
     if (!manager.shuttingDown) throw err;
   });
   if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
-  const upstreamSecret = flags.upstreamSecret ? { namespace: flags.leaderElectionNamespace, name: flags.upstreamSecret } : undefined;
-  const upstream = await startUpstream(manager, { file: flags.upstreamKubeconfig, secret: upstreamSecret }, userAgent, instance, log);
+  const upstream = await startUpstream(manager, upstreamAt, userAgent, instance, log);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
   await upstream?.stop();
@@ -215,11 +221,22 @@ async function run(flags: RunFlags): Promise<void> {
   process.exit();
 }
 
+/** Pull mode's flags: the join bundle, the Secret it is mounted from, the Lease's duration in whole seconds (at least 3). */
+function upstreamOf(flags: RunFlags): UpstreamAt {
+  const text = flags.upstreamLeaseDuration;
+  const ms = durationFlag('--upstream-lease-duration', text);
+  if (ms < 3_000 || ms % 1_000 !== 0) throw new Error(`--upstream-lease-duration ${text}: want whole seconds, at least 3s`);
+  const secret = flags.upstreamSecret ? { namespace: flags.leaderElectionNamespace, name: flags.upstreamSecret } : undefined;
+  return { file: flags.upstreamKubeconfig, secret, leaseSeconds: ms / 1_000 };
+}
+
+type UpstreamAt = { file?: string; secret?: { namespace: string; name: string }; leaseSeconds: number };
+
 /** Pull mode's link to the managing cluster (controllers/pull-upstream.ts): loaded only when asked for. */
-async function startUpstream(manager: Manager, where: { file?: string; secret?: { namespace: string; name: string } }, userAgent: string, holder: string, log: Logger) {
+async function startUpstream(manager: Manager, where: UpstreamAt, userAgent: string, holder: string, log: Logger) {
   if (where.file === undefined || manager.shuttingDown) return undefined;
   const { PullUpstream } = await import('../../controllers/pull-upstream.js');
-  const upstream = await PullUpstream.open(where.file, userAgent, holder, log, where.secret);
+  const upstream = await PullUpstream.open(where.file, userAgent, holder, log, { secret: where.secret, leaseSeconds: where.leaseSeconds });
   upstream.start(manager);
   return upstream;
 }
