@@ -191,7 +191,7 @@ let_go_of_wave_proxysyncs() {
 register() {
   local role=${ROLES[$(($1 + 1))]}
   if [ "$1" = "$PULL" ]; then
-    let_go_of_push "$role"
+    let_go_of_push "$role" "${EDGES[$1]}"
     run syncprims cluster add "$role" --pull --label role=edge --value "region=${REGIONS[$1]}" -n fleet --join-file "$OPS/$role.join.yaml" --mgmt-kubeconfig "$(kc "$MGMT")"
     run syncprims join --kubeconfig "$(kc "${EDGES[$1]}")" --join-file "$OPS/$role.join.yaml"
     return
@@ -199,25 +199,19 @@ register() {
   run syncprims cluster add "$role" --kubeconfig "$(kc "${EDGES[$1]}")" --label role=edge --value "region=${REGIONS[$1]}" -n fleet --mgmt-kubeconfig "$(kc "$MGMT")"
 }
 
-# An earlier demo registered the pull edge as a push cluster: its Secret is deleted (a cluster
-# changes mode only so), and what the FleetSyncs made for it is waited out (install's RemoteSync
-# prunes the operator it installed there) before the edge joins again by itself.
+# An earlier demo registered the pull edge as a push cluster: it is labelled out of the FleetSyncs
+# first (their children there go while it is still reachable, each pruning what it applied: install's
+# the operator it installed), then its Secret is deleted (a cluster changes mode only so) and it
+# joins again by itself.
 let_go_of_push() {
-  local role=$1 type
+  local role=$1 edge=$2 type
   type=$(k "$MGMT" get secret "$role-kubeconfig" -n fleet --ignore-not-found -o jsonpath='{.type}')
   [ -n "$type" ] && [ "$type" != syncprims.dev/pull-cluster ] || return 0
-  k "$MGMT" delete secret "$role-kubeconfig" -n fleet >/dev/null
+  k "$MGMT" label secret "$role-kubeconfig" -n fleet role- >/dev/null
   k "$MGMT" wait --for=delete "remotesync/install-$role" "proxysync/baseline-$role" "proxysync/shop-$role" -n fleet --timeout=180s >/dev/null 2>&1 || true
-  say "$role, a push cluster of an earlier demo, let go: it joins again as a pull cluster"
-}
-
-# Shows the ConfigMap apps/shop-release in each edge (by number, 0-based): its version, its region
-# (the edge's value, substituted) and its label track (the canary's override).
-show_releases() {
-  local i
-  for i in "$@"; do
-    run k "${EDGES[$i]}" get configmap shop-release -n apps -o custom-columns='VERSION:.data.version,REGION:.data.region,TRACK:.metadata.labels.track'
-  done
+  k "$edge" wait --for=delete "namespace/$NS" --timeout=120s >/dev/null 2>&1 || true
+  k "$MGMT" delete secret "$role-kubeconfig" -n fleet >/dev/null
+  say "$role, a push cluster of an earlier demo, let go (what the FleetSyncs made for it pruned): it joins again as a pull cluster"
 }
 
 # Waits until the FleetSyncs' children for the clusters named are Ready (shown for the first); a
