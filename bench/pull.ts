@@ -472,8 +472,22 @@ function readingOf(run: Report['runs'][number]): string[] {
       `${cpuDelta.toFixed(1)} points more of one core and ${mib(m(pull.rest).rssKiB - m(pull.before).rssKiB)} more RSS for its kube-apiserver. ` +
       `${int(n)} push RemoteSyncs cost ${MGMT} ${(m(push.rest).rps - m(push.before).rps).toFixed(1)} requests/s (their load is on the clusters: ${EDGE} ${(e(push.rest).rps - e(push.before).rps).toFixed(1)} requests/s and ${pushEdgeDelta.toFixed(1)} points of a core more, ${int(e(push.rest).watches - e(push.before).watches)} more watches).`,
     `- A template change reached all ${int(n)} pull clusters in ${s2(pull.change.ms)} against ${s2(push.change.ms)} for the push RemoteSyncs (×${(pull.change.ms / push.change.ms).toFixed(2)}); the first rollout ${s2(pull.rollout.ms)} against ${s2(push.rollout.ms)}.`,
+    ...baselineNotes(run),
     `- Requests at rest by kind: pull, ${MGMT}: ${topKinds(m(pull.rest), pull.rest)}; push, ${EDGE}: ${topKinds(e(push.rest), push.rest)}; push, ${MGMT}: ${topKinds(m(push.rest), push.rest)}.`,
   ];
+}
+
+/** What else the API servers' own counts hold in a window (found in this run's audit logs: not the operators' or agents' requests). */
+function baselineNotes(run: Report['runs'][number]): string[] {
+  const notes: string[] = [];
+  const rate = (w: Window, server: string, kind: string): number => (w.servers[server]?.byKind[kind] ?? 0) / (w.ms / 1000);
+  const sa = rate(run.push.rest, EDGE, 'POST serviceaccounts');
+  if (sa > 0) notes.push(`push at rest, ${EDGE}: ${sa.toFixed(2)}/s POST serviceaccounts are kube-controller-manager's, the \`default\` ServiceAccount of each new namespace \`fleet-<i>\` (its audit log), not the operator's: without them ${(run.push.rest.servers[EDGE]!.rps - sa).toFixed(2)}/s`);
+  const cleanup = rate(run.pull.before, MGMT, 'GET remotesyncs');
+  if (cleanup > 0) notes.push(`pull before, ${MGMT}: ${cleanup.toFixed(2)}/s GET remotesyncs are the push case's clean-up (its namespace being deleted), not pull's: without them ${(run.pull.before.servers[MGMT]!.rps - cleanup).toFixed(2)}/s, so the pull agents' cost is ${(run.pull.rest.servers[MGMT]!.rps - run.pull.before.servers[MGMT]!.rps + cleanup).toFixed(1)}/s over it (${((run.pull.rest.servers[MGMT]!.rps - run.pull.before.servers[MGMT]!.rps + cleanup) / run.n).toFixed(3)} per agent)`);
+  const rss = run.pull.before.servers[MGMT]!.rssKiB - run.push.before.servers[MGMT]!.rssKiB;
+  if (rss > 0) notes.push(`${MGMT}'s RSS before pull is ${mib(rss)} above its RSS before push: the push case's objects and watches, not all given back (a Go heap); pull's RSS is read against its own before`);
+  return notes.length ? [`- In the baselines: ${notes.join('; ')}.`] : [];
 }
 
 const METHOD = [
