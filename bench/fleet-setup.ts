@@ -94,8 +94,8 @@ export interface RunFacts {
   load: number;
 }
 
-/** The resource of a FleetSync or of its RemoteSync children. */
-export const resource = (kind: 'RemoteSync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
+/** The resource of a FleetSync or of its RemoteSync or ProxySync children. */
+export const resource = (kind: 'RemoteSync' | 'ProxySync' | 'FleetSync'): ResourceInfo => ({ group: GROUP, version: VERSION, kind, resource: KIND_NAMES[kind].plural, namespaced: true });
 
 /**
  * Where the benchmark `prefix` keeps its own control plane (`<prefix>-mgmt`

@@ -174,19 +174,21 @@ export async function deleteNamespace(client: KubeClient, namespace: string): Pr
   await until(`namespace ${namespace} to be gone`, async () => !(await exists(client, `/api/v1/namespaces/${namespace}`)));
 }
 
-/** Deletes a namespace holding Syncs once no operator runs: their finalizers are removed first. */
-export async function deleteSyncNamespace(client: KubeClient, namespace: string): Promise<void> {
-  const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(SYNCS, namespace), timeoutMs: 60_000 }).catch(() => ({ items: [] as KubeObject[] }));
-  await mapLimit(syncs.items, 16, (sync) =>
-    ignoreNotFound(
-      client.request({
-        method: 'PATCH',
-        path: `${collectionPath(SYNCS, namespace)}/${sync.metadata.name}`,
-        contentType: 'application/merge-patch+json',
-        body: { metadata: { finalizers: null } },
-      }),
-    ),
-  );
+/** Deletes a namespace holding Syncs (or the kinds of `resources`) once no operator runs: their finalizers are removed first. */
+export async function deleteSyncNamespace(client: KubeClient, namespace: string, resources: ResourceInfo[] = [SYNCS]): Promise<void> {
+  for (const r of resources) {
+    const syncs = await client.request<{ items: KubeObject[] }>({ path: collectionPath(r, namespace), timeoutMs: 60_000 }).catch(() => ({ items: [] as KubeObject[] }));
+    await mapLimit(syncs.items, 16, (sync) =>
+      ignoreNotFound(
+        client.request({
+          method: 'PATCH',
+          path: `${collectionPath(r, namespace)}/${sync.metadata.name}`,
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { finalizers: null } },
+        }),
+      ),
+    );
+  }
   await deleteNamespace(client, namespace);
 }
 

@@ -192,11 +192,13 @@ export class ClusterRegistry {
     return this.uses.get(user)?.pull;
   }
 
-  /** Whether the Secret `ref` names exists (as the metadata watch of Secrets knows). */
-  async secretExists(ref: ClusterSecretRef): Promise<boolean> {
+  /** What the Secret `ref` names holds (as the metadata watch of Secrets knows): a kubeconfig, nothing (gone), or a pull registration (no credential). */
+  async credentialOf(ref: ClusterSecretRef): Promise<'kubeconfig' | 'gone' | 'pull'> {
     const secretRef = secretOf(ref);
     await this.opts.references.ensureWatched([secretRef]);
-    return this.opts.references.cached(secretRef) !== undefined;
+    const secret = this.opts.references.cached(secretRef);
+    if (!secret) return 'gone';
+    return pullTargetOf(secret, ref) ? 'pull' : 'kubeconfig';
   }
 
   /** The cluster `user` used last, even if its Secret is gone (to prune on deletion). */

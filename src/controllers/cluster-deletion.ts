@@ -70,23 +70,26 @@ export async function cleanUpInCluster(
     return await cleanUp();
   } catch (err) {
     const busy = err instanceof ClusterNotUsable && err.busy;
-    if (!busy && !(await settings.registry.secretExists(ref))) return lost(deps, settings, obj, ref, err, log);
+    // Its Secret gone, or now a pull registration (which holds no credential: a RemoteSync cannot reach a pull cluster), the cluster is lost to it.
+    const credential = busy ? 'kubeconfig' : await settings.registry.credentialOf(ref);
+    if (credential === 'gone' || (credential === 'pull' && obj.kind !== 'ProxySync')) return lost(deps, settings, obj, ref, err, log, credential);
     if (err instanceof ClusterNotUsable) await reportUnusable(deps, obj, (obj.status ?? {}) as SyncStatusDraft, err, log);
     throw err;
   }
 }
 
-/** Cleaning up failed with `err` and the Secret is gone: wait within the grace period, then go. */
-async function lost(deps: Deps, settings: RemoteSettings, obj: KubeObject, ref: ClusterSecretRef, err: unknown, log: Logger): Promise<FinalizeResult> {
+/** Cleaning up failed with `err` and the Secret is gone (or holds no credential: a pull registration now): wait within the grace period, then go. */
+async function lost(deps: Deps, settings: RemoteSettings, obj: KubeObject, ref: ClusterSecretRef, err: unknown, log: Logger, credential: 'gone' | 'pull'): Promise<FinalizeResult> {
   const why = err instanceof Error ? err.message : String(err);
   const giveUpAt = Date.parse(obj.metadata.deletionTimestamp ?? '') + settings.lostClusterGraceMs;
   const until = new Date(giveUpAt).toISOString();
+  const secret = credential === 'gone' ? `its kubeconfig Secret ${ref.namespace}/${ref.name} is gone` : `its Secret ${ref.namespace}/${ref.name} registers a pull cluster now (no credential)`;
   if (Date.now() >= giveUpAt) {
     const last = settings.registry.lastClusterOf(clusterUser(obj));
     const how = last ? `cleaning up with the last client of its cluster failed (${why})` : `no client of its cluster is left (${why})`;
-    return leaveBehind(deps, obj, `its kubeconfig Secret ${ref.namespace}/${ref.name} is gone and ${how} until ${until}`, log);
+    return leaveBehind(deps, obj, `${secret} and ${how} until ${until}`, log);
   }
-  const message = `deletion cannot clean up: ${why}; its kubeconfig Secret is gone, so it gives up at ${until} (--lost-cluster-grace)`;
+  const message = `deletion cannot clean up: ${why}; ${secret}, so it gives up at ${until} (--lost-cluster-grace)`;
   await reportUnusable(deps, obj, (obj.status ?? {}) as SyncStatusDraft, new ClusterNotUsable(Reason.ClusterUnreachable, message), log);
   return { requeueAfterMs: Math.min(giveUpAt - Date.now(), LOST_CLUSTER_RETRY_MS) };
 }

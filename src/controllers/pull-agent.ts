@@ -54,16 +54,18 @@ export class PullAgentReconciler implements Reconciler {
   ) {}
 
   async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
-    const assignment = this.informers.assignments.store.get(key);
+    const cached = this.informers.assignments.store.get(key);
     const name = key.slice(key.indexOf('/') + 1);
-    if (!assignment) return this.removeOrphans(name, log);
+    if (!cached) return this.removeOrphans(name, log);
+    let assignment = cached;
     const target = targetOf(assignment);
     if ('problem' in target) {
       log.warn({ assignment: name, problem: target.problem }, 'assignment refused');
       return void (await this.writeStatus(assignment, refusedStatus(assignment, Reason.InvalidSpec, target.problem)));
     }
     if (assignment.metadata.deletionTimestamp) return this.carryOutDeletion(assignment, target, log);
-    await this.holdFinalizer(assignment);
+    // Its status is written at the version the finalizer's patch left (not the one read: a certain conflict).
+    assignment = await this.holdFinalizer(assignment);
     const local = this.localSync(target);
     if (local && local.metadata.labels?.[PULL_ASSIGNMENT_LABEL] !== name) {
       const message = `the Sync ${target.namespace}/${target.name} exists in the pull cluster and is not this assignment's (no label ${PULL_ASSIGNMENT_LABEL}=${name}): left alone; delete it there, or name another Sync in the template`;
@@ -167,10 +169,11 @@ export class PullAgentReconciler implements Reconciler {
     });
   }
 
-  private async holdFinalizer(assignment: KubeObject): Promise<void> {
+  /** The assignment as it is once it holds our finalizer. */
+  private async holdFinalizer(assignment: KubeObject): Promise<KubeObject> {
     const finalizers = assignment.metadata.finalizers ?? [];
-    if (finalizers.includes(PULL_FINALIZER)) return;
-    await this.patchFinalizers(assignment, [...finalizers, PULL_FINALIZER]);
+    if (finalizers.includes(PULL_FINALIZER)) return assignment;
+    return this.patchFinalizers(assignment, [...finalizers, PULL_FINALIZER]);
   }
 
   private async releaseFinalizer(assignment: KubeObject): Promise<void> {
@@ -180,8 +183,8 @@ export class PullAgentReconciler implements Reconciler {
   }
 
   /** The assignment's finalizers set to `next`, if they are still what we read (a conflict is retried with the next event). */
-  private async patchFinalizers(assignment: KubeObject, next: string[]): Promise<void> {
-    await this.upstream.request({
+  private async patchFinalizers(assignment: KubeObject, next: string[]): Promise<KubeObject> {
+    return this.upstream.request<KubeObject>({
       method: 'PATCH',
       path: objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace),
       contentType: 'application/merge-patch+json',
@@ -189,14 +192,22 @@ export class PullAgentReconciler implements Reconciler {
     });
   }
 
-  /** The assignment's status, written when it differs (a PUT of the status subresource, at the version read). */
+  /**
+   * The assignment's status, written when it differs (a PUT of the status subresource, at the version
+   * read). A conflict (the assignment changed since) is no refusal: the change's watch event brings the
+   * reconcile that writes it.
+   */
   private async writeStatus(assignment: KubeObject, status: Record<string, unknown> | undefined): Promise<void> {
     if (status === undefined || equalJson(assignment.status ?? {}, status)) return;
-    await this.upstream.request({
-      method: 'PUT',
-      path: objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace, 'status'),
-      body: { apiVersion: assignment.apiVersion, kind: assignment.kind, metadata: assignment.metadata, spec: assignment.spec, status },
-    });
+    await this.upstream
+      .request({
+        method: 'PUT',
+        path: objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace, 'status'),
+        body: { apiVersion: assignment.apiVersion, kind: assignment.kind, metadata: assignment.metadata, spec: assignment.spec, status },
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof ApiError && err.status === 409)) throw err;
+      });
   }
 }
 

@@ -131,15 +131,11 @@ export class PullUpstream {
     const path = leasePath(this.namespace);
     const spec = { holderIdentity: this.holder, leaseDurationSeconds: this.leaseSeconds, renewTime: new Date().toISOString().replace(/\.\d{3}Z$/, '.000000Z') };
     try {
-      const lease = await this.client.request<{ metadata: Record<string, unknown>; spec?: Record<string, unknown> }>({ path }).catch((err: unknown) => {
-        if (err instanceof ApiError && err.status === 404) return undefined;
-        throw err;
-      });
-      if (!lease) {
+      // One request per renewal (a merge patch of its spec: this cluster's operator is its only writer), a POST the first time.
+      await this.client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { spec } }).catch(async (err: unknown) => {
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
         await this.client.request({ method: 'POST', path: collectionPath(CORE.leases, this.namespace), body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: PULL_LEASE, namespace: this.namespace }, spec } });
-        return;
-      }
-      await this.client.request({ method: 'PUT', path, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: lease.metadata, spec: { ...lease.spec, ...spec } } });
+      });
     } catch (err) {
       this.log.warn({ err: err instanceof Error ? err.message : String(err), ...(err instanceof ApiError && { status: err.status }) }, revokedHint(err));
     }

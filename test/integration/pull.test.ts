@@ -18,7 +18,7 @@ import { eventually } from '../support/eventually.js';
 import { releaseSyncFinalizers, useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { applyFleetSync, applyProxySync, applyRemoteSync, FLEETSYNCS, PROXYSYNCS, registerCluster, REMOTESYNCS, useClusterProxy } from '../support/remote.js';
-import { find, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
+import { eventsFor, find, readyOf, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const HOME = 'mgmt';
 const EDGE = 'edge-1';
@@ -89,7 +89,7 @@ beforeAll(async () => {
   // edge-2 beside it, a push cluster of the same inventory, with an operator of its own.
   await registerCluster(mgmt, ns(), 'edge-2', 'edge-2', { mode: 'pushed' });
   [hub, spoke, pushSpoke] = await Promise.all([
-    OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID]),
+    OperatorProcess.start(HOME, ['--namespace', ns(), '--log-level', 'debug', '--cluster-id', CLUSTER_ID, '--lost-cluster-grace', '3s']),
     startSpoke(),
     OperatorProcess.start('edge-2', ['--namespace', ns()]),
   ]);
@@ -100,7 +100,7 @@ afterAll(async () => {
   if (mgmt) {
     await releaseSyncFinalizers(mgmt, assignments());
     await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignments()}` }).catch(() => undefined);
-    await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignmentNamespace(ns(), 'other-p')}` }).catch(() => undefined);
+    for (const other of ['other-p', 'was-push']) await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${assignmentNamespace(ns(), other)}` }).catch(() => undefined);
   }
   const edge2 = await clusterClient('edge-2').catch(() => undefined);
   if (edge2) {
@@ -154,6 +154,9 @@ describe('a ProxySync on a pull cluster', () => {
       return p && readyOf(p)?.status === 'True' && p.status?.lastAppliedRevision === edgeSync?.status?.lastAppliedRevision && p.status?.lastAppliedRevision !== ready.status?.lastAppliedRevision ? p : undefined;
     });
     expect(readyOf(again)?.observedGeneration).toBe(again.metadata.generation);
+    // Nothing was refused on the way: neither a new assignment (its status written at the version its
+    // finalizer's patch left) nor a changed one (a conflict of a status write waits for the next event).
+    expect(spoke!.logs.filter((l) => l.msg === 'cannot go on').map((l) => l.message)).toEqual([]);
 
     // The managing operator sent edge-1 nothing; the cluster's operator did the writing there, and the hub in mgmt.
     const hubAgent = String((await hub.waitForLog('the hub starting', (l) => l.msg === 'starting')).userAgent);
@@ -191,6 +194,25 @@ describe('a ProxySync on a pull cluster', () => {
     const refused = await waitForReady(mgmt, ns(), 'direct', 'False', 'InvalidSpec', 60_000, REMOTESYNCS);
     expect(readyOf(refused)?.message).toContain(`cluster ${CLUSTER} is a pull cluster`);
     expect(readyOf(refused)?.message).toContain('use a ProxySync');
+  });
+
+  test('a RemoteSync whose cluster was registered again as a pull one is deleted after the grace period (it holds no credential), naming what it left', async () => {
+    await registerCluster(mgmt, ns(), 'was-push', EDGE, {});
+    // (Its namespace in edge-1, which the pull cluster's Syncs make when the tests run in order.)
+    await edge.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns() } } }).catch((err: unknown) => {
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
+    });
+    await applyRemoteSync(mgmt, ns(), 'was-push', { clusterRef: { name: 'was-push' }, source: { inline: [configMap('was-push-cm')] } });
+    await waitForReady(mgmt, ns(), 'was-push', 'True', 'Succeeded', 60_000, REMOTESYNCS);
+    // Registered again as a pull cluster (push to pull goes through deleting its Secret), then the RemoteSync deleted.
+    await mgmt.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns()}/secrets/was-push-kubeconfig` });
+    const again = await addPull('was-push');
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+    await mgmt.request({ method: 'DELETE', path: syncPath(ns(), 'was-push', REMOTESYNCS) });
+    await eventually('the RemoteSync gone', async () => ((await find(mgmt, syncPath(ns(), 'was-push', REMOTESYNCS))) ? undefined : true), 60_000);
+    const warning = (await eventsFor(mgmt, ns(), 'was-push')).find((e) => e.reason === 'LeftBehind');
+    expect(warning?.message).toMatch(new RegExp(`^deleted without cleaning up: its Secret ${ns()}/was-push-kubeconfig registers a pull cluster now \\(no credential\\) and .+; left behind: ConfigMap/${ns()}/was-push-cm$`));
+    expect(await find(edge, cmPath(ns(), 'was-push-cm'))).toBeDefined();
   });
 
   test('a FleetSync rolls out in waves across the pull cluster (the canary) and a push one, with per-cluster values', async () => {
