@@ -214,6 +214,15 @@ let_go_of_push() {
   say "$role, a push cluster of an earlier demo, let go (what the FleetSyncs made for it pruned): it joins again as a pull cluster"
 }
 
+# Shows the ConfigMap apps/shop-release in each edge (by number, 0-based): its version, its region
+# (the edge's value, substituted) and its label track (the canary's override).
+show_releases() {
+  local i
+  for i in "$@"; do
+    run k "${EDGES[$i]}" get configmap shop-release -n apps -o custom-columns='VERSION:.data.version,REGION:.data.region,TRACK:.metadata.labels.track'
+  done
+}
+
 # Waits until the FleetSyncs' children for the clusters named are Ready (shown for the first); a
 # pull cluster has no install-<cluster> (its operator came by join).
 wait_registered() {
