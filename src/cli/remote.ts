@@ -5,9 +5,10 @@
 // machine. Reading the Secret needs `get secrets` in the sync's namespace.
 import { secretRefOf, type ClusterSpec, type RemoteProblem } from '../clusters/cluster-spec.js';
 import { checkedKubeconfig, KubeconfigError } from '../clusters/kubeconfig.js';
-import { KubeClient } from '../kube/client.js';
+import { pullTargetOf, type PullTarget } from '../clusters/pull-target.js';
+import { getIfExists, KubeClient } from '../kube/client.js';
 import { ApiError, TransportError } from '../kube/errors.js';
-import type { KubeObject } from '../kube/resources.js';
+import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
 import { describeRef, readKey } from '../source/kube-refs.js';
 import { packageVersion } from '../version.js';
 import type { Cluster } from './cluster.js';
@@ -45,6 +46,9 @@ export async function openRemote(home: Pick<Cluster, 'client'>, sync: KubeObject
       };
     }
     if (findCause(err, TransportError) || (api && !api.notFound)) throw err;
+    // No key: a pull cluster's registration holds none (it is never dialled).
+    const pull = api ? undefined : pullTargetOf(await getIfExists<KubeObject>(home.client, objectPath(CORE.secrets, ref.name, ref.namespace)), ref);
+    if (pull) return { ok: false, problem: 'pull', message: pullMessage(pull) };
     // Not found, or no such key: the SourceError says which and what to fix.
     return { ok: false, problem: 'missing', message: err instanceof Error ? err.message : String(err) };
   }
@@ -60,6 +64,11 @@ export async function openRemote(home: Pick<Cluster, 'client'>, sync: KubeObject
     if (err instanceof KubeconfigError) return { ok: false, problem: 'refused', message: err.message };
     throw err;
   }
+}
+
+/** Why a pull cluster is not followed: nobody dials it; its own operator keeps its Syncs from the assignments here. */
+function pullMessage(pull: PullTarget): string {
+  return `cluster ${pull.cluster} is a pull cluster (never dialled: its own operator keeps its Syncs there); their assignments and status are in namespace ${pull.namespace} of this cluster: syncprims get syncs -n ${pull.namespace}`;
 }
 
 /**

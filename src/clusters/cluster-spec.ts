@@ -12,8 +12,8 @@ export interface ClusterSpec {
   clusterRef?: ClusterRef;
 }
 
-/** Why a sync's cluster could not be opened: `refused` (its kubeconfig fails the checks), `missing`, `forbidden`. */
-export type RemoteProblem = 'refused' | 'missing' | 'forbidden';
+/** Why a sync's cluster could not be opened: `refused` (its kubeconfig fails the checks), `missing`, `forbidden`, `pull` (a pull cluster: never dialled). */
+export type RemoteProblem = 'refused' | 'missing' | 'forbidden' | 'pull';
 
 /** The registry's name for a sync that uses a cluster: `Kind/namespace/name`. */
 export function clusterUser(obj: KubeObject): string {

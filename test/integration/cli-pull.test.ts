@@ -217,6 +217,17 @@ describe('syncprims cluster add --pull', () => {
     expect(await clusterJson('edge-1')).toMatchObject({ mode: 'push', lastSeen: null });
   });
 
+  test('tree of a ProxySync on a pull cluster says where its Sync is followed (never dialled), not that its Secret has no key', async () => {
+    await mgmt.request({
+      method: 'POST',
+      path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/proxysyncs`,
+      body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'ProxySync', metadata: { name: 'app' }, spec: { clusterRef: { name: 'edge-7' }, template: { spec: { source: { inline: [] } } } } },
+    });
+    const tree = await runCli(['tree', 'proxysync/app', '-n', ns(), '--kubeconfig', MGMT]);
+    expect(tree.stdout).toContain(`cluster edge-7 is a pull cluster (never dialled: its own operator keeps its Syncs there); their assignments and status are in namespace ${ans('edge-7')} of this cluster`);
+    expect(tree.stdout + tree.stderr).not.toContain('has no key');
+  });
+
   test('refused: --pull with --kubeconfig; a push cluster turned pull or back; a name another source has (nothing made)', async () => {
     const both = await cli('cluster', 'add', 'edge-9', '--pull', '--kubeconfig', MGMT);
     expect({ code: both.code, stderr: both.stderr.trim() }).toEqual({ code: 2, stderr: 'syncprims: --pull and --kubeconfig: a pull cluster keeps no kubeconfig here; give one of them' });
