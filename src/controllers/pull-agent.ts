@@ -194,20 +194,22 @@ export class PullAgentReconciler implements Reconciler {
 
   /**
    * The assignment's status, written when it differs (a PUT of the status subresource, at the version
-   * read). A conflict (the assignment changed since) is no refusal: the change's watch event brings the
-   * reconcile that writes it.
+   * read). A conflict (it changed since: often by our own last status write, which the watch has not
+   * brought yet, and whose event brings no reconcile) is written again at the latest version, if that
+   * is still the same generation (a new one brings a reconcile of its own); a second conflict throws.
    */
   private async writeStatus(assignment: KubeObject, status: Record<string, unknown> | undefined): Promise<void> {
     if (status === undefined || equalJson(assignment.status ?? {}, status)) return;
-    await this.upstream
-      .request({
-        method: 'PUT',
-        path: objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace, 'status'),
-        body: { apiVersion: assignment.apiVersion, kind: assignment.kind, metadata: assignment.metadata, spec: assignment.spec, status },
-      })
-      .catch((err: unknown) => {
-        if (!(err instanceof ApiError && err.status === 409)) throw err;
-      });
+    const { name = '', namespace } = assignment.metadata;
+    const put = (at: KubeObject) =>
+      this.upstream.request({ method: 'PUT', path: objectPath(SYNC, name, namespace, 'status'), body: { apiVersion: at.apiVersion, kind: at.kind, metadata: at.metadata, spec: at.spec, status } });
+    try {
+      await put(assignment);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
+      const latest = await this.upstream.request<KubeObject>({ path: objectPath(SYNC, name, namespace) });
+      if (latest.metadata.generation === assignment.metadata.generation) await put(latest);
+    }
   }
 }
 
