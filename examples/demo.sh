@@ -338,7 +338,9 @@ if [ ${#EDGES[@]} -ge 3 ]; then
     start_operator "${EDGES[2]}" 3
   fi
   wait_registered edge-3
-  run k "$MGMT" wait --for=jsonpath='{.status.readyClusters}'=3/3 fleetsync/install fleetsync/baseline fleetsync/shop -n fleet --timeout=180s
+  # (install has no child for the pull edge: its operator came by join.)
+  run k "$MGMT" wait --for=jsonpath='{.status.readyClusters}'=2/2 fleetsync/install -n fleet --timeout=180s
+  run k "$MGMT" wait --for=jsonpath='{.status.readyClusters}'=3/3 fleetsync/baseline fleetsync/shop -n fleet --timeout=180s
   run syncprims get clusters -n fleet --kubeconfig "$(kc "$MGMT")"
 fi
 
