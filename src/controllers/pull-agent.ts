@@ -54,10 +54,9 @@ export class PullAgentReconciler implements Reconciler {
   ) {}
 
   async reconcile(key: string, log: Logger): Promise<ReconcileResult | undefined> {
-    const cached = this.informers.assignments.store.get(key);
+    let assignment = this.informers.assignments.store.get(key);
     const name = key.slice(key.indexOf('/') + 1);
-    if (!cached) return this.removeOrphans(name, log);
-    let assignment = cached;
+    if (!assignment) return this.removeOrphans(name, log);
     const target = targetOf(assignment);
     if ('problem' in target) {
       log.warn({ assignment: name, problem: target.problem }, 'assignment refused');

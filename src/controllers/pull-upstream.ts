@@ -52,7 +52,7 @@ export function withToken(bundle: string, token: string): string {
   return doc.toString();
 }
 
-/** The downstream operator's link: started beside its controllers with `syncprims run --upstream-kubeconfig FILE`. */
+/** What `syncprims run` gives the link besides the bundle: --upstream-secret, --upstream-lease-duration. */
 export interface UpstreamOptions {
   /** In a cluster (syncprims join): the Secret the bundle is mounted from, where a renewed token is written. */
   secret?: { namespace: string; name: string };
@@ -60,6 +60,7 @@ export interface UpstreamOptions {
   leaseSeconds?: number;
 }
 
+/** The downstream operator's link: started beside its controllers with `syncprims run --upstream-kubeconfig FILE`. */
 export class PullUpstream {
   private timers: NodeJS.Timeout[] = [];
   private stopAgent: (() => Promise<void>) | undefined;
