@@ -434,7 +434,7 @@ function idleRows(run: Report['runs'][number]): string[] {
     `|---|${cols.map(() => '---').join('|')}|`,
     row('window', (w) => s2(w.ms)),
     row(`**${MGMT}: requests/s** (its apiserver_request_total)`, srv(MGMT, (s) => `**${s.rps.toFixed(1)}**`)),
-    row(`${MGMT}: of them Leases (GET, PUT)`, srv(MGMT, (s, w) => (leaseRequests(s) / (w.ms / 1000)).toFixed(1))),
+    row(`${MGMT}: of them Leases (GET, PUT, PATCH)`, srv(MGMT, (s, w) => (leaseRequests(s) / (w.ms / 1000)).toFixed(1))),
     row(`${MGMT}: open watches at the end`, srv(MGMT, (s) => int(s.watches))),
     row(`**${MGMT}: kube-apiserver CPU** (of one core)`, srv(MGMT, (s, w) => `**${core(s.cpuMs, w)}**`)),
     row(`**${MGMT}: kube-apiserver RSS** at the end`, srv(MGMT, (s) => `**${mib(s.rssKiB)}**`)),
@@ -468,7 +468,7 @@ function readingOf(run: Report['runs'][number]): string[] {
   const pushEdgeDelta = (e(push.rest).cpuMs / push.rest.ms - e(push.before).cpuMs / push.before.ms) * 100;
   return [
     `- At rest, ${int(n)} pull agents cost ${MGMT} ${(m(pull.rest).rps - m(pull.before).rps).toFixed(1)} requests/s over its idle baseline (${perIdentity.toFixed(3)} per agent; ` +
-      `${(leaseRequests(m(pull.rest)) / (pull.rest.ms / 1000)).toFixed(1)}/s of them Lease renewals, a GET and a PUT per agent every 10 s), ${int(m(pull.rest).watches - m(pull.before).watches)} more open watches, ` +
+      `${(leaseRequests(m(pull.rest)) / (pull.rest.ms / 1000)).toFixed(1)}/s of them Lease renewals, one merge PATCH per agent every 10 s), ${int(m(pull.rest).watches - m(pull.before).watches)} more open watches, ` +
       `${cpuDelta.toFixed(1)} points more of one core and ${mib(m(pull.rest).rssKiB - m(pull.before).rssKiB)} more RSS for its kube-apiserver. ` +
       `${int(n)} push RemoteSyncs cost ${MGMT} ${(m(push.rest).rps - m(push.before).rps).toFixed(1)} requests/s (their load is on the clusters: ${EDGE} ${(e(push.rest).rps - e(push.before).rps).toFixed(1)} requests/s and ${pushEdgeDelta.toFixed(1)} points of a core more, ${int(e(push.rest).watches - e(push.before).watches)} more watches).`,
     `- A template change reached all ${int(n)} pull clusters in ${s2(pull.change.ms)} against ${s2(push.change.ms)} for the push RemoteSyncs (×${(pull.change.ms / push.change.ms).toFixed(2)}); the first rollout ${s2(pull.rollout.ms)} against ${s2(push.rollout.ms)}.`,
