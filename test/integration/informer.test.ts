@@ -1,4 +1,3 @@
-// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // The shared informer against real API servers: primed before use, WatchList
 // where served and LIST+WATCH where not, resumption after an apiserver
 // restart, and a silent watch restarted behind a stalling proxy.
@@ -11,10 +10,13 @@ import type { KubeObject } from '../../src/kube/resources.js';
 import { ClusterCache } from '../../src/runtime/cache.js';
 import { Informer, type InformerEvent } from '../../src/runtime/informer.js';
 import { OperatorMetrics } from '../../src/runtime/metrics.js';
-import { closeClients, clusterClient, controlplane, ensureClusters, kubeconfigViaPort, OWN_LANE_CLUSTER } from '../support/controlplane.js';
+import { closeClients, clusterClient, controlplane, ensureClusters, kubeconfigViaPort } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { StallingProxy } from '../support/stalling-proxy.js';
+
+/** The shared cluster it reads (its restart and WatchList cases have clusters of their own). */
+const HOME = 'mgmt';
 
 const CONFIGMAPS = { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespaced: true };
 const stops: (() => Promise<void> | void)[] = [];
@@ -49,10 +51,10 @@ function record(client: KubeClient): RequestRecord[] {
 }
 
 describe('informer on v1.36 (WatchList served)', () => {
-  const ns = useTestNamespace(OWN_LANE_CLUSTER, 'informer');
+  const ns = useTestNamespace(HOME, 'informer');
   let client: KubeClient;
   beforeAll(async () => {
-    client = await clusterClient(OWN_LANE_CLUSTER);
+    client = await clusterClient(HOME);
   });
 
   test('is primed with the whole set through one WatchList stream, then follows changes', async () => {
@@ -212,11 +214,11 @@ describe('informer resilience', () => {
   });
 
   test('a watch that goes silent behind a stalling proxy is restarted', async () => {
-    await ensureClusters([OWN_LANE_CLUSTER]);
-    const direct = await clusterClient(OWN_LANE_CLUSTER);
+    await ensureClusters([HOME]);
+    const direct = await clusterClient(HOME);
     const proxy = await StallingProxy.start(Number(direct.server.port));
     stops.push(() => proxy.close());
-    const client = await KubeClient.create('via-proxy', kubeconfigViaPort(OWN_LANE_CLUSTER, proxy.port));
+    const client = await KubeClient.create('via-proxy', kubeconfigViaPort(HOME, proxy.port));
     stops.push(() => client.close());
     await direct.request({
       method: 'POST',
