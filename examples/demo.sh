@@ -210,6 +210,9 @@ let_go_of_push() {
   k "$MGMT" label secret "$role-kubeconfig" -n fleet role- >/dev/null
   k "$MGMT" wait --for=delete "remotesync/install-$role" "proxysync/baseline-$role" "proxysync/shop-$role" -n fleet --timeout=180s >/dev/null 2>&1 || true
   k "$edge" wait --for=delete "namespace/$NS" --timeout=120s >/dev/null 2>&1 || true
+  # That demo's install FleetSync selects every edge: this one leaves pull clusters out, so it is
+  # applied before the edge comes back as one (else it would get a RemoteSync it cannot use).
+  k "$MGMT" apply --server-side -n fleet -f examples/registration/install.yaml >/dev/null
   k "$MGMT" delete secret "$role-kubeconfig" -n fleet >/dev/null
   say "$role, a push cluster of an earlier demo, let go (what the FleetSyncs made for it pruned): it joins again as a pull cluster"
 }
