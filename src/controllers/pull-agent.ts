@@ -63,7 +63,7 @@ export class PullAgentReconciler implements Reconciler {
       return void (await this.writeStatus(assignment, refusedStatus(assignment, Reason.InvalidSpec, target.problem)));
     }
     if (assignment.metadata.deletionTimestamp) return this.carryOutDeletion(assignment, target, log);
-    // Its status is written at the version the finalizer's patch left (not the one read: a certain conflict).
+    // As the finalizer's patch left it: the version `lagging` compares with the managing cluster's.
     assignment = await this.holdFinalizer(assignment);
     const local = this.localSync(target);
     if (local && local.metadata.labels?.[PULL_ASSIGNMENT_LABEL] !== name) {
@@ -95,8 +95,7 @@ export class PullAgentReconciler implements Reconciler {
 
   /** Whether the managing cluster has a newer assignment than the watch has brought yet (a read of it: applies are rare). */
   private async lagging(assignment: KubeObject): Promise<boolean> {
-    const path = objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace);
-    const latest = await this.upstream.request<KubeObject>({ path }).catch((err: unknown) => (err instanceof ApiError && err.status === 404 ? undefined : Promise.reject(err)));
+    const latest = await getIfExists<KubeObject>(this.upstream, objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace));
     return latest?.metadata.resourceVersion !== assignment.metadata.resourceVersion;
   }
 
@@ -192,23 +191,19 @@ export class PullAgentReconciler implements Reconciler {
   }
 
   /**
-   * The assignment's status, written when it differs (a PUT of the status subresource, at the version
-   * read). A conflict (it changed since: often by our own last status write, which the watch has not
-   * brought yet, and whose event brings no reconcile) is written again at the latest version, if that
-   * is still the same generation (a new one brings a reconcile of its own); a second conflict throws.
+   * The assignment's status, written when it differs: replaced whole, at whatever version the
+   * assignment has now (a JSON patch, no resourceVersion). This agent is its only writer, and what
+   * it writes is told in the generation it was computed for (a newer spec is not Ready by it, and
+   * brings a reconcile of its own): a conflict would only stand for its own last write, not seen yet.
    */
   private async writeStatus(assignment: KubeObject, status: Record<string, unknown> | undefined): Promise<void> {
     if (status === undefined || equalJson(assignment.status ?? {}, status)) return;
-    const { name = '', namespace } = assignment.metadata;
-    const put = (at: KubeObject) =>
-      this.upstream.request({ method: 'PUT', path: objectPath(SYNC, name, namespace, 'status'), body: { apiVersion: at.apiVersion, kind: at.kind, metadata: at.metadata, spec: at.spec, status } });
-    try {
-      await put(assignment);
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 409)) throw err;
-      const latest = await this.upstream.request<KubeObject>({ path: objectPath(SYNC, name, namespace) });
-      if (latest.metadata.generation === assignment.metadata.generation) await put(latest);
-    }
+    await this.upstream.request({
+      method: 'PATCH',
+      path: objectPath(SYNC, assignment.metadata.name ?? '', assignment.metadata.namespace, 'status'),
+      contentType: 'application/json-patch+json',
+      body: [{ op: 'add', path: '/status', value: status }],
+    });
   }
 }
 

@@ -30,6 +30,8 @@ describe('syncprims CLI', () => {
     ['--source-max-fetched', '-1', 'want a whole number of MiB, at least 1'],
     ['--source-fetch-timeout', '0s', 'want a duration above 0'],
     ['--source-fetch-timeout', '60', 'invalid duration "60": must be a duration such as 30s'],
+    ['--upstream-lease-duration', '2s', 'want whole seconds, at least 3s'],
+    ['--upstream-lease-duration', '3500ms', 'want whole seconds, at least 3s'],
   ])('run refuses %s %s before it starts', async (flag, value, why) => {
     await ensureClusters(['mgmt']);
     const err = await run('node', [CLI, 'run', '--kubeconfig', kubeconfigPath('mgmt'), flag, value], { timeout: 60_000 }).catch((e: unknown) => e as { code: number; stderr: string });
