@@ -4,6 +4,7 @@ export * from './marks.js';
 export * from './conditions.js';
 export * from './duration.js';
 export * from './source.js';
+export * from './helm.js';
 export * from './sync-spec.js';
 export * from './cluster.js';
 export * from './fleet.js';

@@ -4,7 +4,7 @@ import { apiVersion, dataKey, kindName, objectName } from './names.js';
 
 /** Where a sync's manifests come from: exactly one of the forms (API.md "The sync spec"). */
 
-export const SOURCE_FORMS = ['inline', 'configMap', 'secret', 'http', 'artifact'] as const;
+export const SOURCE_FORMS = ['inline', 'configMap', 'secret', 'http', 'artifact', 'helmRepository'] as const;
 export type SourceForm = (typeof SOURCE_FORMS)[number];
 
 const name = objectName();
@@ -54,6 +54,30 @@ export const artifactSourceSchema = z.object({
   name: name.describe('name of the Flux source object, in the same namespace'),
 });
 
+const HTTPS_URL_MESSAGE = 'must be an https:// URL (http:// only for a server on loopback, as in tests)';
+
+export const helmRepositorySourceSchema = z.object({
+  url: z
+    .string()
+    .max(4096)
+    .refine(isHttpUrl, { message: HTTPS_URL_MESSAGE })
+    .meta(celRule(`self.startsWith('https://') || self.startsWith('http://')`, HTTPS_URL_MESSAGE))
+    .describe('the repository: its index.yaml is read from <url>/index.yaml'),
+  chart: name.describe('the chart\'s name in the repository'),
+  version: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('an exact version or a semver range (>=1.2 <2, ~1.4, ^2); the newest stable version when omitted'),
+  caSecretRef: keyRefSchema
+    .optional()
+    .describe('a Secret holding the CA bundle (PEM) to trust for https; key ca.crt unless given'),
+  secretRef: secretRefSchema
+    .optional()
+    .describe('a Secret with username and password (basic auth), or token (bearer), sent to the repository'),
+});
+
 const SOURCE_MESSAGE = `source must set exactly one of ${SOURCE_FORMS.join(', ')}`;
 
 export const sourceSchema = z
@@ -66,6 +90,7 @@ export const sourceSchema = z
     secret: keyRefSchema.optional().describe('a Secret holding multi-document YAML or JSON'),
     http: httpSourceSchema.optional().describe('a file or archive fetched over HTTP(S)'),
     artifact: artifactSourceSchema.optional().describe('the artifact of a Flux source object'),
+    helmRepository: helmRepositorySourceSchema.optional().describe('a chart of a Helm repository (with spec.helm)'),
   })
   .superRefine((source, ctx) => {
     const set = SOURCE_FORMS.filter((form) => source[form] !== undefined);
@@ -80,6 +105,7 @@ export const sourceSchema = z
 export type KeyRef = z.infer<typeof keyRefSchema>;
 export type HttpSource = z.infer<typeof httpSourceSchema>;
 export type ArtifactSource = z.infer<typeof artifactSourceSchema>;
+export type HelmRepositorySource = z.infer<typeof helmRepositorySourceSchema>;
 export type SyncSource = z.infer<typeof sourceSchema>;
 
 /** The one form a valid source uses. */

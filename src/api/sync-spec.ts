@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { boundedDurationSchema, intervalSchema } from './duration.js';
+import { helmSpecSchema } from './helm.js';
 import { KINDS, MAX_NAME_LENGTH } from './kinds.js';
 import { namespaceName, objectName } from './names.js';
 import { sourceSchema } from './source.js';
@@ -72,6 +73,7 @@ export const syncSpecSchema = z.object({
     .default(SPEC_DEFAULTS.deletionPolicy)
     .describe('Delete prunes everything owned when the sync is deleted; Orphan leaves it'),
   commonMetadata: commonMetadataSchema.optional().describe('labels and annotations added to every applied object'),
+  helm: helmSpecSchema.optional().describe('render the source as a Helm chart, as helm template does'),
 });
 
 export type DependencyRef = z.infer<typeof dependencyRefSchema>;

@@ -105,6 +105,9 @@ const FORMS: Record<SourceForm, (ctx: Context) => Promise<FetchedSource>> = {
   secret: (ctx) => fromKeys(ctx, 'Secret', ctx.source.secret as KeyRef),
   http: (ctx) => fromHttp(ctx, ctx.source.http as HttpSource),
   artifact: (ctx) => fromArtifact(ctx, ctx.source.artifact as ArtifactSource),
+  helmRepository: () => {
+    throw new SourceError('spec.source.helmRepository is a Helm chart: it is rendered only with spec.helm (set spec.helm: {} to render it as helm template does)');
+  },
 };
 
 function noPaths(ctx: Context, what: string): void {
