@@ -54,14 +54,12 @@ export const artifactSourceSchema = z.object({
   name: name.describe('name of the Flux source object, in the same namespace'),
 });
 
-const HTTPS_URL_MESSAGE = 'must be an https:// URL (http:// only for a server on loopback, as in tests)';
-
 export const helmRepositorySourceSchema = z.object({
   url: z
     .string()
     .max(4096)
-    .refine(isHttpUrl, { message: HTTPS_URL_MESSAGE })
-    .meta(celRule(`self.startsWith('https://') || self.startsWith('http://')`, HTTPS_URL_MESSAGE))
+    .refine(isHttpUrl, { message: HTTP_URL_MESSAGE })
+    .meta(celRule(`self.startsWith('http://') || self.startsWith('https://')`, HTTP_URL_MESSAGE))
     .describe('the repository: its index.yaml is read from <url>/index.yaml'),
   chart: name.describe('the chart\'s name in the repository'),
   version: z

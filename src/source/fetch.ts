@@ -10,6 +10,7 @@ import { digestOf, displayUrl, httpGet, verifyDigest } from './http.js';
 import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from './kube-refs.js';
 import { sourceLimits, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
+import { secretCa } from './secret-ca.js';
 import { ParsedSets } from './parsed-sets.js';
 import { keepForKustomize, kustomizeArchive } from './kustomize-archive.js';
 import { manifestFilter, selectSource } from './select.js';
@@ -140,7 +141,7 @@ async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyR
 async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource> {
   const label = displayUrl(source.url);
   const headers = source.headersSecretRef ? await secretHeaders(ctx, source.headersSecretRef.name) : undefined;
-  const ca = source.caSecretRef ? await secretCa(ctx, source.caSecretRef) : undefined;
+  const ca = source.caSecretRef ? await secretCa(ctx, ctx.namespace, source.caSecretRef, 'spec.source.http.caSecretRef.key', ctx.signal) : undefined;
   const { objects, digest } = await fetchObjects(ctx, { url: source.url, headers, ca }, label, source.digest);
   return { objects, revision: digest, readFrom: label };
 }
@@ -190,16 +191,6 @@ async function secretHeaders(ctx: Context, name: string): Promise<Record<string,
     headers[key] = value;
   }
   return headers;
-}
-
-async function secretCa(ctx: Context, keyRef: KeyRef): Promise<string> {
-  const ref: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name: keyRef.name, namespace: ctx.namespace };
-  const key = keyRef.key ?? 'ca.crt';
-  const pem = (await readKey(ctx, ref, key, 'spec.source.http.caSecretRef.key', ctx.signal)).toString('utf8');
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new SourceError(`${describeRef(ref)} key ${key}: not a PEM certificate bundle (-----BEGIN CERTIFICATE-----)`);
-  }
-  return pem;
 }
 
 /** An archive by the URL's suffix (.tar.gz, .tgz), a manifest file by .yaml/.yml/.json, else by gzip's magic bytes. */
