@@ -273,13 +273,28 @@ describe('invalid objects are refused with readable messages', () => {
   });
 
   test('no source form, or two', async () => {
-    const message = 'source must set exactly one of inline, configMap, secret, http, artifact';
+    const message = 'source must set exactly one of inline, configMap, secret, http, artifact, helmRepository';
     const empty = await refusal(object('Sync', 'empty', { source: {} }));
     expect(empty).toContain(`spec.source: Invalid value: ${message}`);
     const two = await refusal(object('Sync', 'two', { source: { ...inline, configMap: { name: 'cm' } } }));
     expect(two).toContain(`spec.source: Invalid value: ${message}`);
     const inTemplate = await refusal(object('ProxySync', 'two', { ...clusterRef, template: { spec: { source: {} } } }));
     expect(inTemplate).toContain(`spec.template.spec.source: Invalid value: ${message}`);
+  });
+
+  test('spec.helm and source.helmRepository: accepted as written, each bad field refused with what it must be', async () => {
+    const helm = { chart: 'charts/web', releaseName: 'web-1', namespace: 'apps', values: { replicas: 2, image: { tag: 'v1' } }, valuesFrom: [{ kind: 'Secret', name: 'web-values', key: 'values.yaml', targetPath: 'a.b', optional: true }], includeCRDs: false, kubeVersion: 'v1.36.0', apiVersions: ['apps/v1'] };
+    const source = { helmRepository: { url: 'https://charts.example/stable', chart: 'web', version: '>=1.2 <2', secretRef: { name: 'repo' }, caSecretRef: { name: 'repo-ca' } } };
+    const stored = await create(object('Sync', 'helm-ok', { source, helm }), true);
+    expect((stored.spec as Record<string, unknown>).helm).toEqual(helm);
+    expect(await refusal(object('Sync', 'helm-chart', { source: inline, helm: { chart: '../outside' } }))).toContain('must be a relative path inside the source (no leading /, no .. segment)');
+    expect(await refusal(object('Sync', 'helm-chart-2', { source: inline, helm: { chart: '/abs' } }))).toContain('must be a relative path inside the source');
+    expect(await refusal(object('Sync', 'helm-release', { source: inline, helm: { releaseName: 'Web_1' } }))).toContain('must be a Helm release name');
+    expect(await refusal(object('Sync', 'helm-kube', { source: inline, helm: { kubeVersion: 'latest' } }))).toContain('must be a Kubernetes version such as v1.36.0 or 1.36');
+    expect(await refusal(object('Sync', 'helm-from', { source: inline, helm: { valuesFrom: [{ kind: 'Pod', name: 'x' }] } }))).toContain('spec.helm.valuesFrom[0].kind: Unsupported value: "Pod"');
+    expect(await refusal(object('Sync', 'helm-repo', { source: { helmRepository: { url: 'oci://charts.example/web', chart: 'web' } }, helm: {} }))).toContain('must be an http:// or https:// URL');
+    const inTemplate = await refusal(object('ProxySync', 'helm-t', { ...clusterRef, template: { spec: { source: inline, helm: { releaseName: 'Web_1' } } } }));
+    expect(inTemplate).toContain('spec.template.spec.helm.releaseName');
   });
 
   test('a bad duration', async () => {

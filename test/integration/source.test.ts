@@ -172,8 +172,14 @@ describe('inline', () => {
   });
 
   test('exactly one form', async () => {
-    expect(await refusal(fetch({}))).toBe('spec.source must set exactly one of inline, configMap, secret, http, artifact (found none)');
+    expect(await refusal(fetch({}))).toBe('spec.source must set exactly one of inline, configMap, secret, http, artifact, helmRepository (found none)');
     expect(await refusal(fetch({ inline: [], configMap: { name: 'x' } }))).toContain('(found inline, configMap)');
+  });
+
+  test('a Helm repository is a chart: read as manifests it is refused, saying to set spec.helm', async () => {
+    expect(await refusal(fetch({ helmRepository: { url: 'http://127.0.0.1:1', chart: 'web' } }))).toBe(
+      'spec.source.helmRepository is a Helm chart: it is rendered only with spec.helm (set spec.helm: {} to render it as helm template does)',
+    );
   });
 
   test('spec.paths makes no sense there', async () => {
