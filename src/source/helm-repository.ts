@@ -144,22 +144,25 @@ async function readIndex(ctx: RepositoryContext, source: HelmRepositorySource, a
   const url = indexUrl(source.url);
   const label = displayUrl(url);
   const maxBytes = Math.min(MAX_INDEX_BYTES, ctx.limits.maxFetchedBytes);
-  let data: Buffer;
+  // What the index takes from the lease (its bytes as they arrive, then its parse) is given back however it ends.
+  const before = ctx.lease?.held ?? 0;
   try {
-    data = await httpGet({ url, headers: auth.headers, ca: auth.ca, timeoutMs: ctx.limits.fetchTimeoutMs, maxBytes, signal: ctx.signal, lease: ctx.lease });
-  } catch (err) {
-    if (err instanceof SourceError && err.message.includes('more than')) {
-      throw new SourceError(`the Helm repository index ${label} is larger than ${formatBytes(maxBytes)} (the index limit); refused`, { cause: err });
-    }
-    throw err;
-  }
-  const parsing = data.length * PARSE_FACTOR;
-  await ctx.lease?.take(parsing, ctx.signal);
-  try {
+    const data = await getIndex(ctx, { url, headers: auth.headers, ca: auth.ca, maxBytes }, label);
+    await ctx.lease?.take(data.length * PARSE_FACTOR, ctx.signal);
     return versionsIn(data.toString('utf8'), source.chart, label);
   } finally {
-    // The index's bytes and its parse are given back: only what it says of the chart is kept.
-    ctx.lease?.release(data.length + parsing);
+    if (ctx.lease) ctx.lease.release(ctx.lease.held - before);
+  }
+}
+
+async function getIndex(ctx: RepositoryContext, get: { url: string; headers?: Record<string, string>; ca?: string; maxBytes: number }, label: string): Promise<Buffer> {
+  try {
+    return await httpGet({ ...get, timeoutMs: ctx.limits.fetchTimeoutMs, signal: ctx.signal, lease: ctx.lease });
+  } catch (err) {
+    if (err instanceof SourceError && err.message.includes('more than')) {
+      throw new SourceError(`the Helm repository index ${label} is larger than ${formatBytes(get.maxBytes)} (the index limit); refused`, { cause: err });
+    }
+    throw err;
   }
 }
 

@@ -23,7 +23,7 @@ const cm = (v: string): Record<string, string> => ({ [CM]: `apiVersion: v1\nkind
 const BASIC = `Basic ${Buffer.from('reader:s3cret').toString('base64')}`;
 
 beforeAll(async () => {
-  client = clusterClient('mgmt');
+  client = await clusterClient('mgmt');
   mirror = await startChartRepository([{ name: 'web', version: '9.9.9', files: cm('mirror') }]);
   repo = await startChartRepository([
     { name: 'web', version: '1.0.0', files: cm('1.0.0') },
