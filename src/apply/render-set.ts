@@ -10,12 +10,12 @@ import type { SyncSpec } from '../api/sync-spec.js';
 import type { InventoryEntry } from '../api/status.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
-import { fetchSource, type FetchedSource, type ObjectRef, type SourceReader } from '../source/index.js';
+import { fetchSource, SourceError, type FetchedSource, type ObjectRef, type SourceReader } from '../source/index.js';
 import { inventoryOf } from './inventory.js';
 import { render, revisionOf, type KindKey, type RenderOwner, type ScopeOf } from './render.js';
 
 /** What of a sync's spec makes its set. */
-export type SetSpec = Pick<SyncSpec, 'source' | 'paths' | 'defaultNamespace' | 'commonMetadata'>;
+export type SetSpec = Pick<SyncSpec, 'source' | 'paths' | 'defaultNamespace' | 'commonMetadata'> & Partial<Pick<SyncSpec, 'helm'>>;
 
 export interface RenderSetOptions {
   /** Who reads the source in the cluster the sync lives in: its account's client when it has one. */
@@ -63,6 +63,10 @@ export interface RenderedSet {
  * `unknownKinds`, never to be read from their words.
  */
 export async function renderSet(opts: RenderSetOptions): Promise<RenderedSet> {
+  // The API has spec.helm (issue 47); until this operator renders charts, a chart is refused, never read as plain manifests.
+  if (opts.spec.helm !== undefined) {
+    throw new SourceError('spec.helm: this version of the operator does not render Helm charts yet (docs/adr/0013-helm-charts.md); remove spec.helm or render the chart with helm template into the source');
+  }
   const fetched =
     opts.fetched ??
     (await fetchSource({
