@@ -15,7 +15,7 @@ import { inventoryOf } from './inventory.js';
 import { render, revisionOf, type KindKey, type RenderOwner, type ScopeOf } from './render.js';
 
 /** What of a sync's spec makes its set. */
-export type SetSpec = Pick<SyncSpec, 'source' | 'paths' | 'defaultNamespace' | 'commonMetadata'> & Partial<Pick<SyncSpec, 'helm'>>;
+export type SetSpec = Pick<SyncSpec, 'source' | 'paths' | 'defaultNamespace' | 'commonMetadata' | 'helm'>;
 
 export interface RenderSetOptions {
   /** Who reads the source in the cluster the sync lives in: its account's client when it has one. */

@@ -5,7 +5,7 @@ import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { displayUrl, httpGet, verifyDigest, digestOf } from './http.js';
 import { describeRef, readKeys, type ObjectRef, type SourceReader } from './kube-refs.js';
-import { formatBytes, type SourceLimits } from './limits.js';
+import type { SourceLimits } from './limits.js';
 import { secretCa } from './secret-ca.js';
 
 /**
@@ -122,6 +122,7 @@ async function indexedVersions(ctx: RepositoryContext, source: HelmRepositorySou
   const reading = READING.get(key);
   if (reading) return reading;
   const read = readIndex(ctx, source, auth).then((versions) => {
+    INDEXED.delete(key); // set again at the end: the first key is the least recently read
     if (INDEXED.size >= MAX_INDEXED) INDEXED.delete(INDEXED.keys().next().value as string);
     INDEXED.set(key, { versions, at: Date.now() });
     return versions;
@@ -147,22 +148,20 @@ async function readIndex(ctx: RepositoryContext, source: HelmRepositorySource, a
   // What the index takes from the lease (its bytes as they arrive, then its parse) is given back however it ends.
   const before = ctx.lease?.held ?? 0;
   try {
-    const data = await getIndex(ctx, { url, headers: auth.headers, ca: auth.ca, maxBytes }, label);
+    const data = await httpGet({
+      url,
+      headers: auth.headers,
+      ca: auth.ca,
+      maxBytes,
+      maxBytesName: 'the Helm repository index limit',
+      timeoutMs: ctx.limits.fetchTimeoutMs,
+      signal: ctx.signal,
+      lease: ctx.lease,
+    });
     await ctx.lease?.take(data.length * PARSE_FACTOR, ctx.signal);
     return versionsIn(data.toString('utf8'), source.chart, label);
   } finally {
     if (ctx.lease) ctx.lease.release(ctx.lease.held - before);
-  }
-}
-
-async function getIndex(ctx: RepositoryContext, get: { url: string; headers?: Record<string, string>; ca?: string; maxBytes: number }, label: string): Promise<Buffer> {
-  try {
-    return await httpGet({ ...get, timeoutMs: ctx.limits.fetchTimeoutMs, signal: ctx.signal, lease: ctx.lease });
-  } catch (err) {
-    if (err instanceof SourceError && err.message.includes('more than')) {
-      throw new SourceError(`the Helm repository index ${label} is larger than ${formatBytes(get.maxBytes)} (the index limit); refused`, { cause: err });
-    }
-    throw err;
   }
 }
 

@@ -16,6 +16,8 @@ export interface HttpGetOptions {
   ca?: string;
   timeoutMs: number;
   maxBytes: number;
+  /** What `maxBytes` is, for the refusal: the fetch limit and its flag unless given (`the index limit`). */
+  maxBytesName?: string;
   signal?: AbortSignal;
   /** Charged with the body's bytes as they arrive (the process-wide memory budget); unbounded when omitted. */
   lease?: BudgetLease;
@@ -75,7 +77,7 @@ async function follow(opts: HttpGetOptions, signal: AbortSignal): Promise<Buffer
       continue;
     }
     if (status < 200 || status >= 300) throw await statusError(res, url);
-    return readLimited(res, opts.maxBytes, displayUrl(url.href), opts.lease, signal);
+    return readLimited(res, opts, displayUrl(url.href), signal);
   }
 }
 
@@ -119,16 +121,16 @@ async function statusError(res: http.IncomingMessage, url: URL): Promise<SourceE
   );
 }
 
-/** The body, refused as soon as it passes `max` bytes (or announces more); each chunk taken from `lease` before it is kept. */
+/** The body, refused as soon as it passes `maxBytes` (or announces more); each chunk taken from the lease before it is kept. */
 async function readLimited(
   res: http.IncomingMessage,
-  max: number,
+  opts: Pick<HttpGetOptions, 'maxBytes' | 'maxBytesName' | 'lease'>,
   label: string,
-  lease: BudgetLease | undefined,
   signal: AbortSignal,
 ): Promise<Buffer> {
-  const tooBig = (): SourceError =>
-    new SourceError(`GET ${label}: more than ${formatBytes(max)} (the source limit on fetched bytes, ${SOURCE_LIMIT_FLAGS.maxFetchedBytes})`);
+  const { maxBytes: max, lease } = opts;
+  const limit = opts.maxBytesName ?? `the source limit on fetched bytes, ${SOURCE_LIMIT_FLAGS.maxFetchedBytes}`;
+  const tooBig = (): SourceError => new SourceError(`GET ${label}: more than ${formatBytes(max)} (${limit})`);
   const announced = Number(res.headers['content-length']);
   if (Number.isFinite(announced) && announced > max) {
     res.destroy();

@@ -96,7 +96,7 @@ describe('a public repository', () => {
     huge.setIndex(Buffer.alloc(MAX_INDEX_BYTES + 1024, 'a'));
     try {
       const lease = sourceMemoryBudget().lease('huge index');
-      expect(await refusal(fetch({ url: huge.url }, lease))).toBe(`the Helm repository index ${huge.url}/index.yaml is larger than 16 MiB (the index limit); refused`);
+      expect(await refusal(fetch({ url: huge.url }, lease))).toBe(`GET ${huge.url}/index.yaml: more than 16 MiB (the Helm repository index limit)`);
       expect(lease.held).toBe(0);
       // A chart read with a lease: the index given back, the archive held until the caller releases it.
       const chart = sourceMemoryBudget().lease('chart');

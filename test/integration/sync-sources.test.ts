@@ -170,7 +170,7 @@ describe('sources that are not there yet', () => {
 });
 
 describe('bad input', () => {
-  const cases: { name: string; source: () => Promise<Record<string, unknown>>; reason: string; message: RegExp }[] = [
+  const cases: { name: string; source: () => Promise<Record<string, unknown>>; reason: string; message: RegExp; spec?: Record<string, unknown> }[] = [
     {
       name: 'bad-yaml',
       reason: 'SourceError',
@@ -229,14 +229,28 @@ describe('bad input', () => {
       message: /ConfigMap .*absent/,
       source: async () => ({ configMap: { name: 'absent' } }),
     },
+    {
+      // spec.helm is in the API before charts are rendered (issue 47): refused, the source never applied as plain manifests.
+      name: 'helm-not-yet',
+      reason: 'SourceError',
+      message: /^spec\.helm: this version of the operator does not render Helm charts yet/,
+      spec: { helm: { releaseName: 'web' } },
+      source: async () => ({ inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never-6' } }] }),
+    },
+    {
+      name: 'chart-without-helm',
+      reason: 'SourceError',
+      message: /^spec\.source\.helmRepository is a Helm chart: it is rendered only with spec\.helm/,
+      source: async () => ({ helmRepository: { url: 'http://127.0.0.1:9', chart: 'web' } }),
+    },
   ];
 
-  test.each(cases)('$name ends in Ready=False ($reason) with an Event, and applies nothing', async ({ name, source, reason, message }) => {
-    await applySync(client, ns(), name, { defaultNamespace: ns(), source: await source() });
+  test.each(cases)('$name ends in Ready=False ($reason) with an Event, and applies nothing', async ({ name, source, reason, message, spec }) => {
+    await applySync(client, ns(), name, { defaultNamespace: ns(), source: await source(), ...spec });
     const failed = await waitForReady(client, ns(), name, 'False', reason);
     expect(readyOf(failed)?.message).toMatch(message);
     await expectWarningEvent(name, reason);
-    for (const i of [1, 2, 3, 4, 5]) expect(await find(client, cmPath(`never-${i}`))).toBeUndefined();
+    for (const i of [1, 2, 3, 4, 5, 6]) expect(await find(client, cmPath(`never-${i}`))).toBeUndefined();
   });
 
   test('the operator keeps serving other Syncs meanwhile', async () => {
