@@ -11,6 +11,9 @@ export const ORIGIN_LABEL = 'syncprims.dev/origin';
 export const PRUNE_ANNOTATION = 'syncprims.dev/prune';
 export const PRUNE_DISABLED = 'disabled';
 
+/** On a chart's hook object as applied: which run of its group it belongs to (that run's `status.hooks.since`). */
+export const HOOK_RUN_ANNOTATION = 'syncprims.dev/hook-run';
+
 /** Any value on a sync asks for a reconcile now; echoed in `status.lastHandledReconcileAt`. */
 export const RECONCILE_REQUESTED_AT_ANNOTATION = 'syncprims.dev/reconcile-requested-at';
 

@@ -45,6 +45,28 @@ export const pendingDependencySchema = z.object({
   reason: z.enum(PENDING_REASONS),
 });
 
+/** Where a chart's hooks of a revision are (docs/helm-hooks.md). */
+export const HOOK_PHASES = ['Pre', 'Set', 'Post', 'Done'] as const;
+
+export const hooksStatusSchema = z.object({
+  revision: z.string().describe('the revision whose hooks these are'),
+  phase: z
+    .enum(HOOK_PHASES)
+    .describe('Pre: its pre hooks run; Set: the set is applied, its post hooks wait for it to be Ready; Post: its post hooks run; Done'),
+  weight: z.number().int().optional().describe('the weight of the group of hooks applied and waited for now (phases Pre and Post)'),
+  since: z.string().optional().meta({ format: 'date-time' }).describe("when that group was applied: the sync's timeout counts from then"),
+  failed: z
+    .string()
+    .max(32768)
+    .optional()
+    .describe('which hook failed and why: nothing more runs for this revision until the spec changes or a reconcile is requested'),
+  generation: generation.optional().describe('the generation that ran them'),
+  requestedAt: z.string().optional().describe('the reconcile request (syncprims.dev/reconcile-requested-at) that ran them'),
+  entries: z
+    .array(inventoryEntrySchema)
+    .describe('hooks applied and perhaps still there (not in the inventory, never pruned): deleted with the sync'),
+});
+
 export const syncStatusSchema = z.object({
   observedGeneration: generation.optional().describe('the generation last reconciled'),
   conditions: z
@@ -60,6 +82,7 @@ export const syncStatusSchema = z.object({
     .string()
     .optional()
     .describe('echo of the syncprims.dev/reconcile-requested-at annotation'),
+  hooks: hooksStatusSchema.optional().describe("a chart's hooks of the last revision that had any"),
 });
 
 export const remoteSyncRefSchema = z.object({
@@ -81,5 +104,7 @@ export type Inventory = z.infer<typeof inventorySchema>;
 export type Summary = z.infer<typeof summarySchema>;
 export type PendingDependency = z.infer<typeof pendingDependencySchema>;
 export type SyncStatus = z.infer<typeof syncStatusSchema>;
+export type HooksStatus = z.infer<typeof hooksStatusSchema>;
+export type HookStatusPhase = (typeof HOOK_PHASES)[number];
 export type RemoteSyncRef = z.infer<typeof remoteSyncRefSchema>;
 export type ProxySyncStatus = z.infer<typeof proxySyncStatusSchema>;

@@ -10,6 +10,7 @@ import type { SyncSpec } from '../api/sync-spec.js';
 import type { InventoryEntry } from '../api/status.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
+import type { ChartHook } from './hooks.js';
 import { fetchSource, SourceError, type FetchedSource, type ObjectRef, type SourceReader } from '../source/index.js';
 import { inventoryOf } from './inventory.js';
 import { render, revisionOf, type KindKey, type RenderOwner, type ScopeOf } from './render.js';
@@ -54,6 +55,8 @@ export interface RenderedSet {
   revision?: string;
   /** What was read, to render again (`RenderSetOptions.fetched`). */
   fetched: FetchedSource;
+  /** A chart's pre and post hooks, applied in stages of their own on a new revision (hooks.ts); [] for a set that is not a chart. */
+  hooks: ChartHook[];
 }
 
 /**
@@ -87,7 +90,7 @@ export async function renderSet(opts: RenderSetOptions): Promise<RenderedSet> {
     unknownScope: opts.unknownScope,
   });
   const revision = rendered.errors.length === 0 ? (fetched.revision ?? revisionOf(rendered.objects)) : undefined;
-  return { ...rendered, entries: inventoryOf(rendered.objects), revision, fetched };
+  return { ...rendered, entries: inventoryOf(rendered.objects), revision, fetched, hooks: [] };
 }
 
 /** A kind's scope as `discovery` has it; undefined when it is not served (a failure to ask is thrown). */
