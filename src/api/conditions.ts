@@ -37,6 +37,8 @@ export const Reason = {
   /** A ProxySync whose remote Sync was suspended by hand there (not by its template): it applies nothing the ProxySync gives it. */
   RemoteSuspended: 'RemoteSuspended',
   CRDNotInstalled: 'CRDNotInstalled',
+  /** A chart's pre or post hook failed, or did not succeed within the sync's timeout (docs/helm-hooks.md). */
+  HookFailed: 'HookFailed',
   /** A FleetSync some of whose children failed (status.failures names them). */
   ClustersFailing: 'ClustersFailing',
   /** A FleetSync's rollout past a wave's failure budget: no cluster takes the revision any more. */

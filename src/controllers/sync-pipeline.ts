@@ -31,6 +31,8 @@ import { Holds } from './holds.js';
 import type { Outage } from './cluster-access.js';
 import { afterApplyProblem, afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
 import { CleanUpFailed } from './lifecycle.js';
+import type { ChartHook } from '../apply/hooks.js';
+import { SyncHooks, type HookContext } from './sync-hooks.js';
 
 /** The cluster a sync applies to: the home cluster for a Sync, a remote one for a RemoteSync. */
 export interface ApplyTarget {
@@ -80,6 +82,8 @@ interface AppliedState {
   /** What status.inventory lists: the applied entries and any stale ones not pruned. */
   recorded: InventoryEntry[];
   fresh: Map<string, KubeObject>;
+  /** The set's chart hooks: its post hooks run once it is Ready (sync-hooks.ts). */
+  hooks: ChartHook[];
 }
 
 /**
@@ -90,8 +94,11 @@ interface AppliedState {
 export class SyncPipeline {
   private readonly state = new Map<string, AppliedState>();
   private readonly sourceChanged = new Set<string>();
+  private readonly hooks: SyncHooks;
 
-  constructor(private readonly deps: PipelineDeps) {}
+  constructor(private readonly deps: PipelineDeps) {
+    this.hooks = new SyncHooks(deps);
+  }
 
   /** A source object of this sync changed: the next reconcile re-reads it. */
   markSourceChanged(key: string): void {
@@ -103,7 +110,8 @@ export class SyncPipeline {
     this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
     if (spec?.deletionPolicy === 'Orphan') return;
     const status = obj.status as SyncStatusDraft | undefined;
-    const recorded = (status?.inventory?.entries ?? []) as InventoryEntry[];
+    // The chart hooks it applied are not in its inventory (never pruned), but go with it.
+    const recorded = mergeInventories((status?.inventory?.entries ?? []) as InventoryEntry[], (status?.hooks as { entries?: InventoryEntry[] } | undefined)?.entries ?? []);
     let entries = recorded;
     // A sync that never finished an apply may have applied objects its inventory does not list yet (its
     // first status write comes at the end of its first apply: a process killed before it leaves them
@@ -148,7 +156,8 @@ export class SyncPipeline {
    * read the source and render it, check the set fits, apply, prune, then health and the report.
    * (Dependencies were checked before, in lifecycle.ts; a kind not served yet is waited for here.)
    */
-  private async runHolding(held: Holds, run: Run, base: SyncStatusDraft, log: Logger, finalizer: Promise<unknown>): Promise<ReconcileResult> {
+  private async runHolding(held: Holds, run: Run, status0: SyncStatusDraft, log: Logger, finalizer: Promise<unknown>): Promise<ReconcileResult> {
+    let base = status0;
     const { key, obj, spec, target } = run;
     const prev = this.state.get(key);
     // Fields we own that others changed (watch events) are corrected at once, then with backoff (sync-drift.ts).
@@ -170,6 +179,13 @@ export class SyncPipeline {
       return {};
     }
     void this.awaitKinds(ownerOf(obj), target); // it renders: it waits for no CRD
+    // A new revision's pre hooks, before its set (sync-hooks.ts); a revision without hooks goes straight on.
+    const pre = await this.hooks.beforeSet(this.hookContext(run, set, log), base);
+    if ('result' in pre) {
+      this.state.delete(key); // until its set is applied, each reconcile runs in full
+      return pre.result;
+    }
+    base = pre.go;
     // The apply corrects every drifted object, backed off or not (it applies whatever differs from the
     // set): all are taken, and announced as corrected, and none is left to say it still waits. Taken
     // only now: a set that does not render or fit applies nothing, and its waiting drifts stay.
@@ -199,7 +215,7 @@ export class SyncPipeline {
   }
 
   /** What the pipeline remembers of this apply until the next reconcile: what it applied and records, and since when it waits. */
-  private remember({ key, obj, target }: Run, set: { revision: string; entries: InventoryEntry[] }, done: { applied: Applied; pruned: Pruned }, prev: AppliedState | undefined): AppliedState {
+  private remember({ key, obj, target }: Run, set: { revision: string; entries: InventoryEntry[]; hooks: ChartHook[] }, done: { applied: Applied; pruned: Pruned }, prev: AppliedState | undefined): AppliedState {
     const now = Date.now();
     const state: AppliedState = {
       target: target.id,
@@ -211,6 +227,7 @@ export class SyncPipeline {
       inventory: set.entries.filter((e) => done.applied.ok.has(e.id)),
       recorded: recordedAfter(set.entries, done.applied, done.pruned),
       fresh: done.applied.fresh,
+      hooks: set.hooks,
     };
     this.state.set(key, state);
     return state;
@@ -305,7 +322,7 @@ export class SyncPipeline {
         cached: (ref) => this.deps.references.cached(ref),
         onFetched,
       });
-      return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision! };
+      return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision!, hooks: set.hooks };
     } catch (err) {
       // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
       return renderFailure(err, target.client.name, target.outage);
@@ -398,8 +415,25 @@ export class SyncPipeline {
     await this.deps.events.record(obj, 'Normal', 'Applied', line);
   }
 
+  /** Where and as whom the hooks of `set` run: as its objects are applied. */
+  private hookContext({ obj, spec, target }: Run, set: { revision: string; hooks: ChartHook[] }, log: Logger): HookContext {
+    const owner = ownerIn(obj, target);
+    return {
+      obj,
+      spec,
+      revision: set.revision,
+      hooks: set.hooks,
+      client: this.clientFor(target, spec, owner),
+      discovery: target.discovery,
+      owner,
+      watch: (objects) => void target.owned.prime(objects).then((release) => release(), () => undefined),
+      log,
+    };
+  }
+
   /** Health from the cache: Ready, InProgress (wait, woken by watches) or HealthCheckFailed. */
-  private async report({ obj, spec, target }: Run, base: SyncStatusDraft, state: AppliedState, log: Logger): Promise<ReconcileResult> {
+  private async report(run: Run, base: SyncStatusDraft, state: AppliedState, log: Logger): Promise<ReconcileResult> {
+    const { obj, spec, target } = run;
     const generation = obj.metadata.generation;
     const interval = parseDuration(spec.interval);
     const entries = state.inventory;
@@ -417,7 +451,10 @@ export class SyncPipeline {
     const notReady = health.filter((h) => h.status !== 'Current');
     const fight = backedOffNote(target.owned.waitingDrifts(ownerOf(obj)));
     if (!spec.wait || notReady.length === 0) {
-      status = succeeded({ ...status, lastAppliedRevision: state.revision }, `applied revision ${state.revision}${fight}`, generation);
+      // Ready: its post hooks first, if a new revision has any (sync-hooks.ts).
+      const post = await this.hooks.afterReady(this.hookContext(run, state, log), { ...status, lastAppliedRevision: state.revision });
+      if ('result' in post) return post.result;
+      status = succeeded(post.go, `applied revision ${state.revision}${fight}`, generation);
       if (await this.deps.writer.updateStatus(obj, status)) log.info({ revision: state.revision }, 'ready');
       return { requeueAfterMs: jitter(interval) };
     }
@@ -449,7 +486,7 @@ export class SyncPipeline {
  * A source rendered, or why it is not (see RenderProblem). A rendered set carries its inventory entries
  * (sorted), computed once for the size check, the progress status and the prune.
  */
-type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string } | RenderProblem;
+type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string; hooks: ChartHook[] } | RenderProblem;
 
 /** What the apply phase did: each object's result, the ids applied, whether all were, and what it waited for. */
 interface Applied {
