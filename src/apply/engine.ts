@@ -222,11 +222,11 @@ export class ApplyEngine {
         const kept = keptFromPrune(existing, owner);
         if (kept !== undefined || !existing) return { id, action: 'skipped', message: kept ?? 'already gone' };
         const { uid, resourceVersion } = existing.metadata;
+        // In the body: with a body the API server reads no query options (a Job's default, Orphan, would leave its pods).
         await this.client.request({
           method: 'DELETE',
           path,
-          query: { propagationPolicy: 'Background' },
-          body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid, resourceVersion } },
+          body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', preconditions: { uid, resourceVersion } },
         });
         return { id, action: 'deleted' };
       } catch (err) {
