@@ -14,6 +14,8 @@ import { runHookPhase, type HookRunOptions } from '../../src/apply/hook-runner.j
 import type { ChartHook, HookDeletePolicy } from '../../src/apply/hooks.js';
 import { ownerLabels, type Owner } from '../../src/apply/owner.js';
 import { SyncHooks, type HookContext } from '../../src/controllers/sync-hooks.js';
+import { SyncPipeline, type ApplyTarget, type PipelineDeps } from '../../src/controllers/sync-pipeline.js';
+import type { SyncSpec } from '../../src/api/sync-spec.js';
 import type { SyncStatusDraft } from '../../src/controllers/sync-status.js';
 import type { KubeClient, Requester, RequestOptions } from '../../src/kube/client.js';
 import { getIfExists } from '../../src/kube/client.js';
@@ -211,26 +213,63 @@ describe('SyncHooks: the pipeline stages on a Sync', () => {
   test('a failed pre hook: Ready False HookFailed naming it, status.hooks recorded, a Warning Event; the same attempt runs nothing again', async () => {
     const obj = await makeSync('failing');
     const migrate = jobHook('f-migrate', 'pre', 0);
-    const hooks = new SyncHooks({ writer: new ObjectWriter(client, SYNCS), events: new EventRecorder(client), concurrency: 4 });
+    // What is written, as written (an operator of another test may reconcile this Sync and write its own status over it).
+    const written: SyncStatusDraft[] = [];
+    const real = new ObjectWriter(client, SYNCS);
+    const writer = { updateStatus: (o: KubeObject, st: Record<string, unknown>) => (written.push(st as SyncStatusDraft), real.updateStatus(o, st)) };
+    const hooks = new SyncHooks({ writer, events: new EventRecorder(client), concurrency: 4 });
     const first = await hooks.beforeSet(context(obj, [migrate], client), { observedGeneration: 1 });
     expect('result' in first).toBe(true);
-    const running = await client.request<KubeObject>({ path: syncPath(ns(), 'failing') });
-    expect((running.status as SyncStatusDraft).hooks).toEqual(expect.objectContaining({ revision: 'r1', phase: 'Pre', weight: 0 }));
-    expect((running.status as SyncStatusDraft).lastAttemptedRevision).toBe('r1');
+    const running = written.at(-1)!;
+    expect(running.hooks).toEqual(expect.objectContaining({ revision: 'r1', phase: 'Pre', weight: 0 }));
+    expect(running.lastAttemptedRevision).toBe('r1');
+    expect(running.conditions?.find((c) => c.type === 'Ready')).toEqual(expect.objectContaining({ status: 'Unknown', message: `waiting for hook Job ${ns()}/f-migrate: not started` }));
 
     await finishJob(migrate, 'Failed');
-    const again = await hooks.beforeSet(context(running, [migrate], client), running.status as SyncStatusDraft);
+    const again = await hooks.beforeSet(context(obj, [migrate], client), running);
     expect('result' in again).toBe(true);
-    const failedSync = await client.request<KubeObject>({ path: syncPath(ns(), 'failing') });
-    const ready = (failedSync.status as SyncStatusDraft).conditions?.find((c) => c.type === 'Ready');
+    const failed = written.at(-1)!;
+    const ready = failed.conditions?.find((c) => c.type === 'Ready');
     expect(ready).toEqual(expect.objectContaining({ status: 'False', reason: 'HookFailed' }));
-    expect(ready?.message).toContain(`hook Job ${ns()}/f-migrate failed: failed: Job has reached the specified backoff limit`);
+    expect(ready?.message).toBe(`pre-install/pre-upgrade hook Job ${ns()}/f-migrate failed: failed: Job has reached the specified backoff limit (1 pods failed)`);
+    expect((failed.hooks as HooksStatus).failed).toBe(ready?.message);
     const event = await eventOf(client, ns(), 'failing', 'HookFailed', 'Warning');
     expect(event.message).toBe(ready?.message);
-    // The same attempt again: it stays failed, nothing applied, nothing written.
+    // The same attempt again: it stays failed, nothing applied, nothing read.
     const requester = counting(client);
-    const still = await hooks.beforeSet(context(failedSync, [migrate], requester), failedSync.status as SyncStatusDraft);
+    const still = await hooks.beforeSet(context(obj, [migrate], requester), failed);
     expect('result' in still).toBe(true);
     expect(requester.sent).toEqual([]);
+    // A reconcile request (a new attempt) runs the revision's hooks again, from the start.
+    const requested = { ...obj, metadata: { ...obj.metadata, annotations: { 'syncprims.dev/reconcile-requested-at': 'now' } } };
+    const retried = await hooks.beforeSet(context(requested, [migrate], client), failed);
+    expect('result' in retried).toBe(true);
+    expect(written.at(-1)?.hooks).toEqual(expect.objectContaining({ revision: 'r1', phase: 'Pre', weight: 0, requestedAt: 'now' }));
+    expect((written.at(-1)?.hooks as HooksStatus).failed).toBeUndefined();
+  });
+});
+
+describe('a Sync deleted: its hooks still there go with it', () => {
+  test('finalize deletes what status.hooks.entries lists that carries its owner labels (the inventory never lists hooks)', async () => {
+    const left = configMapHook('g-left', 'post', 0);
+    const done = await runHookPhase('post', [left], { revision: 'r1', phase: 'Set', entries: [] }, runOptions([]));
+    expect(done.outcome).toBe('done');
+    expect(await live(left)).toBeDefined();
+    // Another owner's object of an entry is not deleted: only what carries this Sync's labels goes.
+    const other = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g-other', namespace: ns(), labels: ownerLabels({ ...owner(), name: 'other' }) } };
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/configmaps`, body: other });
+    const entries = [...done.record.entries, { id: `${ns()}_g-other__ConfigMap`, v: 'v1' }];
+    const sync: KubeObject = {
+      apiVersion: API_VERSION,
+      kind: 'Sync',
+      metadata: { name: 'web', namespace: ns() },
+      status: { lastAppliedRevision: 'r1', inventory: { entries: [] }, hooks: { ...done.record, entries } },
+    };
+    // finalize reads the status and prunes through the target's client: nothing else of the pipeline is used.
+    const pipeline = new SyncPipeline({ home: client, homeDiscovery: discovery, concurrency: 4 } as PipelineDeps);
+    const target = { id: CLUSTER, client, discovery } as ApplyTarget;
+    await pipeline.finalize(sync, { deletionPolicy: 'Delete' } as SyncSpec, target, silentLogger);
+    expect(await live(left)).toBeUndefined();
+    expect(await getIfExists(client, `/api/v1/namespaces/${ns()}/configmaps/g-other`)).toBeDefined();
   });
 });
