@@ -112,6 +112,13 @@ export function relatedRefs(spec: ProxySyncSpec): { kind: 'ConfigMap' | 'Secret'
   if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: `${field}.secret` });
   if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: `${field}.http.caSecretRef` });
   if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: `${field}.http.headersSecretRef` });
+  const repo = source.helmRepository;
+  if (repo?.caSecretRef) named.push({ kind: 'Secret', name: repo.caSecretRef.name, field: `${field}.helmRepository.caSecretRef` });
+  if (repo?.secretRef) named.push({ kind: 'Secret', name: repo.secretRef.name, field: `${field}.helmRepository.secretRef` });
+  // A chart's values from ConfigMaps and Secrets are read beside it in the remote cluster, so they are copied too.
+  (spec.template.spec.helm?.valuesFrom ?? []).forEach((v, i) => {
+    if (!named.some((n) => n.kind === v.kind && n.name === v.name)) named.push({ kind: v.kind, name: v.name, field: `spec.template.spec.helm.valuesFrom[${i}]` });
+  });
   return named;
 }
 

@@ -8,6 +8,7 @@ import {
   copiesDigest,
   desiredRemoteSync,
   relatedCopy,
+  relatedRefs,
   remoteLocation,
   remoteMark,
   carriesAll,
@@ -59,6 +60,24 @@ describe('the remote Sync', () => {
     expect(contains({ a: [{ x: 1, y: 2 }], b: 1 }, { a: [{ x: 1 }] })).toBe(true);
     expect(contains({ a: [{ x: 1 }, { x: 2 }] }, { a: [{ x: 1 }] })).toBe(false);
     expect(contains({ a: '1' }, { a: 1 })).toBe(false);
+  });
+});
+
+describe('the related objects copied beside the remote Sync', () => {
+  test('are what the source names, a Helm repository\'s Secrets and a chart\'s valuesFrom, each once', () => {
+    const chart = spec({
+      spec: {
+        source: { helmRepository: { url: 'https://charts.example/', chart: 'web', caSecretRef: { name: 'repo-ca' }, secretRef: { name: 'repo-login' } } },
+        helm: { valuesFrom: [{ kind: 'ConfigMap', name: 'web-values' }, { kind: 'Secret', name: 'web-db', key: 'password', targetPath: 'db.password' }, { kind: 'Secret', name: 'repo-login', key: 'x' }] },
+      },
+    } as Partial<ProxySyncSpec['template']>);
+    expect(relatedRefs(chart)).toEqual([
+      { kind: 'Secret', name: 'repo-ca', field: 'spec.template.spec.source.helmRepository.caSecretRef' },
+      { kind: 'Secret', name: 'repo-login', field: 'spec.template.spec.source.helmRepository.secretRef' },
+      { kind: 'ConfigMap', name: 'web-values', field: 'spec.template.spec.helm.valuesFrom[0]' },
+      { kind: 'Secret', name: 'web-db', field: 'spec.template.spec.helm.valuesFrom[1]' },
+    ]);
+    expect(relatedRefs(spec())).toEqual([{ kind: 'ConfigMap', name: 'manifests', field: 'spec.template.spec.source.configMap' }]);
   });
 });
 
