@@ -93,6 +93,7 @@ lint: deps ## eslint and the TypeScript type-check
 test: deps controlplane build $(HELM_CLI) lint ## everything: lint, type-check, unit and integration tests
 	@# The demo's operators watch every namespace of the clusters the tests use: stopped first.
 	@bash examples/demo.sh stop
+	cd helm && go test ./...
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
 .PHONY: soak

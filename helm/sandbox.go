@@ -144,7 +144,7 @@ func watch(limit int64, timeout time.Duration) time.Time {
 				fail(exitMemory, "the render needed more than %d MiB of memory (the Helm limit): a template that includes itself without end, or builds ever larger values, does this", limit>>20)
 			}
 			if time.Now().After(deadline) {
-				fail(exitTime, "the render took longer than %s (the Helm time limit): a template that includes itself without end, or loops over ever larger values, does this", timeout)
+				fail(exitTime, "the render took longer than %s (the Helm time limit): a template that loops or includes itself without end does this", timeout)
 			}
 		}
 	}()
