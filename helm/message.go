@@ -2,8 +2,12 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
+
+// templateAt is where text/template says an error happened, before the error itself.
+var templateAt = regexp.MustCompile(`^template: \S+: executing "[^"]*" at <[^>]*>: `)
 
 // maxLine is how long the first line of stderr may be.
 const maxLine = 1500
@@ -21,9 +25,7 @@ func firstLine(msg string) string {
 		first := strings.Index(msg, includeCall)
 		last := strings.LastIndex(msg, includeCall)
 		inner := msg[last+len(includeCall):]
-		if i := strings.LastIndex(inner, ": "); i >= 0 && strings.HasPrefix(inner, "template: ") {
-			inner = inner[i+2:]
-		}
+		inner = templateAt.ReplaceAllString(inner, "")
 		msg = fmt.Sprintf("%s%s(%d nested includes) ... %s", msg[:first], includeCall, n, inner)
 	}
 	lines := strings.Split(msg, "\n")
@@ -33,10 +35,29 @@ func firstLine(msg string) string {
 			kept = append(kept, l)
 		}
 	}
-	msg = strings.Join(kept, "; ")
-	msg = strings.ReplaceAll(msg, ":;", ":")
+	msg = joinLines(kept)
 	if len(msg) > maxLine {
 		msg = msg[:maxLine] + " ..."
 	}
 	return msg
+}
+
+// joinLines joins Helm's lines as one: after a line ending in a colon with a
+// space, before a listed item ("- at '/a': ...") with "; ", else with ": ".
+func joinLines(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			switch {
+			case strings.HasSuffix(lines[i-1], ":"):
+				b.WriteString(" ")
+			case strings.HasPrefix(l, "- "):
+				b.WriteString("; ")
+			default:
+				b.WriteString(": ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
