@@ -18,6 +18,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -140,9 +141,15 @@ func write(out *output, limit int64) {
 	os.Stderr.Write(warnings.Bytes())
 }
 
-// fail ends the helper: the message on one line, then what Helm logged.
+// fail ends the helper: the message on one line, then (when Helm's was
+// longer, or on several lines) Helm's in full, then what Helm logged.
 func fail(code int, format string, args ...any) {
-	fmt.Fprintln(os.Stderr, firstLine(fmt.Sprintf(format, args...)))
+	msg := fmt.Sprintf(format, args...)
+	line := firstLine(msg)
+	fmt.Fprintln(os.Stderr, line)
+	if full := strings.TrimSpace(msg); full != line {
+		fmt.Fprintln(os.Stderr, full[:min(len(full), 64<<10)])
+	}
 	os.Stderr.Write(warnings.Bytes())
 	os.Exit(code)
 }

@@ -42,8 +42,12 @@ func firstLine(msg string) string {
 	return msg
 }
 
+// chartHeader is the line naming a chart in Helm's schema message ("web:").
+var chartHeader = regexp.MustCompile(`^\S+:$`)
+
 // joinLines joins Helm's lines as one: after a line ending in a colon with a
-// space, before a listed item ("- at '/a': ...") with "; ", else with ": ".
+// space, before a listed item ("- at '/a': ...") or a chart's name with "; ",
+// else with ": ".
 func joinLines(lines []string) string {
 	var b strings.Builder
 	for i, l := range lines {
@@ -51,7 +55,7 @@ func joinLines(lines []string) string {
 			switch {
 			case strings.HasSuffix(lines[i-1], ":"):
 				b.WriteString(" ")
-			case strings.HasPrefix(l, "- "):
+			case strings.HasPrefix(l, "- ") || chartHeader.MatchString(l):
 				b.WriteString("; ")
 			default:
 				b.WriteString(": ")

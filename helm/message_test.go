@@ -7,8 +7,8 @@ import (
 
 func TestHelmsLinesReadAsOne(t *testing.T) {
 	cases := map[string]string{
-		"c/templates/a.yaml:1:13\n  executing \"c/templates/a.yaml\" at <.Values.x.y>:\n    nil pointer evaluating interface {}.y":                          `c/templates/a.yaml:1:13: executing "c/templates/a.yaml" at <.Values.x.y>: nil pointer evaluating interface {}.y`,
-		"values don't meet the specifications of the schema(s) in the following chart(s):\nweb:\n- at '/a': got string, want integer\n- at '/b': missing\n": "values don't meet the specifications of the schema(s) in the following chart(s): web: - at '/a': got string, want integer; - at '/b': missing",
+		"c/templates/a.yaml:1:13\n  executing \"c/templates/a.yaml\" at <.Values.x.y>:\n    nil pointer evaluating interface {}.y":                                                                 `c/templates/a.yaml:1:13: executing "c/templates/a.yaml" at <.Values.x.y>: nil pointer evaluating interface {}.y`,
+		"values don't meet the specifications of the schema(s) in the following chart(s):\nweb:\n- at '/a': got string, want integer\n- at '/b': missing\ndb:\n- at '': missing property 'port'\n": "values don't meet the specifications of the schema(s) in the following chart(s): web: - at '/a': got string, want integer; - at '/b': missing; db: - at '': missing property 'port'",
 	}
 	for in, want := range cases {
 		if got := firstLine(in); got != want {
