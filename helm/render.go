@@ -27,6 +27,9 @@ func render(in input, deadline time.Time) (*output, error) {
 		return nil, err
 	}
 	files := chartFiles(in.Files, dir)
+	if _, ok := files["Chart.yaml"]; !ok {
+		return nil, failed("chart %s: no Chart.yaml in that folder of the source", shownDir(dir))
+	}
 	c, err := loadChart(files)
 	if err != nil {
 		return nil, err
