@@ -10,6 +10,14 @@ WORKDIR /src/kustomize
 COPY kustomize/ ./
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.1" -o /out/syncprims-kustomize .
 
+# The Helm helper (docs/adr/0013-helm-charts.md), as `make build` builds it (HELM_LDFLAGS).
+FROM golang:1.26-bookworm AS helm
+WORKDIR /src/helm
+COPY helm/go.mod helm/go.sum ./
+RUN go mod download
+COPY helm/*.go ./
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.2 -X helm.sh/helm/v4/internal/version.gitTreeState=clean" -o /out/syncprims-helm .
+
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -25,6 +33,7 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=kustomize /out/syncprims-kustomize ./dist/kustomize/syncprims-kustomize
+COPY --from=helm /out/syncprims-helm ./dist/helm/syncprims-helm
 # The Deployment runs it as 65532 with a read-only root filesystem (an emptyDir on /tmp).
 USER 65532:65532
 EXPOSE 8080 8081

@@ -46,8 +46,21 @@ KUSTOMIZE_HELPER := dist/kustomize/syncprims-kustomize
 $(KUSTOMIZE_HELPER): kustomize/go.mod kustomize/go.sum $(wildcard kustomize/*.go)
 	cd kustomize && go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=v5.8.1" -o ../$(KUSTOMIZE_HELPER) .
 
+# The Helm helper (helm/, docs/adr/0013): helm v4.3.2's `helm template`, sandboxed; and the helm CLI of the
+# same module and version (go.mod's tool directive), which the conformance tests compare it with.
+HELM_VERSION := v4.3.2
+HELM_LDFLAGS := -s -w -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
+HELM_HELPER := dist/helm/syncprims-helm
+HELM_CLI := $(LOCAL)/bin/helm
+$(HELM_HELPER): helm/go.mod helm/go.sum $(filter-out %_test.go,$(wildcard helm/*.go))
+	cd helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o ../$(HELM_HELPER) .
+
+$(HELM_CLI): helm/go.mod helm/go.sum
+	@mkdir -p $(LOCAL)/bin
+	cd helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM_CLI) helm.sh/helm/v4/cmd/helm
+
 .PHONY: build
-build: deps $(KUSTOMIZE_HELPER) ## compile TypeScript to dist/ (then `npx syncprims ...` works), and the kustomize helper
+build: deps $(KUSTOMIZE_HELPER) $(HELM_HELPER) ## compile TypeScript to dist/ (then `npx syncprims ...` works), and the kustomize and Helm helpers
 	npx tsc -p tsconfig.build.json
 
 .PHONY: crds
@@ -74,11 +87,13 @@ lint: deps ## eslint and the TypeScript type-check
 	npx tsc -p tsconfig.json --noEmit
 	cd controlplane && test -z "$$(gofmt -l .)" && go vet .
 	cd kustomize && test -z "$$(gofmt -l .)" && go vet .
+	cd helm && test -z "$$(gofmt -l .)" && go vet .
 
 .PHONY: test
-test: deps controlplane build lint ## everything: lint, type-check, unit and integration tests
+test: deps controlplane build $(HELM_CLI) lint ## everything: lint, type-check, unit and integration tests
 	@# The demo's operators watch every namespace of the clusters the tests use: stopped first.
 	@bash examples/demo.sh stop
+	cd helm && go test ./...
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
 .PHONY: soak
