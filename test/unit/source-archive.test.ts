@@ -99,6 +99,31 @@ describe('hostile archives are refused whole, naming the entry', () => {
   });
 });
 
+describe('a packaged chart (issue 47): the helper is given regular files only', () => {
+  const chart = [
+    { name: 'podinfo/Chart.yaml', data: 'apiVersion: v2\nname: podinfo\nversion: 6.7.0\n' },
+    { name: 'podinfo/templates/cm.yaml', data: cm('podinfo') },
+  ];
+
+  test('links that stay in the archive but leave the chart folder are not files (never followed)', async () => {
+    const data = await tarGz([
+      ...chart,
+      { name: 'secrets/token', data: 'not for the chart' },
+      { name: 'podinfo/files/token', type: 'symlink', linkname: '../../secrets/token' },
+      { name: 'podinfo/templates/token.yaml', type: 'link', linkname: 'secrets/token' },
+    ]);
+    const files = await extractTarGz(data, LIMITS, 'podinfo-6.7.0.tgz');
+    expect([...files.keys()].filter((p) => p.startsWith('podinfo/')).sort()).toEqual(['podinfo/Chart.yaml', 'podinfo/templates/cm.yaml']);
+  });
+
+  test.each<[string, Entry, string]>([
+    ['a template linked to the service-account token', { name: 'podinfo/templates/token.yaml', type: 'symlink', linkname: '/var/run/secrets/kubernetes.io/serviceaccount/token' }, 'entry "podinfo/templates/token.yaml" is a link to "/var/run/secrets/kubernetes.io/serviceaccount/token", outside the archive root'],
+    ['a values file reached by ../ from the chart', { name: 'podinfo/../../values.yaml', data: 'a: 1' }, 'entry "podinfo/../../values.yaml" is an absolute path or leaves the archive root'],
+  ])('%s refuses the archive', async (_what, hostile, message) => {
+    expect(await refusal(await tarGz([...chart, hostile]))).toContain(message);
+  });
+});
+
 describe('gzip bombs stop at the limit, without inflating the rest', () => {
   // A gzip stream may hold several members, inflated one after the other; each
   // member here is 1 MiB of zeros in about 1 KiB. The streams below never end:
