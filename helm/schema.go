@@ -76,6 +76,9 @@ func validateOne(c *chart.Chart, values common.Values) (reterr error) {
 	if err != nil {
 		return err
 	}
+	if ref := refLeaving(schema); ref != "" {
+		return refused("values.schema.json of chart %q: $ref %q leaves the chart (a `..` segment); only the chart's own files can be referred to", c.Name(), ref)
+	}
 	loader := &chartLoader{chart: c}
 	compiler := jsonschema.NewCompiler()
 	compiler.UseLoader(loader)
@@ -134,4 +137,34 @@ func (l *chartLoader) load(ref string) (any, error) {
 		return true, nil
 	}
 	return nil, refused("%s is a URL; the sandbox fetches nothing: only the chart's own files can be referred to", where)
+}
+
+// refLeaving is the first relative `$ref` of a schema document with a `..`
+// segment: resolved against the schema's place at the chart's root it would
+// be cleaned into a chart file of another name, so it is refused as written.
+func refLeaving(doc any) string {
+	switch v := doc.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok {
+			if u, err := url.Parse(ref); err == nil && u.Scheme == "" && u.Host == "" {
+				for _, seg := range strings.Split(u.Path, "/") {
+					if seg == ".." {
+						return ref
+					}
+				}
+			}
+		}
+		for _, child := range v {
+			if ref := refLeaving(child); ref != "" {
+				return ref
+			}
+		}
+	case []any:
+		for _, child := range v {
+			if ref := refLeaving(child); ref != "" {
+				return ref
+			}
+		}
+	}
+	return ""
 }

@@ -31,13 +31,13 @@ import {
   type HelmCase,
   type HelperOutput,
 } from '../support/helm-cases.js';
-import { runHelmHelper, type HelmHelperRun } from '../support/helm-helper.js';
+import { runHelmHelper, type HelmHelperResult } from '../support/helm-helper.js';
 
 const CASES = caseNames();
 
 interface Both {
   helm: CliRun;
-  ours: HelmHelperRun;
+  ours: HelmHelperResult;
 }
 
 const runs = new Map<string, Both>();

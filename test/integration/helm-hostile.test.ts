@@ -8,7 +8,7 @@
 // extractTarGz: test/unit/source-archive.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { HostileServer } from '../support/hostile-archives.js';
-import { runHelmHelper, type HelmHelperRun } from '../support/helm-helper.js';
+import { runHelmHelper, type HelmHelperResult } from '../support/helm-helper.js';
 
 const EXIT = { refused: 10, failed: 11, memory: 12, time: 13, output: 14 } as const;
 const MiB = 1024 * 1024;
@@ -27,7 +27,7 @@ function input(files: Record<string, string>, more: Record<string, unknown> = {}
 }
 
 /** A run refused with one of `codes`: its message (first stderr line), checked to be there and short, and nothing on stdout. */
-function refusedWith(run: HelmHelperRun, codes: number[]): string {
+function refusedWith(run: HelmHelperResult, codes: number[]): string {
   const message = run.stderr.split('\n')[0] ?? '';
   // (the code expected is shown as the list of codes when it is none of them, beside the message)
   const code = run.code !== null && codes.includes(run.code) ? run.code : codes;
