@@ -4,16 +4,20 @@
 // sync's account in its own cluster), fetched and rendered by the source's
 // own code (kustomize in its sandbox, YAML 1.1 parsing), then given its
 // namespaces, commonMetadata, owner and origin marks (render.ts), and its
-// revision. A new source form or renderer is added below fetchSource, and
+// revision. A chart (spec.helm) is rendered by the Helm helper below
+// fetchSource; its hooks come back apart (`hooks`), rendered as the objects are. A new source form or renderer is added below fetchSource, and
 // every caller has it.
 import type { SyncSpec } from '../api/sync-spec.js';
 import type { InventoryEntry } from '../api/status.js';
 import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
+import type { HelmSpec } from '../api/helm.js';
+import type { ClusterCapabilities } from '../kube/capabilities.js';
+import { fetchSource, helmNamespace, type ChartSetOptions, type FetchedSource, type ObjectRef, type SourceReader } from '../source/index.js';
+import { renderHooks } from './chart-hooks.js';
 import type { ChartHook } from './hooks.js';
-import { fetchSource, SourceError, type FetchedSource, type ObjectRef, type SourceReader } from '../source/index.js';
 import { inventoryOf } from './inventory.js';
-import { render, revisionOf, type KindKey, type RenderOwner, type ScopeOf } from './render.js';
+import { kindKey, render, revisionOf, type KindKey, type RenderOwner, type ScopeOf } from './render.js';
 
 /** What of a sync's spec makes its set. */
 export type SetSpec = Pick<SyncSpec, 'source' | 'paths' | 'defaultNamespace' | 'commonMetadata' | 'helm'>;
@@ -40,6 +44,12 @@ export interface RenderSetOptions {
   fetched?: FetchedSource;
   /** Hears the objects read, before they are rendered. */
   onFetched?: (objects: KubeObject[]) => void;
+  /**
+   * What the target cluster serves, for a chart's `.Capabilities` where
+   * spec.helm names none (kube/capabilities.ts); undefined: `helm template`'s
+   * defaults (`syncprims build` offline).
+   */
+  capabilities?: () => Promise<ClusterCapabilities>;
 }
 
 export interface RenderedSet {
@@ -55,7 +65,7 @@ export interface RenderedSet {
   revision?: string;
   /** What was read, to render again (`RenderSetOptions.fetched`). */
   fetched: FetchedSource;
-  /** A chart's pre and post hooks, applied in stages of their own on a new revision (hooks.ts); [] for a set that is not a chart. */
+  /** A chart's hooks (spec.helm), rendered as the objects are, in the order they are applied; `[]` for other sources. */
   hooks: ChartHook[];
 }
 
@@ -66,31 +76,51 @@ export interface RenderedSet {
  * `unknownKinds`, never to be read from their words.
  */
 export async function renderSet(opts: RenderSetOptions): Promise<RenderedSet> {
-  // The API has spec.helm (issue 47); until this operator renders charts, a chart is refused, never read as plain manifests.
-  if (opts.spec.helm !== undefined) {
-    throw new SourceError('spec.helm: this version of the operator does not render Helm charts yet (docs/adr/0013-helm-charts.md); remove spec.helm or render the chart with helm template into the source');
-  }
+  const { spec } = opts;
+  const namespace = spec.helm ? helmNamespace(spec.helm, spec.defaultNamespace, opts.namespace) : spec.defaultNamespace;
   const fetched =
     opts.fetched ??
     (await fetchSource({
       ...opts.reader,
       discovery: opts.discovery,
       namespace: opts.namespace,
-      source: opts.spec.source,
-      paths: opts.spec.paths,
+      source: spec.source,
+      paths: spec.paths,
       cached: opts.cached,
+      helm: spec.helm ? await chartOptions(spec.helm, namespace as string, opts) : undefined,
     }));
   opts.onFetched?.(fetched.objects);
-  const rendered = await render(fetched.objects, {
+  const renderOpts = {
     owner: opts.owner,
-    defaultNamespace: opts.spec.defaultNamespace,
-    commonMetadata: opts.spec.commonMetadata,
+    defaultNamespace: namespace,
+    commonMetadata: spec.commonMetadata,
     origin: opts.origin,
     scopeOf: opts.scopeOf,
     unknownScope: opts.unknownScope,
-  });
+  };
+  const rendered = await render(fetched.objects, renderOpts);
+  let hooks: ChartHook[] = [];
+  if (fetched.hooks?.length) {
+    const h = await renderHooks(fetched.hooks, renderOpts, rendered.objects);
+    rendered.errors.push(...h.errors);
+    rendered.unknownKinds.push(...h.unknownKinds.filter((k) => !rendered.unknownKinds.some((u) => kindKey(u) === kindKey(k))));
+    hooks = h.hooks;
+  }
   const revision = rendered.errors.length === 0 ? (fetched.revision ?? revisionOf(rendered.objects)) : undefined;
-  return { ...rendered, entries: inventoryOf(rendered.objects), revision, fetched, hooks: [] };
+  return { ...rendered, entries: inventoryOf(rendered.objects), revision, fetched, hooks };
+}
+
+/** spec.helm resolved: the release's name and namespace, and the capabilities the spec names, else the target's. */
+async function chartOptions(helm: HelmSpec, namespace: string, opts: RenderSetOptions): Promise<ChartSetOptions> {
+  const named = { kubeVersion: helm.kubeVersion, apiVersions: helm.apiVersions };
+  const discovered = named.kubeVersion === undefined || named.apiVersions === undefined ? await opts.capabilities?.() : undefined;
+  return {
+    spec: helm,
+    releaseName: helm.releaseName ?? opts.owner.name,
+    namespace,
+    kubeVersion: named.kubeVersion ?? discovered?.kubeVersion,
+    apiVersions: named.apiVersions ?? discovered?.apiVersions,
+  };
 }
 
 /** A kind's scope as `discovery` has it; undefined when it is not served (a failure to ask is thrown). */

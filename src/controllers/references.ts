@@ -6,17 +6,18 @@ import { referencedObjectsOf } from '../source/index.js';
 
 /**
  * What a sync object of each kind references but does not own, read from
- * the cached (unvalidated) object: its source's objects (a ProxySync's are
+ * the cached (unvalidated) object: its source's objects and its chart's
+ * values (`spec.helm.valuesFrom`; a ProxySync's are
  * in its template, and are copied to the remote cluster), and for a
  * RemoteSync or ProxySync the Secret that holds its cluster's kubeconfig.
  */
 export function referencesOf(kind: SyncKind, obj: KubeObject): ReferencedObject[] {
   const namespace = obj.metadata.namespace ?? '';
   const spec = (obj.spec ?? {}) as Record<string, unknown>;
-  if (kind === 'Sync') return referencedObjectsOf(spec.source, namespace);
+  if (kind === 'Sync') return referencedObjectsOf(spec.source, namespace, spec.helm);
   const cluster = kubeconfigSecretOf(spec, namespace);
-  const source = kind === 'RemoteSync' ? spec.source : (spec.template as { spec?: { source?: unknown } } | undefined)?.spec?.source;
-  return [...referencedObjectsOf(source, namespace), ...(cluster ? [cluster] : [])];
+  const sync = kind === 'RemoteSync' ? spec : ((spec.template as { spec?: Record<string, unknown> } | undefined)?.spec ?? {});
+  return [...referencedObjectsOf(sync.source, namespace, sync.helm), ...(cluster ? [cluster] : [])];
 }
 
 /** The kubeconfig Secret of `kubeConfig.secretRef` or `clusterRef` (Cluster API: `<name>-kubeconfig`). */

@@ -16,6 +16,7 @@ import type { KubeClient, Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
 import { withoutManagedFields, type KubeObject } from '../kube/resources.js';
 import { referencedObjectsOf } from '../source/index.js';
+import { clusterCapabilities } from '../kube/capabilities.js';
 import { jitter } from '../runtime/backoff.js';
 import { listProblems } from '../runtime/messages.js';
 import { oversized } from './stored-size.js';
@@ -296,7 +297,7 @@ export class SyncPipeline {
   ): Promise<Rendered> {
     // Watched before reading, so that a missing or not yet ready source wakes the sync when it comes.
     // A watch that cannot start (a Flux kind not installed) is tried again next time; the read says why.
-    await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, ownerOf(obj).namespace)).catch(() => undefined);
+    await this.deps.references.ensureWatched(referencedObjectsOf(spec.source, ownerOf(obj).namespace, spec.helm)).catch(() => undefined);
     return this.render(obj, spec, target, onFetched);
   }
 
@@ -320,6 +321,7 @@ export class SyncPipeline {
         origin: target.origin,
         scopeOf: scopesOf(target.discovery),
         cached: (ref) => this.deps.references.cached(ref),
+        capabilities: () => clusterCapabilities(target.client),
         onFetched,
       });
       return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision!, hooks: set.hooks };

@@ -1,16 +1,19 @@
-import http from 'node:http';
 import { SOURCE_FORMS, type ArtifactSource, type HttpSource, type KeyRef, type SourceForm, type SyncSource } from '../api/source.js';
 import type { Requester } from '../kube/client.js';
-import { Discovery, UnknownKindError } from '../kube/discovery.js';
-import { objectPath, type KubeObject } from '../kube/resources.js';
+import type { Discovery } from '../kube/discovery.js';
+import type { KubeObject } from '../kube/resources.js';
 import { extractTarGz } from './archive.js';
 import { sourceMemoryBudget, type BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
 import { digestOf, displayUrl, httpGet, verifyDigest } from './http.js';
-import { describeRef, getReferenced, readKey, readKeys, type ObjectRef } from './kube-refs.js';
+import { describeRef, readKey, readKeys, type ObjectRef } from './kube-refs.js';
+import { fluxArtifact } from './flux-artifact.js';
+import { secretHeaders } from './http-headers.js';
 import { sourceLimits, type SourceLimits } from './limits.js';
 import { checkObjects, parseManifests } from './parse.js';
 import { secretCa } from './secret-ca.js';
+import { fetchChartSet, noPathsWithChart, type ChartSetOptions, type FetchedChartSet, type FetchedHook } from './chart-set.js';
+import { valuesObjectsOf } from './chart-values.js';
 import { ParsedSets } from './parsed-sets.js';
 import { keepForKustomize, kustomizeArchive } from './kustomize-archive.js';
 import { manifestFilter, selectSource } from './select.js';
@@ -41,6 +44,8 @@ export interface FetchSourceOptions {
   paths?: string[];
   /** Missing fields take the process's limits (sourceLimits(): the defaults unless `syncprims run`'s flags set them). */
   limits?: Partial<SourceLimits>;
+  /** The source is a chart, rendered as `helm template` renders it (spec.helm, resolved: chart-set.ts). */
+  helm?: ChartSetOptions;
   signal?: AbortSignal;
 }
 
@@ -53,6 +58,10 @@ export interface FetchedSource {
   revision?: string;
   /** What was read, for status and logs: `ConfigMap ns/name`, a URL (without credentials or query), ... */
   readFrom: string;
+  /** A chart's hooks (spec.helm), parsed, not rendered; undefined for other sources. */
+  hooks?: FetchedHook[];
+  /** The chart rendered (spec.helm). */
+  chart?: FetchedChartSet['chart'];
 }
 
 interface Context extends FetchSourceOptions {
@@ -61,12 +70,14 @@ interface Context extends FetchSourceOptions {
 
 /**
  * The objects whose changes change a source (its ConfigMap, Secret or Flux
- * source object; an http source's CA and headers Secrets), known from the
+ * source object; an http source's CA and headers Secrets; a Helm
+ * repository's Secrets; the ConfigMaps and Secrets of `helm.valuesFrom`,
+ * when the spec's `helm` is given), known from the
  * spec alone: followed even while they are missing or not ready, so their
  * arrival is noticed at once. Read from a cached, unvalidated spec: anything
  * malformed is skipped (validation reports it).
  */
-export function referencedObjectsOf(source: unknown, namespace: string): ObjectRef[] {
+export function referencedObjectsOf(source: unknown, namespace: string, helm?: unknown): ObjectRef[] {
   const s = (source ?? {}) as Record<string, Record<string, unknown> | undefined>;
   const refs: ObjectRef[] = [];
   const add = (apiVersion: unknown, kind: unknown, name: unknown): void => {
@@ -80,7 +91,10 @@ export function referencedObjectsOf(source: unknown, namespace: string): ObjectR
   const http = s.http as { caSecretRef?: { name?: unknown }; headersSecretRef?: { name?: unknown } } | undefined;
   add('v1', 'Secret', http?.caSecretRef?.name);
   add('v1', 'Secret', http?.headersSecretRef?.name);
-  return refs;
+  const repository = s.helmRepository as { caSecretRef?: { name?: unknown }; secretRef?: { name?: unknown } } | undefined;
+  add('v1', 'Secret', repository?.caSecretRef?.name);
+  add('v1', 'Secret', repository?.secretRef?.name);
+  return [...refs, ...valuesObjectsOf(helm, namespace)];
 }
 
 /** Reads a sync's source and parses its objects. Every failure is a SourceError. */
@@ -93,6 +107,10 @@ export async function fetchSource(opts: FetchSourceOptions): Promise<FetchedSour
   }
   try {
     if (opts.signal?.aborted) throw new SourceError(`reading the source (${form}): cancelled`);
+    if (opts.helm) {
+      noPathsWithChart(opts.paths);
+      return await fetchChartSet(ctx, opts.helm);
+    }
     return await FORMS[form](ctx);
   } catch (err) {
     if (err instanceof SourceError) throw err;
@@ -140,7 +158,7 @@ async function fromKeys(ctx: Context, kind: 'ConfigMap' | 'Secret', keyRef: KeyR
 
 async function fromHttp(ctx: Context, source: HttpSource): Promise<FetchedSource> {
   const label = displayUrl(source.url);
-  const headers = source.headersSecretRef ? await secretHeaders(ctx, source.headersSecretRef.name) : undefined;
+  const headers = source.headersSecretRef ? await secretHeaders(ctx, ctx.namespace, source.headersSecretRef.name, ctx.signal) : undefined;
   const ca = source.caSecretRef ? await secretCa(ctx, ctx.namespace, source.caSecretRef, 'spec.source.http.caSecretRef.key', ctx.signal) : undefined;
   const { objects, digest } = await fetchObjects(ctx, { url: source.url, headers, ca }, label, source.digest);
   return { objects, revision: digest, readFrom: label };
@@ -176,23 +194,6 @@ async function fetchObjects(
 /** The sets of content-addressed sources parsed lately, for the whole process. */
 const PARSED = new ParsedSets();
 
-/** Every key of the Secret is a header; values are trimmed, and never shown in messages. */
-async function secretHeaders(ctx: Context, name: string): Promise<Record<string, string>> {
-  const ref: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name, namespace: ctx.namespace };
-  const headers: Record<string, string> = {};
-  for (const [key, data] of await readKeys(ctx, ref, 'spec.source.http.headersSecretRef.name', ctx.signal)) {
-    const value = data.toString('utf8').trim();
-    try {
-      http.validateHeaderName(key);
-      http.validateHeaderValue(key, value);
-    } catch {
-      throw new SourceError(`${describeRef(ref)} key ${JSON.stringify(key)}: not a valid HTTP header name or value`);
-    }
-    headers[key] = value;
-  }
-  return headers;
-}
-
 /** An archive by the URL's suffix (.tar.gz, .tgz), a manifest file by .yaml/.yml/.json, else by gzip's magic bytes. */
 export function isArchive(url: string, data: Buffer): boolean {
   let pathname = url;
@@ -226,48 +227,8 @@ async function objectsFrom(ctx: Context, data: Buffer, url: string, label: strin
   return [...objects, ...kustomized];
 }
 
-interface FluxArtifact {
-  url?: string;
-  digest?: string;
-  /** Before Flux v2.1 (v1beta2): sha256 hex of the tarball. */
-  checksum?: string;
-  revision?: string;
-}
-
-interface FluxSourceObject {
-  status?: { artifact?: FluxArtifact; conditions?: { type: string; status: string; message?: string }[] };
-}
-
 async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<FetchedSource> {
-  const ref: ObjectRef = { ...source, namespace: ctx.namespace };
-  const obj = await getFluxSource(ctx, ref);
-  const artifact = obj.status?.artifact;
-  if (!artifact?.url) {
-    const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
-    const why = ready?.message ? ` (Ready=${ready.status}: ${ready.message})` : '';
-    throw new SourceError(`${describeRef(ref)} has no artifact: not ready yet${why}; it is used once its status.artifact is set`);
-  }
-  const label = `${describeRef(ref)} artifact ${displayUrl(artifact.url)}`;
-  const expected = artifact.digest ?? (artifact.checksum ? `sha256:${artifact.checksum}` : undefined);
-  const { objects, digest } = await fetchObjects(ctx, { url: artifact.url }, label, expected);
-  return { objects, revision: artifact.revision ?? digest, readFrom: describeRef(ref) };
-}
-
-async function getFluxSource(ctx: Context, ref: ObjectRef): Promise<FluxSourceObject> {
-  const cached = ctx.account === undefined ? ctx.cached?.(ref) : undefined;
-  if (cached?.status !== undefined) return cached as FluxSourceObject;
-  const discovery = ctx.discovery ?? new Discovery(ctx.client);
-  let path: string;
-  try {
-    path = objectPath(await discovery.resolve(ref.apiVersion, ref.kind), ref.name, ref.namespace);
-  } catch (err) {
-    if (err instanceof UnknownKindError) {
-      throw new SourceError(
-        `spec.source.artifact: the cluster does not serve ${ref.kind} in ${ref.apiVersion}: is Flux (its source CRDs) installed?`,
-        { cause: err },
-      );
-    }
-    throw new SourceError(`looking up ${ref.kind} in ${ref.apiVersion}: ${messageOf(err)}`, { cause: err });
-  }
-  return getReferenced<FluxSourceObject>(ctx, path, ref, 'spec.source.artifact.name', ctx.signal);
+  const artifact = await fluxArtifact(ctx, source);
+  const { objects, digest } = await fetchObjects(ctx, { url: artifact.url }, artifact.label, artifact.digest);
+  return { objects, revision: artifact.revision ?? digest, readFrom: describeRef({ ...source, namespace: ctx.namespace }) };
 }

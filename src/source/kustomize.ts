@@ -1,11 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../kube/resources.js';
 import type { ArchiveFiles } from './archive.js';
 import type { BudgetLease } from './budget.js';
-import { messageOf, SourceError } from './errors.js';
-import { formatBytes } from './limits.js';
+import { runHelper } from './helper-process.js';
 import { parseManifests } from './parse.js';
 
 /**
@@ -56,90 +54,37 @@ export async function buildKustomizations(files: ArchiveFiles, dirs: string[], l
 export async function buildKustomization(files: ArchiveFiles, dir: string, label: string, opts: KustomizeOptions): Promise<string> {
   let inputBytes = 0;
   for (const data of files.values()) inputBytes += data.length;
-  const memory = KUSTOMIZE_BASE_MEMORY + 2 * inputBytes;
-  const lease = opts.lease;
-  await lease?.take(memory, opts.signal);
-  const taken = { bytes: memory };
-  try {
-    return await runHelper(files, dir, memory, { ...opts, label, taken });
-  } finally {
-    lease?.release(taken.bytes);
-  }
-}
-
-interface Run extends KustomizeOptions {
-  label: string;
-  /** What was taken from the lease so far (the output adds to it). */
-  taken: { bytes: number };
-}
-
-function runHelper(files: ArchiveFiles, dir: string, memory: number, run: Run): Promise<string> {
-  const timeoutMs = run.timeoutMs ?? KUSTOMIZE_TIME_LIMIT_MS;
-  const where = `${run.label}: kustomize build ${dir || '.'}`;
-  const child = spawn(helperPath(), ['-memory', String(memory), '-timeout', `${timeoutMs}ms`], {
-    env: {},
-    cwd: '/',
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  return new Promise<string>((resolve, reject) => {
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let err = '';
-    let failure: SourceError | undefined;
-    const stop = (why: SourceError): void => {
-      failure ??= why;
-      child.kill('SIGKILL');
-    };
-    // The helper stops itself at the time limit; this is for a helper that cannot.
-    const backstop = setTimeout(() => stop(new SourceError(`${where}: took longer than ${timeoutMs / 1000} s (the kustomize time limit); refused`)), timeoutMs + 5_000);
-    const onAbort = (): void => stop(new SourceError(`${where}: cancelled`));
-    run.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (chunk: Buffer) => {
-      outBytes += chunk.length;
-      if (outBytes > run.maxOutputBytes) return stop(new SourceError(`${where}: printed more than ${formatBytes(run.maxOutputBytes)}; refused`));
-      out.push(chunk);
-      run.taken.bytes += chunk.length;
-      run.lease?.take(chunk.length).catch((e: unknown) => stop(e instanceof SourceError ? e : new SourceError(`${where}: ${messageOf(e)}`)));
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (err.length < 4096) err += chunk.toString('utf8');
-    });
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      const why = e.code === 'ENOENT' ? `the kustomize helper ${helperPath()} is missing (make build builds it)` : messageOf(e);
-      stop(new SourceError(`${where}: ${why}`, { cause: e }));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(backstop);
-      run.signal?.removeEventListener('abort', onAbort);
-      if (failure) return reject(failure);
-      if (code === 0) return resolve(Buffer.concat(out).toString('utf8'));
-      reject(new SourceError(exitMessage(where, run.label, code, signal, err.trim())));
-    });
-    writeInput(child, files, dir).catch(() => undefined); // a helper that exits early closes its stdin: its exit says why
+  const where = `${label}: kustomize build ${dir || '.'}`;
+  return runHelper({
+    name: 'kustomize',
+    path: helperPath(),
+    memory: KUSTOMIZE_BASE_MEMORY + 2 * inputBytes,
+    timeoutMs: opts.timeoutMs ?? KUSTOMIZE_TIME_LIMIT_MS,
+    maxOutputBytes: opts.maxOutputBytes,
+    where,
+    input: inputOf(files, dir),
+    exitMessage: (code, said) => exitMessage(where, label, code, said),
+    lease: opts.lease,
+    signal: opts.signal,
   });
 }
 
-function exitMessage(where: string, label: string, code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
-  const said = stderr.split('\n')[0] ?? '';
+function exitMessage(where: string, label: string, code: number, said: string): string | undefined {
   if (code === EXIT.refused) return `${label}: ${said}; refused (kustomize runs in a sandbox: docs/source.md, Kustomize)`;
   if (code === EXIT.failed) return `${label}: ${said}`;
   if (code === EXIT.memory || code === EXIT.time) return `${where}: ${said}`;
-  // Killed by the kernel (out of memory) or crashed: the helper's memory is not the operator's.
-  return `${where}: the kustomize helper ended (${signal ?? `exit ${code}`})${said ? `: ${said}` : ''}; refused`;
+  return undefined;
 }
 
-/** The input as JSON, one file at a time (as base64), minding back-pressure. */
-async function writeInput(child: ChildProcessWithoutNullStreams, files: ArchiveFiles, dir: string): Promise<void> {
-  const write = (text: string): Promise<void> =>
-    child.stdin.write(text) ? Promise.resolve() : new Promise((resolve) => child.stdin.once('drain', resolve));
-  child.stdin.on('error', () => undefined);
-  await write(`{"dir":${JSON.stringify(dir)},"files":{`);
+/** The input as JSON, one file at a time (as base64). */
+function* inputOf(files: ArchiveFiles, dir: string): Generator<string> {
+  yield `{"dir":${JSON.stringify(dir)},"files":{`;
   let first = true;
   for (const [p, data] of files) {
-    await write(`${first ? '' : ','}${JSON.stringify(p)}:"${data.toString('base64')}"`);
+    yield `${first ? '' : ','}${JSON.stringify(p)}:"${data.toString('base64')}"`;
     first = false;
   }
-  child.stdin.end('}}');
+  yield '}}';
 }
 
 /** Where the helper is: dist/kustomize/ of this package (`make build`), or SYNCPRIMS_KUSTOMIZE_HELPER. */

@@ -230,10 +230,10 @@ describe('bad input', () => {
       source: async () => ({ configMap: { name: 'absent' } }),
     },
     {
-      // spec.helm is in the API before charts are rendered (issue 47): refused, the source never applied as plain manifests.
-      name: 'helm-not-yet',
+      // spec.helm renders a chart (issue 47): inline objects are not one, and are never applied as plain manifests.
+      name: 'helm-inline',
       reason: 'SourceError',
-      message: /^spec\.helm: this version of the operator does not render Helm charts yet/,
+      message: /^spec\.helm: a chart needs an archive \(a packaged chart, \.tgz\), and spec\.source\.inline holds objects/,
       spec: { helm: { releaseName: 'web' } },
       source: async () => ({ inline: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never-6' } }] }),
     },
