@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import { objectPath, type KubeObject } from '../../src/kube/resources.js';
+import { packageChart } from '../support/chart-repository.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { closeClients, clusterApi, clusterClient, kubeconfigPath, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
@@ -274,6 +275,39 @@ describe('plain manifests and URLs', () => {
       const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
       expect(res.stdout.split('\n')[0]).toBe(`# Sync default/app: 1 object, revision ${digest}`);
       expect(docsOf(res.stdout)[0]?.metadata.labels?.['syncprims.dev/owner-name']).toBe('app');
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('a Helm chart (spec.helm)', () => {
+  const chart = {
+    name: 'web',
+    version: '1.2.0',
+    files: {
+      'values.yaml': 'replicas: 1\n',
+      'templates/cm.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-info\ndata:\n  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n' +
+        '  monitoring: {{ .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" | quote }}\n  replicas: {{ .Values.replicas | quote }}\n  namespace: {{ .Release.Namespace }}\n',
+    },
+  };
+
+  test('renders offline as helm template does, with the values, the release and the capabilities the flags name; the revision names the chart', async () => {
+    const body = await packageChart(chart);
+    const server: Server = createServer((_req, res) => res.end(body));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/web-1.2.0.tgz`;
+      const file = path.join(dir, 'chart-sync.yaml');
+      writeFileSync(file, stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'site', namespace: 'apps' }, spec: { source: { http: { url } }, helm: { values: { replicas: 3 } } } }));
+      const [plain, named] = await Promise.all([runCli(['build', file]), runCli(['build', file, '--kube-version', 'v1.30.2', '--api-versions', 'monitoring.coreos.com/v1'])]);
+      expect({ code: plain.code, stderr: plain.stderr }).toEqual({ code: 0, stderr: '' });
+      expect({ code: named.code, stderr: named.stderr }).toEqual({ code: 0, stderr: '' });
+      const info = (stdout: string) => docsOf(stdout).find((o) => o.kind === 'ConfigMap');
+      expect(info(plain.stdout)).toMatchObject({ metadata: { name: 'site-info', namespace: 'apps', labels: { 'syncprims.dev/owner-name': 'site' } }, data: { replicas: '3', namespace: 'apps', monitoring: 'false' } });
+      expect(info(named.stdout)).toMatchObject({ data: { kube: 'v1.30.2', monitoring: 'true' } });
+      expect(plain.stdout.split('\n')[0]).toMatch(/^# Sync apps\/site: 1 object, revision web-1\.2\.0@sha256:[0-9a-f]{64}\+values\.[0-9a-f]{16}$/);
     } finally {
       server.close();
     }

@@ -1,6 +1,8 @@
 import type { ProxySync, RemoteSync, Sync } from '../../api/objects.js';
 import type { SyncSource } from '../../api/source.js';
+import type { HelmSpec } from '../../api/helm.js';
 import type { CommonMetadata } from '../../api/sync-spec.js';
+import { clusterCapabilities, type ClusterCapabilities } from '../../kube/capabilities.js';
 import { parseAnySyncObject } from '../../api/validate.js';
 import { kindKey, type KindKey, type RenderOwner, type Scope, type ScopeOf } from '../../apply/render.js';
 import { renderSet, scopesOf } from '../../apply/render-set.js';
@@ -33,6 +35,10 @@ export interface BuildInput {
   paths?: string[];
   defaultNamespace?: string;
   commonMetadata?: CommonMetadata;
+  /** Render the source as a Helm chart (spec.helm). */
+  helm?: HelmSpec;
+  /** A chart's `.Capabilities` as `--kube-version` / `--api-versions` name them (over the cluster's, or helm template's defaults). */
+  capabilities?: Partial<ClusterCapabilities>;
   /** `syncprims.dev/origin`: objects a RemoteSync applies to its cluster. */
   origin?: string;
   /** The cluster the objects go to: `home` for a Sync, else the kubeconfig Secret or Cluster a RemoteSync or ProxySync names. */
@@ -80,6 +86,7 @@ export function buildInputsOf(obj: KubeObject, file: string, opts: { namespace: 
     paths: spec.paths,
     defaultNamespace: spec.defaultNamespace,
     commonMetadata: spec.commonMetadata,
+    helm: spec.helm,
     origin: value.kind === 'RemoteSync' ? opts.clusterId : undefined,
     target: value.kind === 'RemoteSync' ? targetOf(value.spec as RemoteSync['spec']) : HOME,
   };
@@ -107,6 +114,7 @@ function proxySyncInput(value: ProxySync, obj: KubeObject, file: string, label: 
     paths: spec.paths,
     defaultNamespace: spec.defaultNamespace,
     commonMetadata: spec.commonMetadata,
+    helm: spec.helm,
     target: targetOf(value.spec),
   };
 }
@@ -149,6 +157,7 @@ export async function renderInput(
       scopeOf: scopeFinder(discover ? cluster : undefined, scopes.defined ?? new Map()),
       unknownScope: discover ? 'error' : 'asWritten',
       fetched: before?.fetched,
+      capabilities: capabilitiesOf(input, cluster),
     });
     return { input, objects: set.objects, revision: set.revision, errors: set.errors, unknownKinds: set.unknownKinds, fetched: set.fetched, discovered: discover };
   } catch (err) {
@@ -156,6 +165,20 @@ export async function renderInput(
     if (err instanceof SourceError && !findCause(err, TransportError)) return { input, objects: [], errors: [err.message], unknownKinds: [] };
     throw err;
   }
+}
+
+/**
+ * A chart's `.Capabilities`: the flags', over those of the cluster a Sync goes to when there is one
+ * (`--kubeconfig`; a RemoteSync's or ProxySync's cluster is not asked), else helm template's defaults.
+ */
+function capabilitiesOf(input: BuildInput, cluster: BuildCluster | undefined): (() => Promise<ClusterCapabilities>) | undefined {
+  const named = input.capabilities ?? {};
+  const ask = input.target === HOME && cluster ? async () => clusterCapabilities(await cluster.client()) : undefined;
+  if (!input.helm || (!ask && named.kubeVersion === undefined && named.apiVersions === undefined)) return undefined;
+  return async () => {
+    const asked = named.kubeVersion !== undefined && named.apiVersions !== undefined ? undefined : await ask?.();
+    return { kubeVersion: named.kubeVersion ?? asked?.kubeVersion ?? '', apiVersions: named.apiVersions ?? asked?.apiVersions ?? [] };
+  };
 }
 
 /** Fetches and renders one input, its kinds looked up in the cluster when they are neither built in nor in the set. */

@@ -23,6 +23,10 @@ export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
   owner?: string;
   defaultNamespace?: string;
   clusterId?: string;
+  /** A chart's `.Capabilities.KubeVersion` (`v1.36.3`). */
+  kubeVersion?: string;
+  /** Added to a chart's `.Capabilities.APIVersions`, comma-separated (`monitoring.coreos.com/v1,apps/v1/Deployment`). */
+  apiVersions?: string;
   /** With fleetsync/NAME: the cluster whose child to print (build-fleet.ts). */
   cluster?: string;
   output: 'yaml' | 'json';
@@ -36,7 +40,8 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
     throw new UsageError('--owner and --default-namespace go with --path or --url; a sync file says them itself');
   }
   useSourceLimitFlags(flags);
-  const inputs = await inputsOf(file, flags);
+  const capabilities = { kubeVersion: flags.kubeVersion, apiVersions: flags.apiVersions?.split(',').map((v) => v.trim()).filter((v) => v !== '') };
+  const inputs = (await inputsOf(file, flags)).map((input) => ({ ...input, capabilities }));
   const cluster = flags.kubeconfig || flags.context ? new LazyCluster(flags) : undefined;
   const built: Built[] = [];
   try {

@@ -14,6 +14,8 @@ export function addBuildCommand(program: Command): void {
     .option('--owner <kind/name>', 'with --path or --url: the sync the objects belong to, for the owner labels (default: sync/<base name of the path or URL>)')
     .option('--default-namespace <ns>', 'with --path or --url: the namespace given to namespaced objects that name none')
     .option('--cluster <name>', "with fleetsync/NAME: print the child (RemoteSync or ProxySync) that cluster of the inventory gets of the FleetSync's template as its spec has it now, its overrides and values in, as the operator writes it")
+    .option('--kube-version <version>', "a Helm chart's .Capabilities.KubeVersion (default: the cluster's with --kubeconfig, for a Sync; else helm template's)")
+    .option('--api-versions <list>', "comma-separated group/version or group/version/Kind a Helm chart's .Capabilities.APIVersions has (as helm template --api-versions)")
     .option('--cluster-id <id>', "the managing cluster's id: the syncprims.dev/origin label on what a RemoteSync applies (left out otherwise)");
   clusterOptions(cmd, {
     kubeconfig: 'a cluster to read ConfigMap, Secret and artifact sources from and to look up kinds in (default: none)',
@@ -38,6 +40,7 @@ file and build that file to see the objects it applies.`);
     'syncprims build --path ./manifests --owner sync/app -n apps --default-namespace apps',
     'syncprims build --path overlays/prod --default-namespace shop   # a kustomize overlay',
     'syncprims build --url https://example.com/app.tar.gz',
+    'syncprims build ingress.yaml --kube-version v1.36.0   # a Sync with spec.helm, rendered offline',
     'syncprims build proxy.yaml --kubeconfig ~/.kube/mgmt   # its source is a ConfigMap',
     'syncprims build fleetsync/shop --cluster edge-1 --kubeconfig ~/.kube/mgmt -n fleet   # what edge-1 gets',
   ]);

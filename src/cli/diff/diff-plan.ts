@@ -9,6 +9,7 @@ import { renderSet, scopesOf } from '../../apply/render-set.js';
 import { copiesDigest, copyMatches, desiredRemoteSync, proxyMarks, relatedAccount, relatedCopy, relatedPath, relatedRefs, remoteLocation, remoteMark, carriesAll, remoteWriter, tenancyProblem, type RelatedObject } from '../../proxy/remote-sync.js';
 import type { KubeClient, Requester } from '../../kube/client.js';
 import { getIfExists } from '../../kube/client.js';
+import { clusterCapabilities } from '../../kube/capabilities.js';
 import { Discovery } from '../../kube/discovery.js';
 import { TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
@@ -67,7 +68,7 @@ export async function planOf(obj: KubeObject, where: Where): Promise<Plan> {
   const owner = ownerOf(obj, value.kind, origin);
   const account = spec.serviceAccountName ?? where.defaultServiceAccount;
   const target = targetOf(where.target, owner.namespace, account);
-  const objects = await rendered(obj, spec, owner, readerOf(where.home, owner.namespace, account), target.discovery);
+  const objects = await rendered(obj, spec, owner, readerOf(where.home, owner.namespace, account), target);
   const stale = staleEntries(inventory, inventoryOf(objects));
   return { set: { owner, objects, stale, prune: spec.prune, force: spec.force ?? false }, target, notes };
 }
@@ -87,7 +88,7 @@ function readerOf(home: KubeClient, namespace: string, account: string | undefin
 }
 
 /** The source read in the sync's cluster and rendered for the target: the operator's own step (apply/render-set.ts). */
-async function rendered(obj: KubeObject, spec: SyncSpec, owner: Owner, home: SourceReader, discovery: Discovery): Promise<KubeObject[]> {
+async function rendered(obj: KubeObject, spec: SyncSpec, owner: Owner, home: SourceReader, target: DiffTarget): Promise<KubeObject[]> {
   const label = labelOf(obj);
   const namespace = obj.metadata.namespace ?? '';
   let set;
@@ -98,7 +99,9 @@ async function rendered(obj: KubeObject, spec: SyncSpec, owner: Owner, home: Sou
       spec,
       owner: owner as Owner & { kind: 'Sync' | 'RemoteSync' },
       origin: owner.origin,
-      scopeOf: scopesOf(discovery),
+      scopeOf: scopesOf(target.discovery),
+      // A chart's .Capabilities are the target's, as the operator gives them (sync-pipeline.ts).
+      capabilities: () => clusterCapabilities(target.reader),
     });
   } catch (err) {
     if (findCause(err, TransportError)) throw err;
