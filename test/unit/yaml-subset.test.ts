@@ -12,9 +12,13 @@ import { readYamlSubset } from '../../src/source/yaml-subset.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** Chart fixtures: their templates are Go templates, not YAML. */
+const NOT_YAML = [path.join(ROOT, 'test', 'fixtures', 'helm')];
+
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = path.join(dir, name);
+    if (NOT_YAML.includes(p)) return [];
     if (statSync(p).isDirectory()) return yamlFiles(p);
     return /\.ya?ml$/.test(name) ? [p] : [];
   });
