@@ -403,7 +403,7 @@ export class ProxySyncReconciler implements Reconciler {
     // Read as the ProxySync's account (API.md), so that it copies only what that account may read.
     const account = relatedAccount(spec, this.settings.defaultServiceAccount);
     const reader = account ? this.settings.home.asServiceAccount(home, account) : this.settings.home;
-    for (const { kind, name, field } of named) {
+    for (const { kind, name, field, optional } of named) {
       const got = await getIfExists<RelatedObject & Record<string, unknown>>(reader, relatedPath(kind, name, home)).catch((err: unknown) => {
         // Refused here, in the managing cluster (see refusal: what else is refused is the remote cluster's).
         if (err instanceof ApiError && err.status === 403 && account) {
@@ -412,6 +412,7 @@ export class ProxySyncReconciler implements Reconciler {
         if (err instanceof ApiError && !err.transient) throw new Halt(Reason.ApplyFailed, `cannot read ${kind} ${home}/${name} (${field}) in the managing cluster: ${err.message}`);
         throw err;
       });
+      if (!got && optional) continue;
       if (!got) throw new Halt(Reason.Progressing, `waiting for ${kind} ${home}/${name} (${field}) to exist: it is copied to the remote cluster`, undefined, true);
       copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, namespace, marks));
     }

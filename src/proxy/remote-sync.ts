@@ -103,22 +103,33 @@ export function tenancyProblem(obj: KubeObject, spec: ProxySyncSpec, defaultServ
   return undefined;
 }
 
-/** The ConfigMaps and Secrets a template's source names (copied beside the remote Sync), with the field that names each. */
-export function relatedRefs(spec: ProxySyncSpec): { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] {
-  const source = spec.template.spec.source;
-  const named: { kind: 'ConfigMap' | 'Secret'; name: string; field: string }[] = [];
+/** A ConfigMap or Secret a template names, with the field that names it; an `optional` one that is missing is not copied. */
+export interface RelatedRef {
+  kind: 'ConfigMap' | 'Secret';
+  name: string;
+  field: string;
+  optional?: boolean;
+}
+
+/**
+ * The ConfigMaps and Secrets a template's source names, and its chart's
+ * `valuesFrom` (copied beside the remote Sync, which reads them there), with
+ * the field that names each.
+ */
+export function relatedRefs(spec: ProxySyncSpec): RelatedRef[] {
+  const { source, helm } = spec.template.spec;
+  const named: RelatedRef[] = [];
   const field = 'spec.template.spec.source';
   if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: `${field}.configMap` });
   if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: `${field}.secret` });
   if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: `${field}.http.caSecretRef` });
   if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: `${field}.http.headersSecretRef` });
-  const repo = source.helmRepository;
-  if (repo?.caSecretRef) named.push({ kind: 'Secret', name: repo.caSecretRef.name, field: `${field}.helmRepository.caSecretRef` });
-  if (repo?.secretRef) named.push({ kind: 'Secret', name: repo.secretRef.name, field: `${field}.helmRepository.secretRef` });
-  // A chart's values from ConfigMaps and Secrets are read beside it in the remote cluster, so they are copied too.
-  (spec.template.spec.helm?.valuesFrom ?? []).forEach((v, i) => {
-    if (!named.some((n) => n.kind === v.kind && n.name === v.name)) named.push({ kind: v.kind, name: v.name, field: `spec.template.spec.helm.valuesFrom[${i}]` });
-  });
+  if (source.helmRepository?.caSecretRef) named.push({ kind: 'Secret', name: source.helmRepository.caSecretRef.name, field: `${field}.helmRepository.caSecretRef` });
+  if (source.helmRepository?.secretRef) named.push({ kind: 'Secret', name: source.helmRepository.secretRef.name, field: `${field}.helmRepository.secretRef` });
+  for (const [i, v] of (helm?.valuesFrom ?? []).entries()) {
+    const seen = named.some((n) => n.kind === v.kind && n.name === v.name);
+    if (!seen) named.push({ kind: v.kind, name: v.name, field: `spec.template.spec.helm.valuesFrom[${i}]`, optional: v.optional });
+  }
   return named;
 }
 

@@ -24,6 +24,22 @@ const spec = (template: Partial<ProxySyncSpec['template']> = {}): ProxySyncSpec 
   ({ clusterRef: { name: 'edge' }, template: { spec: { source: { configMap: { name: 'manifests' } } }, ...template } }) as ProxySyncSpec;
 const marks = { 'syncprims.dev/owner-kind': 'ProxySync' };
 
+describe('related objects', () => {
+  test("the source's and the chart's valuesFrom, each once, with the field naming it and whether it may be missing", () => {
+    const template = {
+      spec: {
+        source: { helmRepository: { url: 'https://charts.test', chart: 'web', secretRef: { name: 'repo-auth' } } },
+        helm: { valuesFrom: [{ kind: 'ConfigMap', name: 'base' }, { kind: 'Secret', name: 'repo-auth' }, { kind: 'Secret', name: 'extra', optional: true }] },
+      },
+    } as unknown as ProxySyncSpec['template'];
+    expect(relatedRefs(spec(template))).toEqual([
+      { kind: 'Secret', name: 'repo-auth', field: 'spec.template.spec.source.helmRepository.secretRef' },
+      { kind: 'ConfigMap', name: 'base', field: 'spec.template.spec.helm.valuesFrom[0]', optional: undefined },
+      { kind: 'Secret', name: 'extra', field: 'spec.template.spec.helm.valuesFrom[2]', optional: true },
+    ]);
+  });
+});
+
 describe('the remote Sync', () => {
   test('is named and placed after the ProxySync unless the template says otherwise', () => {
     expect(remoteLocation(proxy, spec())).toEqual({ namespace: 'team', name: 'app' });

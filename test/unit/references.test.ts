@@ -53,6 +53,14 @@ describe('referencesOf', () => {
     expect(referencesOf('ProxySync', obj('ProxySync', undefined))).toEqual([]);
   });
 
+  test("a chart's valuesFrom, beside the source, for each kind (a ProxySync's in its template)", () => {
+    const helm = { valuesFrom: [{ kind: 'Secret', name: 'v' }] };
+    const source = { http: { url: 'https://x/c.tgz' } };
+    expect(referencesOf('Sync', obj('Sync', { source, helm }))).toEqual([secret('v')]);
+    expect(referencesOf('RemoteSync', obj('RemoteSync', { kubeConfig: { secretRef: { name: 'edge' } }, source, helm }))).toEqual([secret('v'), secret('edge')]);
+    expect(referencesOf('ProxySync', obj('ProxySync', { clusterRef: { name: 'c' }, template: { spec: { source, helm } } }))).toEqual([secret('v'), secret('c-kubeconfig')]);
+  });
+
   test('keys of the index and of a kind watch', () => {
     expect(referenceKey(secret('s'))).toBe('v1|Secret|team|s');
     expect(kindKey(secret('s'))).toBe('v1|Secret');

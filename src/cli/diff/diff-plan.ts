@@ -124,9 +124,10 @@ async function proxyPlan(obj: KubeObject, value: ProxySync, inventory: Inventory
   const location = remoteLocation(obj, spec);
   const marks = proxyMarks(obj, origin);
   const copies: KubeObject[] = [];
-  for (const { kind, name, field } of relatedRefs(spec)) {
+  for (const { kind, name, field, optional } of relatedRefs(spec)) {
     const { client: reader } = readerOf(where.home, obj.metadata.namespace ?? '', relatedAccount(spec, where.defaultServiceAccount));
     const got = await getIfExists<RelatedObject & Record<string, unknown>>(reader, relatedPath(kind, name, obj.metadata.namespace ?? ''));
+    if (!got && optional) continue;
     if (!got) throw new CliError(`${labelOf(obj)}: ${kind} ${obj.metadata.namespace}/${name} (${field}) does not exist: the operator waits for it`);
     copies.push(relatedCopy({ kind, name, type: got.type as string | undefined, data: got.data, binaryData: got.binaryData }, location.namespace, marks));
   }

@@ -1,0 +1,218 @@
+// Helm charts through a running operator (issue 47): a Sync installs a chart
+// fetched over http (a loopback server), its CRD first and never pruned, its
+// revision naming the chart, its archive and its values; a values change
+// changes both; valuesFrom a Secret is read as the sync's account (refused
+// until a Role lets it); a missing valuesFrom is a SourceError with nothing
+// applied; hostile archives are refused; and a FleetSync installs the chart
+// on edge-1 and edge-2 with values of each cluster, a change rolling through
+// its waves. Runs the Helm helper `make build` builds (SYNCPRIMS_HELM_HELPER
+// names another).
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeClient } from '../../src/kube/client.js';
+import { ByteBudget, DEFAULT_SOURCE_LIMITS, SourceError } from '../../src/source/index.js';
+import { fetchChart } from '../../src/source/chart-source.js';
+import { chartRevision } from '../../src/source/chart-values.js';
+import { packageWebChart, WEB_CHART } from '../support/charts/web-chart.js';
+import { clusterClient, closeClients, ensureClusters } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
+import { eventually } from '../support/eventually.js';
+import { gzipBomb } from '../support/hostile-archives.js';
+import { useTestNamespace } from '../support/namespace.js';
+import { OperatorProcess } from '../support/operator.js';
+import { bindRole } from '../support/rbac.js';
+import { applyFleetSync, FLEETSYNCS, registerEastAndWest, REMOTESYNCS } from '../support/remote.js';
+import { applySync, find, getSync, readyOf, waitForReady, type SyncObject } from '../support/syncs.js';
+import { tarGz } from '../support/tarball.js';
+import { markDeploymentAvailable } from '../support/workloads.js';
+
+const HOME = 'mgmt';
+/** Each run's own CRD group: CRDs of crds/ are never pruned, and the test removes them itself. */
+const GROUP = `h${randomBytes(3).toString('hex')}.helm-test.syncprims.dev`;
+const CRD_PATH = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${GROUP}`;
+let mgmt: KubeClient;
+let edge1: KubeClient;
+let edge2: KubeClient;
+let op: OperatorProcess;
+let server: http.Server;
+let base = '';
+let chart: Buffer;
+const files = new Map<string, Buffer>();
+const ns = useTestNamespace(HOME, 'helm');
+const edgeNs = useTestNamespace('edge-1', 'helmedge');
+
+beforeAll(async () => {
+  await ensureClusters([HOME, 'edge-1', 'edge-2']);
+  [mgmt, edge1, edge2] = await Promise.all([clusterClient(HOME), clusterClient('edge-1'), clusterClient('edge-2')]);
+  await installCrds(HOME);
+  chart = await packageWebChart(GROUP);
+  files.set('/web-1.0.0.tgz', chart);
+  server = http.createServer((req, res) => {
+    const body = files.get(req.url ?? '');
+    if (!body) return void res.writeHead(404).end('not found');
+    res.writeHead(200).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await registerEastAndWest(mgmt, ns(), edgeNs());
+  op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--cluster-id', 'mgmt-helm-test']);
+}, 120_000);
+
+afterAll(async () => {
+  await op?.stop('SIGTERM');
+  await new Promise((r) => server?.close(r));
+  await Promise.all([mgmt, edge1, edge2].map((c) => c?.request({ method: 'DELETE', path: CRD_PATH }).catch(() => undefined)));
+  await edge2?.request({ method: 'DELETE', path: `/api/v1/namespaces/${edgeNs()}` }).catch(() => undefined);
+  await closeClients();
+});
+
+const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const cm = (client: KubeClient, namespace: string, name: string) =>
+  find<{ data?: Record<string, string> }>(client, `/api/v1/namespaces/${namespace}/configmaps/${name}`);
+const widget = (client: KubeClient, namespace: string, name: string) =>
+  find<{ spec?: { message?: string } }>(client, `/apis/${GROUP}/v1/namespaces/${namespace}/widgets/${name}`);
+const source = () => ({ http: { url: `${base}/web-1.0.0.tgz` } });
+
+describe('a Sync of a chart', () => {
+  test('installs it: the CRD first and never pruned, the objects in the release namespace, the revision naming chart, archive and values; a values change changes both', async () => {
+    await applySync(mgmt, ns(), 'web', { source: source(), helm: { values: { message: 'one' } } });
+    await eventually('the Deployment', async () => find(mgmt, `/apis/apps/v1/namespaces/${ns()}/deployments/web`));
+    await markDeploymentAvailable(mgmt, ns(), 'web', 0);
+    const ready = await waitForReady(mgmt, ns(), 'web', 'True');
+    const revision = chartRevision(WEB_CHART, sha256(chart), {
+      values: [{ from: 'spec.helm.values', object: { message: 'one' } }],
+      releaseName: 'web',
+      namespace: ns(),
+      includeCRDs: true,
+    });
+    expect(revision).toMatch(new RegExp(`^web-1\\.0\\.0@${sha256(chart)}\\+values\\.[0-9a-f]{16}$`));
+    expect(ready.status?.lastAppliedRevision).toBe(revision);
+
+    const crd = await find<{ metadata: { annotations?: Record<string, string>; labels?: Record<string, string> } }>(mgmt, CRD_PATH);
+    expect(crd?.metadata.annotations?.['syncprims.dev/prune']).toBe('disabled');
+    expect(crd?.metadata.labels?.['syncprims.dev/owner-name']).toBe('web');
+    const version = await mgmt.request<{ gitVersion: string }>({ path: '/version' });
+    // The values layered over the chart's, .Release.Namespace the sync's, .Capabilities the cluster's.
+    expect((await cm(mgmt, ns(), 'web-config'))?.data).toEqual({ message: 'one', password: 'none', namespace: ns(), kubeVersion: version.gitVersion });
+    expect((await widget(mgmt, ns(), 'web-widget'))?.spec?.message).toBe('one');
+    // A test hook is never applied.
+    expect(await find(mgmt, `/api/v1/namespaces/${ns()}/pods/web-test`)).toBeUndefined();
+
+    await applySync(mgmt, ns(), 'web', { source: source(), helm: { values: { message: 'two' } } });
+    const changed = await eventually('the new values applied', async () => {
+      const s = await getSync(mgmt, ns(), 'web');
+      return s.status?.lastAppliedRevision !== revision && readyOf(s)?.status === 'True' && s.status?.observedGeneration === s.metadata.generation ? s : undefined;
+    });
+    expect(changed.status?.lastAppliedRevision).toMatch(new RegExp(`^web-1\\.0\\.0@${sha256(chart)}\\+values\\.`));
+    expect((await cm(mgmt, ns(), 'web-config'))?.data?.message).toBe('two');
+    expect((await widget(mgmt, ns(), 'web-widget'))?.spec?.message).toBe('two');
+  });
+
+  test("valuesFrom a Secret is read as the sync's account: refused naming the Secret while it may not read it, applied once a Role lets it", async () => {
+    const account = 'deployer';
+    await mgmt.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account } } });
+    const writes = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+    await bindRole(mgmt, ns(), account, [{ apiGroups: [''], resources: ['configmaps'], verbs: writes }, { apiGroups: ['apps'], resources: ['deployments'], verbs: writes }], { name: account, namespace: ns() });
+    await mgmt.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns()}/secrets`,
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' }, stringData: { password: 'from-the-secret', 'values.yaml': 'message: from-secret\n' } },
+    });
+    const spec = {
+      serviceAccountName: account,
+      wait: false,
+      source: source(),
+      helm: { includeCRDs: false, values: { widget: false }, valuesFrom: [{ kind: 'Secret', name: 'db' }, { kind: 'Secret', name: 'db', key: 'password', targetPath: 'db.password' }] },
+    };
+    await applySync(mgmt, ns(), 'secret-values', spec);
+    const refused = await waitForReady(mgmt, ns(), 'secret-values', 'False', 'SourceError');
+    expect(readyOf(refused)?.message).toContain(`service account ${ns()}/${account} may not get Secret ${ns()}/db (a sync reads its source as its service account)`);
+    expect(readyOf(refused)?.message).toContain('spec.helm.valuesFrom[0].name');
+    expect(await cm(mgmt, ns(), 'secret-values-config')).toBeUndefined();
+
+    await bindRole(mgmt, ns(), `${account}-secrets`, [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['db'], verbs: ['get'] }], { name: account, namespace: ns() });
+    // Asked again now (the refusal is retried with a backoff).
+    await applySync(mgmt, ns(), 'secret-values', spec, { annotations: { 'syncprims.dev/reconcile-requested-at': new Date().toISOString() } });
+    await waitForReady(mgmt, ns(), 'secret-values', 'True');
+    expect((await cm(mgmt, ns(), 'secret-values-config'))?.data).toMatchObject({ message: 'from-secret', password: 'from-the-secret' });
+  });
+
+  test('a missing valuesFrom that is not optional is a SourceError naming it, and nothing is applied; an optional one is skipped', async () => {
+    await applySync(mgmt, ns(), 'missing', {
+      wait: false,
+      source: source(),
+      helm: { includeCRDs: false, values: { widget: false }, valuesFrom: [{ kind: 'ConfigMap', name: 'maybe', optional: true }, { kind: 'ConfigMap', name: 'absent' }] },
+    });
+    const refused = await waitForReady(mgmt, ns(), 'missing', 'False', 'SourceError');
+    expect(readyOf(refused)?.message).toBe(`ConfigMap ${ns()}/absent not found: create it, or fix spec.helm.valuesFrom[1].name`);
+    expect(await cm(mgmt, ns(), 'missing-config')).toBeUndefined();
+    expect(await find(mgmt, `/apis/apps/v1/namespaces/${ns()}/deployments/missing`)).toBeUndefined();
+  });
+});
+
+describe('hostile chart archives', () => {
+  const fetch = async (archive: Buffer): Promise<string> => {
+    files.set('/hostile.tgz', archive);
+    const lease = new ByteBudget(64 << 20).lease('hostile');
+    const err = await fetchChart({ client: mgmt, namespace: ns(), source: { http: { url: `${base}/hostile.tgz` } }, limits: { ...DEFAULT_SOURCE_LIMITS, maxUnpackedBytes: 8 << 20 }, lease }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SourceError);
+    return (err as Error).message;
+  };
+
+  test('a symlink out of the chart, a ../ entry and a tar bomb are refused, naming the entry or the limit', async () => {
+    const chartYaml = { name: 'web/Chart.yaml', data: 'apiVersion: v2\nname: web\nversion: 1.0.0\n' };
+    expect(await fetch(await tarGz([chartYaml, { name: 'web/templates/x.yaml', type: 'symlink', linkname: '../../../etc/passwd' }]))).toMatch(/entry "web\/templates\/x\.yaml" is a link to "\.\.\/\.\.\/\.\.\/etc\/passwd", outside the archive root; archive refused$/);
+    expect(await fetch(await tarGz([chartYaml, { name: 'web/../../values.yaml', data: 'a: 1' }]))).toMatch(/entry "web\/\.\.\/\.\.\/values\.yaml" is an absolute path or leaves the archive root \(\.\.\); archive refused$/);
+    expect(await fetch(gzipBomb(64, 'web/templates/bomb.yaml'))).toMatch(/more than 8 MiB once unpacked \(the source limit, --source-max-unpacked\); archive refused$/);
+  });
+});
+
+describe('a FleetSync of a chart', () => {
+  type Fleet = SyncObject & { status?: { phase?: string; updateRevision?: string; currentRevision?: string; message?: string } };
+  const fleet = () => getSync(mgmt, ns(), 'charts', FLEETSYNCS) as Promise<Fleet>;
+  const waitPhase = (phase: string) =>
+    eventually(`charts ${phase}`, async () => {
+      const f = await fleet();
+      return f.status?.phase === phase && f.status.observedGeneration === f.metadata.generation ? f : undefined;
+    }, 60_000);
+  const messages = async () => [(await cm(edge1, edgeNs(), 'charts-config'))?.data?.message, (await cm(edge2, edgeNs(), 'charts-config'))?.data?.message];
+  const spec = (suffix: string, approval: boolean) => ({
+    kind: 'RemoteSync',
+    clusters: { names: ['east', 'west'] },
+    substitute: {},
+    rollout: { waves: [{ name: 'canary', selector: { matchLabels: { region: 'east' } } }, { name: 'rest', ...(approval ? { approval: true } : {}) }] },
+    template: { spec: { wait: false, defaultNamespace: edgeNs(), source: source(), helm: { releaseName: 'charts', values: { message: `\${cluster_name}${suffix}` } } } },
+  });
+
+  test("each edge gets the chart with its own values; a values change rolls through the waves, the rest only once approved", async () => {
+    await applyFleetSync(mgmt, ns(), 'charts', spec('', false));
+    await waitPhase('Complete');
+    expect(await messages()).toEqual(['east', 'west']);
+    for (const edge of [edge1, edge2]) {
+      expect((await find<{ metadata: { annotations?: Record<string, string> } }>(edge, CRD_PATH))?.metadata.annotations?.['syncprims.dev/prune']).toBe('disabled');
+      expect(await widget(edge, edgeNs(), 'charts-widget')).toBeDefined();
+    }
+    const children = await Promise.all(['charts-east', 'charts-west'].map((c) => getSync(mgmt, ns(), c, REMOTESYNCS)));
+    const revisions = children.map((c) => c.status?.lastAppliedRevision);
+    expect(revisions.every((r) => r?.startsWith(`web-1.0.0@${sha256(chart)}+values.`))).toBe(true);
+    // Different values, different revisions.
+    expect(revisions[0]).not.toBe(revisions[1]);
+
+    await applyFleetSync(mgmt, ns(), 'charts', spec('-v2', true));
+    const waiting = await waitPhase('AwaitingApproval');
+    expect(waiting.status?.message).toContain('wave rest waits for approval');
+    expect(await messages()).toEqual(['east-v2', 'west']);
+    await mgmt.request({
+      method: 'POST',
+      path: `/apis/syncprims.dev/v1alpha1/namespaces/${ns()}/rolloutapprovals`,
+      body: { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RolloutApproval', metadata: { name: 'charts-rest' }, spec: { fleetSync: 'charts', revision: waiting.status?.updateRevision, wave: 'rest', approver: 'admin' } },
+    });
+    await waitPhase('Complete');
+    expect(await messages()).toEqual(['east-v2', 'west-v2']);
+  });
+});
