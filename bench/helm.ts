@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ArchiveFiles } from '../src/source/archive.js';
 import { renderChart, type ChartRenderRequest } from '../src/source/helm.js';
-import { median, ROOT } from './support.js';
+import { firstAndWarm, median, ROOT } from './support.js';
 
 const OUT = path.join(ROOT, 'docs/benchmarks/helm.md');
 const HELM = path.join(ROOT, '.local', 'bin', 'helm');
@@ -99,18 +99,7 @@ function chart(dir: string): ArchiveFiles {
   return files;
 }
 
-const timed = async (f: () => unknown): Promise<number> => {
-  const t = performance.now();
-  await f();
-  return performance.now() - t;
-};
-
-async function series(f: () => unknown): Promise<{ first: number; warm: number }> {
-  const first = await timed(f);
-  const rest: number[] = [];
-  for (let i = 0; i < RUNS; i++) rest.push(await timed(f));
-  return { first, warm: median(rest) };
-}
+const series = (f: () => unknown): Promise<{ first: number; warm: number }> => firstAndWarm(f, RUNS);
 
 /** A fresh process importing `modules` (dist/), after two GCs: its RSS in MiB. */
 function rssWith(modules: string[]): number {

@@ -13,7 +13,7 @@ import { WASI } from 'node:wasi';
 import type { ArchiveFiles } from '../src/source/archive.js';
 import { buildKustomization, helperPath } from '../src/source/kustomize.js';
 import { memoryKiB } from './tracker.js';
-import { median, ROOT } from './support.js';
+import { firstAndWarm, median, ROOT } from './support.js';
 
 const OUT = path.join(ROOT, 'docs/benchmarks/kustomize.md');
 const KUBECTL = path.join(ROOT, '.local', 'bin', 'kubectl');
@@ -55,18 +55,7 @@ interface WasmApi {
 }
 const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
-const timed = async (f: () => unknown): Promise<number> => {
-  const t = performance.now();
-  await f();
-  return performance.now() - t;
-};
-
-async function series(f: () => unknown): Promise<{ first: number; warm: number }> {
-  const first = await timed(f);
-  const rest: number[] = [];
-  for (let i = 0; i < RUNS; i++) rest.push(await timed(f));
-  return { first, warm: median(rest) };
-}
+const series = (f: () => unknown): Promise<{ first: number; warm: number }> => firstAndWarm(f, RUNS);
 
 /** The helper's peak RSS (GNU time's maximum resident set), in MiB. */
 function helperPeakMiB(input: string): number {

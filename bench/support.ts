@@ -366,3 +366,18 @@ export async function stopOperators(): Promise<void> {
 
 export const int = (n: number): string => (Number.isNaN(n) ? '?' : Math.round(n).toLocaleString('en-US'));
 export const sec = (ms: number): string => (ms / 1000).toFixed(2);
+
+/** How long `f` takes, in ms. */
+export async function timed(f: () => unknown): Promise<number> {
+  const t = performance.now();
+  await f();
+  return performance.now() - t;
+}
+
+/** `f` timed once ("first") and then `runs` times more, their median ("warm"), in ms. */
+export async function firstAndWarm(f: () => unknown, runs: number): Promise<{ first: number; warm: number }> {
+  const first = await timed(f);
+  const rest: number[] = [];
+  for (let i = 0; i < runs; i++) rest.push(await timed(f));
+  return { first, warm: median(rest) };
+}

@@ -16,7 +16,7 @@ func schemaChart(t *testing.T, files map[string]string) map[string][]byte {
 
 func TestARefOutsideTheChartIsRefusedNamingIt(t *testing.T) {
 	refs := map[string]string{
-		"../../etc/passwd":                 `"file:///etc/passwd" is not a file of the chart`,
+		"../../etc/passwd":                 `"../../etc/passwd" leaves the chart`,
 		"file:///var/run/secrets/x":        `"file:///var/run/secrets/x" is not a file of the chart`,
 		"file://host/x.json":               `"file://host/x.json" is a file outside the chart`,
 		"http://127.0.0.1:1/s.json":        `"http://127.0.0.1:1/s.json" is a URL; the sandbox fetches nothing`,
