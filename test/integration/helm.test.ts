@@ -99,6 +99,13 @@ describe('a Sync of a chart', () => {
     expect((await widget(mgmt, ns(), 'web-widget'))?.spec?.message).toBe('one');
     // A test hook is never applied.
     expect(await find(mgmt, `/api/v1/namespaces/${ns()}/pods/web-test`)).toBeUndefined();
+    // The pre-install hook went through the hook stage: applied, its run recorded for this revision, not in the inventory (never pruned).
+    expect((await cm(mgmt, ns(), 'web-pre'))?.data).toEqual({ step: 'pre' });
+    const status = ready.status as { hooks?: { revision?: string; phase?: string }; inventory?: { entries?: { id: string }[] } };
+    expect(status.hooks).toMatchObject({ revision, phase: 'Done' });
+    const ids = (status.inventory?.entries ?? []).map((e) => e.id);
+    expect(ids.some((id) => id.includes('web-config'))).toBe(true);
+    expect(ids.filter((id) => id.includes('web-pre'))).toEqual([]);
 
     await applySync(mgmt, ns(), 'web', { source: source(), helm: { values: { message: 'two' } } });
     const changed = await eventually('the new values applied', async () => {
