@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { ArchiveFiles } from './archive.js';
 import type { BudgetLease } from './budget.js';
 import { SourceError } from './errors.js';
-import { runHelper } from './helper-process.js';
+import { helperBinary, runHelper } from './helper-process.js';
 
 /**
  * Charts rendered as `helm template` (helm v4.3.2) renders them, by the Helm
@@ -176,13 +174,4 @@ function parseAnswer(stdout: string, where: string): RenderedChart {
 }
 
 /** Where the helper is: SYNCPRIMS_HELM_HELPER, else dist/helm/ of this package (`make build`). */
-export function helmHelperPath(): string {
-  const given = process.env.SYNCPRIMS_HELM_HELPER;
-  if (given) return given;
-  return fileURLToPath(new URL('../../dist/helm/syncprims-helm', import.meta.url));
-}
-
-/** Whether the helper is built (tests, doctor-like checks). */
-export function helmHelperBuilt(): boolean {
-  return existsSync(helmHelperPath());
-}
+export const helmHelperPath = (): string => helperBinary('SYNCPRIMS_HELM_HELPER', 'helm/syncprims-helm');

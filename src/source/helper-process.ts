@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { BudgetLease } from './budget.js';
 import { messageOf, SourceError } from './errors.js';
@@ -122,4 +123,9 @@ async function writeInput(child: ChildProcessWithoutNullStreams, input: Iterable
     }
   }
   child.stdin.end();
+}
+
+/** Where a helper is: the environment variable `env` when set, else `dist/<built>` of this package (`make build`). */
+export function helperBinary(env: string, built: string): string {
+  return process.env[env] || fileURLToPath(new URL(`../../dist/${built}`, import.meta.url));
 }

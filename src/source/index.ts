@@ -12,4 +12,4 @@ export { ByteBudget, DEFAULT_SOURCE_MEMORY_BUDGET, setSourceMemoryBudget, source
 export { fetchChart, chartFolder, chartKey, type ChartSourceOptions, type FetchedChart } from './chart-source.js';
 export { readValuesLayers, helmNamespace, chartRevision, DEFAULT_VALUES_KEY, type RevisionInput, type ValuesReader } from './chart-values.js';
 export { fetchChartSet, type ChartSetOptions, type FetchedChartSet, type FetchedHook } from './chart-set.js';
-export { renderChart, helmHelperPath, helmHelperBuilt, HELM_TIME_LIMIT_MS, type ChartRenderRequest, type ChartRenderOptions, type RenderedChart, type ValuesLayer } from './helm.js';
+export { renderChart, helmHelperPath, HELM_TIME_LIMIT_MS, type ChartRenderRequest, type ChartRenderOptions, type RenderedChart, type ValuesLayer } from './helm.js';

@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../kube/resources.js';
 import type { ArchiveFiles } from './archive.js';
 import type { BudgetLease } from './budget.js';
-import { runHelper } from './helper-process.js';
+import { helperBinary, runHelper } from './helper-process.js';
 import { parseManifests } from './parse.js';
 
 /**
@@ -88,13 +86,4 @@ function* inputOf(files: ArchiveFiles, dir: string): Generator<string> {
 }
 
 /** Where the helper is: dist/kustomize/ of this package (`make build`), or SYNCPRIMS_KUSTOMIZE_HELPER. */
-export function helperPath(): string {
-  const given = process.env.SYNCPRIMS_KUSTOMIZE_HELPER;
-  if (given) return given;
-  return fileURLToPath(new URL('../../dist/kustomize/syncprims-kustomize', import.meta.url));
-}
-
-/** Whether the helper is built (for `syncprims doctor`-like checks and tests). */
-export function helperBuilt(): boolean {
-  return existsSync(helperPath());
-}
+export const helperPath = (): string => helperBinary('SYNCPRIMS_KUSTOMIZE_HELPER', 'kustomize/syncprims-kustomize');
