@@ -3,7 +3,7 @@
 // first thing (no_new_privs, a seccomp filter on every thread refusing
 // sockets, execve and every open, Landlock where the kernel has it), then the
 // chart arrives on stdin and lives only in memory; memory, time and output
-// are bounded. The protocol is /work/shared-helm/PROTOCOL.md: one JSON object
+// are bounded. The protocol is PROTOCOL.md (beside this file): one JSON object
 // in, one out; on failure stderr's first line is the message and the exit code
 // says which kind: 10 refused, 11 failed to render, 12 memory, 13 time, 14
 // output. Other codes are the Go runtime's (2: a panic).

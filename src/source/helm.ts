@@ -8,7 +8,7 @@ import { helperBinary, runHelper } from './helper-process.js';
  * helper (helm/, built by `make build` into dist/helm/;
  * docs/adr/0013-helm-charts.md), in a sandbox the kernel holds: no socket,
  * no file opened, no program run. It is given the chart's files and the
- * values on its stdin (/work/shared-helm/PROTOCOL.md: one JSON object) and
+ * values on its stdin (helm/PROTOCOL.md: one JSON object) and
  * prints the rendered chart as one JSON object. Its memory (32 MiB and 16
  * times what it is given) is taken from the source's lease while it runs.
  */

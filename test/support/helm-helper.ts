@@ -1,6 +1,6 @@
 // Runs the Helm helper (helm/, built by `make build` into dist/helm/) as the
 // chart source runs it: env {}, cwd `/`, one JSON object on stdin
-// (/work/shared-helm/PROTOCOL.md), and returns what it said and how it ended.
+// (helm/PROTOCOL.md), and returns what it said and how it ended.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,4 +1,4 @@
-// renderChart's side of the Helm helper's protocol (/work/shared-helm/PROTOCOL.md),
+// renderChart's side of the Helm helper's protocol (helm/PROTOCOL.md),
 // against stand-in helpers (shell scripts at SYNCPRIMS_HELM_HELPER): what it
 // writes on the helper's stdin (the chart folder's files only, the request),
 // the flags it gives, the memory it takes from the lease and gives back, and
