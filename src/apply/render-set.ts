@@ -13,7 +13,7 @@ import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import type { KubeObject } from '../kube/resources.js';
 import type { HelmSpec } from '../api/helm.js';
 import type { ClusterCapabilities } from '../kube/capabilities.js';
-import { fetchSource, helmNamespace, type ChartSetOptions, type FetchedSource, type ObjectRef, type SourceReader } from '../source/index.js';
+import { fetchSource, helmNamespace, type ChartSetOptions, type FetchedSource, type GivenChart, type ObjectRef, type SourceReader } from '../source/index.js';
 import { renderHooks } from './chart-hooks.js';
 import type { ChartHook } from './hooks.js';
 import { inventoryOf } from './inventory.js';
@@ -50,6 +50,12 @@ export interface RenderSetOptions {
    * defaults (`syncprims build` offline).
    */
   capabilities?: () => Promise<ClusterCapabilities>;
+  /**
+   * With spec.helm: the chart as files read by the caller, with values files
+   * layered before the spec's (`syncprims build --path DIR --values FILE`);
+   * the source is then not read.
+   */
+  chart?: GivenChart;
 }
 
 export interface RenderedSet {
@@ -120,6 +126,7 @@ async function chartOptions(helm: HelmSpec, namespace: string, opts: RenderSetOp
     namespace,
     kubeVersion: named.kubeVersion ?? discovered?.kubeVersion,
     apiVersions: named.apiVersions ?? discovered?.apiVersions,
+    given: opts.chart,
   };
 }
 

@@ -3,10 +3,10 @@ import { PRUNE_ANNOTATION, PRUNE_DISABLED } from '../api/marks.js';
 import type { SyncSource } from '../api/source.js';
 import type { KubeObject } from '../kube/resources.js';
 import { sourceMemoryBudget } from './budget.js';
-import { fetchChart, type ChartSourceOptions } from './chart-source.js';
+import { fetchChart, type ChartSourceOptions, type GivenChartFiles } from './chart-source.js';
 import { chartRevision, readValuesLayers } from './chart-values.js';
 import { SourceError } from './errors.js';
-import { renderChart, type RenderedChart, type RenderedFile } from './helm.js';
+import { renderChart, type RenderedChart, type RenderedFile, type ValuesLayer } from './helm.js';
 import { displayUrl } from './http.js';
 import { parseManifests } from './parse.js';
 
@@ -28,6 +28,13 @@ export interface ChartSetOptions {
   kubeVersion?: string;
   /** `.Capabilities.APIVersions` added: the spec's, else the target cluster's. */
   apiVersions?: string[];
+  /** A chart given as files, not read from the source (`syncprims build --path DIR`). */
+  given?: GivenChart;
+}
+
+/** A chart folder read by the caller, and its values files (`helm template -f`), merged in order before the spec's layers. */
+export interface GivenChart extends GivenChartFiles {
+  values: ValuesLayer[];
 }
 
 /** A hook of the chart, parsed, not yet rendered (the caller decides its phase). */
@@ -53,12 +60,12 @@ type ChartSetContext = Omit<ChartSourceOptions, 'lease' | 'chart'>;
 /** Reads and renders the chart. Every failure is a SourceError. */
 export async function fetchChartSet(ctx: ChartSetContext, helm: ChartSetOptions): Promise<FetchedChartSet> {
   const { spec } = helm;
-  const values = await readValuesLayers(ctx, spec);
+  const values = [...(helm.given?.values ?? []), ...(await readValuesLayers(ctx, spec))];
   const includeCRDs = spec.includeCRDs ?? true;
   // What the chart holds, and what the helper takes and prints, are held once at a time, then given back.
-  const lease = sourceMemoryBudget().lease(leaseLabel(ctx.source));
+  const lease = sourceMemoryBudget().lease(leaseLabel(ctx.source, helm.given));
   try {
-    const fetched = await fetchChart({ ...ctx, chart: spec.chart, lease });
+    const fetched = await fetchChart({ ...ctx, chart: spec.chart, lease, given: helm.given });
     const request = { chart: fetched.chart, releaseName: helm.releaseName, namespace: helm.namespace, values, includeCRDs, kubeVersion: helm.kubeVersion, apiVersions: helm.apiVersions };
     const rendered = await renderChart(fetched.files, request, { label: fetched.label, lease, signal: ctx.signal, maxOutputBytes: ctx.limits.maxUnpackedBytes });
     fetched.files.clear();
@@ -97,7 +104,8 @@ function neverPruned(crd: KubeObject): KubeObject {
 }
 
 /** Names the source in the memory budget's messages. */
-function leaseLabel(source: SyncSource): string {
+function leaseLabel(source: SyncSource, given: GivenChart | undefined): string {
+  if (given) return given.label;
   if (source.http) return displayUrl(source.http.url);
   if (source.helmRepository) return `helmRepository ${displayUrl(source.helmRepository.url)} chart ${source.helmRepository.chart}`;
   if (source.configMap) return `ConfigMap ${source.configMap.name}`;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { HttpSource, KeyRef, SyncSource } from '../api/source.js';
 import { SOURCE_FORMS } from '../api/source.js';
 import type { Discovery } from '../kube/discovery.js';
@@ -36,6 +37,15 @@ export interface ChartSourceOptions extends SourceReader {
   /** Charged with the archive while it is read and with the chart's files (kept: the caller releases them). */
   lease: BudgetLease;
   signal?: AbortSignal;
+  /** A chart given as files instead of the source's archive (`syncprims build --path DIR`): the source is not read. */
+  given?: GivenChartFiles;
+}
+
+/** A chart's folder as files (paths relative to it, or to a folder above it), read by the caller. */
+export interface GivenChartFiles {
+  files: ArchiveFiles;
+  /** Names them in messages and status: the folder's path. */
+  label: string;
 }
 
 export interface FetchedChart {
@@ -64,6 +74,7 @@ interface Packaged {
 
 /** Reads the chart the source holds. Every failure is a SourceError. */
 export async function fetchChart(opts: ChartSourceOptions): Promise<FetchedChart> {
+  if (opts.given) return givenChart(opts, opts.given);
   const form = SOURCE_FORMS.find((f) => opts.source[f] !== undefined);
   const packaged = await packagedChart(opts, form);
   const keep = opts.chart === undefined ? undefined : (p: string): boolean => isUnder(p, opts.chart as string);
@@ -76,6 +87,24 @@ export async function fetchChart(opts: ChartSourceOptions): Promise<FetchedChart
     else opts.lease.release(data.length);
   }
   return { files, chart, digest: packaged.digest, label: packaged.label, readFrom: packaged.readFrom, revision: packaged.revision };
+}
+
+/**
+ * A chart given as files: its folder found by the same rule as in an
+ * archive, its files charged to the lease; its digest is `sha256:` over the
+ * folder's paths and the sha256 of each file (there is no archive to hash).
+ */
+async function givenChart(opts: ChartSourceOptions, given: GivenChartFiles): Promise<FetchedChart> {
+  const chart = chartFolder([...given.files.keys()], opts.chart, given.label);
+  const files: ArchiveFiles = new Map();
+  const hash = createHash('sha256');
+  for (const [p, data] of [...given.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!isUnder(p, chart)) continue;
+    await opts.lease.take(data.length, opts.signal);
+    files.set(p, data);
+    hash.update(`${p}\0${createHash('sha256').update(data).digest('hex')}\n`);
+  }
+  return { files, chart, digest: `sha256:${hash.digest('hex')}`, label: given.label, readFrom: given.label };
 }
 
 async function packagedChart(opts: ChartSourceOptions, form: string | undefined): Promise<Packaged> {

@@ -10,6 +10,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
 import { objectPath, type KubeObject } from '../../src/kube/resources.js';
 import { packageChart } from '../support/chart-repository.js';
+import { assertHelmCli, helmObjects, helmTemplate, type HelmCase } from '../support/helm-cases.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
 import { closeClients, clusterApi, clusterClient, kubeconfigPath, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
@@ -311,6 +312,110 @@ describe('a Helm chart (spec.helm)', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('a chart folder (--path DIR holding Chart.yaml)', () => {
+  const crd = [
+    'apiVersion: apiextensions.k8s.io/v1',
+    'kind: CustomResourceDefinition',
+    'metadata: {name: gadgets.shop.example.com}',
+    'spec:',
+    '  group: shop.example.com',
+    '  scope: Namespaced',
+    '  names: {kind: Gadget, plural: gadgets}',
+    '  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]',
+    '',
+  ].join('\n');
+  /** A chart with a helper template, a CRD, a cluster-scoped object and a .helmignore (which hides a template that would not render). */
+  const files: Record<string, string> = {
+    'Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.3.0\nappVersion: "2.1"\n',
+    'values.yaml': 'replicas: 1\nmessage: default\nlimits: {cpu: 100m, memory: 64Mi}\n',
+    '.helmignore': '*.bak\n',
+    'crds/gadgets.yaml': crd,
+    'templates/_helpers.tpl': '{{- define "shop.fullname" -}}{{ .Release.Name }}-{{ .Chart.Name }}{{- end -}}\n',
+    'templates/configmap.yaml': [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata:',
+      '  name: {{ include "shop.fullname" . }}',
+      '  labels: {app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}}',
+      'data:',
+      '  message: {{ .Values.message | quote }}',
+      '  replicas: {{ .Values.replicas | quote }}',
+      '  limits: {{ toJson .Values.limits | quote }}',
+      '  namespace: {{ .Release.Namespace }}',
+      '',
+    ].join('\n'),
+    'templates/clusterrole.yaml': 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {{ include "shop.fullname" . }}-reader\nrules: []\n',
+    'templates/broken.yaml.bak': '{{ this does not parse }}\n',
+  };
+  const write = (root: string, tree: Record<string, string>): string => {
+    for (const [p, data] of Object.entries(tree)) {
+      mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+      writeFileSync(path.join(root, p), data);
+    }
+    return root;
+  };
+  const CLUSTER_SCOPED = new Set(['ClusterRole', 'CustomResourceDefinition']);
+
+  test('renders as helm template renders it (-f files merged in order, --include-crds), given the namespace and owner labels the operator gives', async () => {
+    assertHelmCli();
+    const chart = write(path.join(dir, 'charts', 'shop'), files);
+    const a = path.join(dir, 'values-a.yaml');
+    const b = path.join(dir, 'values-b.yaml');
+    writeFileSync(a, 'message: from-a\nlimits: {cpu: 200m}\n');
+    writeFileSync(b, 'replicas: 3\nlimits: {memory: 128Mi}\n');
+    const helmCase: HelmCase = {
+      name: 'cli-build', dir: chart, chart: '', releaseName: 'shop-eu', namespace: 'apps',
+      values: [{ yaml: readFileSync(a, 'utf8') }, { yaml: readFileSync(b, 'utf8') }], includeCRDs: true, kubeVersion: '', apiVersions: [], expectExit: 0,
+    };
+    const [ours, theirs, byDefault] = await Promise.all([
+      runCli(['build', '--path', chart, '--values', a, '--values', b, '--release-name', 'shop-eu', '-n', 'apps']),
+      helmTemplate(helmCase),
+      runCli(['build', '--path', chart, '-o', 'json']),
+    ]);
+    expect({ code: theirs.code, stderr: theirs.stderr }).toEqual({ code: 0, stderr: '' });
+    expect({ code: ours.code, stderr: ours.stderr }).toEqual({ code: 0, stderr: '' });
+    const owner = { 'syncprims.dev/owner-kind': 'Sync', 'syncprims.dev/owner-namespace': 'apps', 'syncprims.dev/owner-name': 'shop' };
+    // helm template's objects, as the operator applies them: namespaced ones given .Release.Namespace, all the owner labels, the CRD never pruned.
+    const expected = helmObjects(theirs.stdout).map(({ object }) => {
+      const o = object as unknown as KubeObject;
+      const crdMark = o.kind === 'CustomResourceDefinition' ? { annotations: { ...o.metadata.annotations, 'syncprims.dev/prune': 'disabled' } } : {};
+      const namespace = CLUSTER_SCOPED.has(o.kind) ? {} : { namespace: o.metadata.namespace ?? 'apps' };
+      return { ...o, metadata: { ...o.metadata, ...namespace, ...crdMark, labels: { ...o.metadata.labels, ...owner } } };
+    });
+    expect(expected.map((o) => o.kind)).toEqual(['CustomResourceDefinition', 'ClusterRole', 'ConfigMap']);
+    expect(expected[2]).toMatchObject({ metadata: { name: 'shop-eu-shop' }, data: { message: 'from-a', replicas: '3', limits: '{"cpu":"200m","memory":"128Mi"}', namespace: 'apps' } });
+    expect(docsOf(ours.stdout)).toEqual(expected);
+    expect(ours.stdout.split('\n')[0]).toMatch(/^# Sync apps\/shop: 3 objects, revision shop-0\.3\.0@sha256:[0-9a-f]{64}\+values\.[0-9a-f]{16}$/);
+    // No flags: the chart's own values, .Release.Name the sync's name (the folder's), .Release.Namespace -n's default.
+    expect({ code: byDefault.code, stderr: byDefault.stderr }).toEqual({ code: 0, stderr: '' });
+    const config = (JSON.parse(byDefault.stdout) as { items: KubeObject[] }).items.find((o) => o.kind === 'ConfigMap');
+    expect(config).toMatchObject({ metadata: { name: 'shop-shop', namespace: 'default' }, data: { message: 'default', replicas: '1', namespace: 'default' } });
+  });
+
+  test('a --values file that is not there; a dependency not vendored in charts/ (as helm template refuses it); --values without a chart folder', async () => {
+    const chart = write(path.join(dir, 'charts', 'shop-deps'), {
+      ...files,
+      'Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.3.0\ndependencies:\n  - {name: redis, version: 1.0.0, repository: "https://charts.invalid"}\n',
+    });
+    const missing = path.join(dir, 'no-such-values.yaml');
+    const plain = path.join(dir, 'plain-folder');
+    write(plain, { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n' });
+    const [noValues, notVendored, helm, notChart] = await Promise.all([
+      runCli(['build', '--path', path.join(dir, 'charts', 'shop'), '--values', missing]),
+      runCli(['build', '--path', chart]),
+      helmTemplate({ name: 'deps', dir: chart, chart: '', releaseName: 'shop', namespace: 'default', values: [], includeCRDs: false, kubeVersion: '', apiVersions: [], expectExit: 0 }),
+      runCli(['build', '--path', plain, '--values', missing]),
+    ]);
+    expect(noValues).toEqual({ code: 1, stdout: '', stderr: `syncprims: --values ${missing}: no such file or directory\n` });
+    expect(helm).toMatchObject({ code: 1, stderr: expect.stringContaining('found in Chart.yaml, but missing in charts/ directory: redis') });
+    expect(notVendored).toMatchObject({ code: 1, stdout: '' });
+    const lines = notVendored.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^syncprims build: Sync default/shop-deps: ${chart.replace(/[.]/g, '\\.')}: Chart\\.yaml of chart "shop": a dependency is not vendored \\(found in Chart\\.yaml, but missing in charts/ directory: redis\\).*helm dependency build`));
+    expect(lines[1]).toBe('syncprims: 1 of 1 sync did not render (Sync default/shop-deps)');
+    expect(notChart).toMatchObject({ code: 2, stderr: expect.stringContaining('--values and --release-name go with --path of a chart folder (one holding Chart.yaml)') });
   });
 });
 

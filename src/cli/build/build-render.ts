@@ -11,7 +11,7 @@ import type { KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
 import { TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { SourceError, type FetchedSource } from '../../source/index.js';
+import { SourceError, type FetchedSource, type GivenChart } from '../../source/index.js';
 import { builtinScope } from './builtin-scopes.js';
 import { CliError, findCause } from '../errors.js';
 
@@ -37,6 +37,8 @@ export interface BuildInput {
   commonMetadata?: CommonMetadata;
   /** Render the source as a Helm chart (spec.helm). */
   helm?: HelmSpec;
+  /** With `helm`: the chart folder and values files read from disk (`--path DIR --values FILE`), not the source. */
+  chart?: GivenChart;
   /** A chart's `.Capabilities` as `--kube-version` / `--api-versions` name them (over the cluster's, or helm template's defaults). */
   capabilities?: Partial<ClusterCapabilities>;
   /** `syncprims.dev/origin`: objects a RemoteSync applies to its cluster. */
@@ -158,6 +160,7 @@ export async function renderInput(
       unknownScope: discover ? 'error' : 'asWritten',
       fetched: before?.fetched,
       capabilities: capabilitiesOf(input, cluster),
+      chart: input.chart,
     });
     return { input, objects: set.objects, revision: set.revision, errors: set.errors, unknownKinds: set.unknownKinds, fetched: set.fetched, discovered: discover };
   } catch (err) {

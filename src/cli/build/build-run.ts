@@ -9,6 +9,7 @@ import { parseManifests, selectSource, SourceError, sourceLimits } from '../../s
 import { isKustomizationFile } from '../../source/kustomize-files.js';
 import { fleetBuildRequest, isFleetRef } from './build-fleet-request.js';
 import { buildLocalKustomizations } from './build-kustomize.js';
+import { chartSpec, isChartFolder, readChart } from './build-chart.js';
 import { buildInputsOf, HOME, renderInput, unknownKindWarning, type BuildCluster, type BuildInput, type Built } from './build-render.js';
 import type { Cluster, ClusterFlags } from '../cluster.js';
 import { CliError, UsageError } from '../errors.js';
@@ -27,6 +28,10 @@ export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
   kubeVersion?: string;
   /** Added to a chart's `.Capabilities.APIVersions`, comma-separated (`monitoring.coreos.com/v1,apps/v1/Deployment`). */
   apiVersions?: string;
+  /** With --path of a chart folder: values files, merged in order (as helm template -f). */
+  values?: string[];
+  /** With --path of a chart folder: `.Release.Name` (default: the sync's name, as the operator's). */
+  releaseName?: string;
   /** With fleetsync/NAME: the cluster whose child to print (build-fleet.ts). */
   cluster?: string;
   output: 'yaml' | 'json';
@@ -34,11 +39,7 @@ export interface BuildFlags extends ClusterFlags, SourceLimitFlags {
 
 export async function build(file: string | undefined, flags: BuildFlags): Promise<void> {
   if (await builtFleetChild(file, flags)) return;
-  const given = [file, flags.path, flags.url].filter((x) => x !== undefined).length;
-  if (given !== 1) throw new UsageError('give build exactly one of a file, --path or --url (see syncprims build --help)');
-  if (file !== undefined && (flags.owner || flags.defaultNamespace)) {
-    throw new UsageError('--owner and --default-namespace go with --path or --url; a sync file says them itself');
-  }
+  checkFlags(file, flags);
   useSourceLimitFlags(flags);
   const capabilities = { kubeVersion: flags.kubeVersion, apiVersions: flags.apiVersions?.split(',').map((v) => v.trim()).filter((v) => v !== '') };
   const inputs = (await inputsOf(file, flags)).map((input) => ({ ...input, capabilities }));
@@ -53,6 +54,18 @@ export async function build(file: string | undefined, flags: BuildFlags): Promis
     await cluster?.close();
   }
   report(built, flags);
+}
+
+/** The flags that go together, or bad usage. */
+function checkFlags(file: string | undefined, flags: BuildFlags): void {
+  const given = [file, flags.path, flags.url].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new UsageError('give build exactly one of a file, --path or --url (see syncprims build --help)');
+  if (file !== undefined && (flags.owner || flags.defaultNamespace)) {
+    throw new UsageError('--owner and --default-namespace go with --path or --url; a sync file says them itself');
+  }
+  if ((flags.values?.length || flags.releaseName !== undefined) && (flags.path === undefined || !isChartFolder(flags.path))) {
+    throw new UsageError("--values and --release-name go with --path of a chart folder (one holding Chart.yaml); a sync's spec.helm says them itself");
+  }
 }
 
 /** `build fleetsync/NAME --cluster C` (a file of that name is built as a file, without --cluster): true when it was. */
@@ -96,18 +109,20 @@ async function inputsOf(file: string | undefined, flags: BuildFlags): Promise<Bu
   const where = (flags.path ?? flags.url) as string;
   const owner = flags.owner ? parseSyncRef(flags.owner, SYNC_KINDS) : { kind: 'Sync' as const, name: baseName(where) };
   const namespace = await defaultNamespaceOf(flags);
-  const source = flags.path !== undefined ? { inline: await readPath(flags.path) } : { http: { url: flags.url as string } };
-  return [
-    {
-      label: `${owner.kind} ${namespace}/${owner.name}`,
-      owner: { kind: owner.kind, namespace, name: owner.name },
-      namespace,
-      source,
-      defaultNamespace: flags.defaultNamespace,
-      origin: owner.kind === 'RemoteSync' ? flags.clusterId : undefined,
-      target: owner.kind === 'Sync' ? HOME : `the ${owner.kind}'s cluster`,
-    },
-  ];
+  const input: BuildInput = {
+    label: `${owner.kind} ${namespace}/${owner.name}`,
+    owner: { kind: owner.kind, namespace, name: owner.name },
+    namespace,
+    source: { inline: [] },
+    defaultNamespace: flags.defaultNamespace,
+    origin: owner.kind === 'RemoteSync' ? flags.clusterId : undefined,
+    target: owner.kind === 'Sync' ? HOME : `the ${owner.kind}'s cluster`,
+  };
+  if (flags.url !== undefined) return [{ ...input, source: { http: { url: flags.url } } }];
+  const dir = flags.path as string;
+  // A chart folder renders as `helm template DIR` does, by the operator's render (the chart given as files, not a source).
+  if (isChartFolder(dir)) return [{ ...input, helm: chartSpec(flags.releaseName, owner.name), chart: await readChart(dir, flags.values ?? []) }];
+  return [{ ...input, source: { inline: await readPath(dir) } }];
 }
 
 /** `-n`, else the kubeconfig context's namespace when a cluster is named, else `default`. */
