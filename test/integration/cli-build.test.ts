@@ -357,15 +357,16 @@ describe('a chart folder (--path DIR holding Chart.yaml)', () => {
     }
     return root;
   };
+  const shopChart = (): string => write(path.join(dir, 'charts', 'shop'), files);
   const CLUSTER_SCOPED = new Set(['ClusterRole', 'CustomResourceDefinition']);
 
   test('renders as helm template renders it (-f files merged in order, --include-crds), given the namespace and owner labels the operator gives', async () => {
     assertHelmCli();
-    const chart = write(path.join(dir, 'charts', 'shop'), files);
+    const chart = shopChart();
     const a = path.join(dir, 'values-a.yaml');
     const b = path.join(dir, 'values-b.yaml');
     writeFileSync(a, 'message: from-a\nlimits: {cpu: 200m}\n');
-    writeFileSync(b, 'replicas: 3\nlimits: {memory: 128Mi}\n');
+    writeFileSync(b, 'replicas: 3\nlimits: {cpu: 300m, memory: 128Mi}\n');
     const helmCase: HelmCase = {
       name: 'cli-build', dir: chart, chart: '', releaseName: 'shop-eu', namespace: 'apps',
       values: [{ yaml: readFileSync(a, 'utf8') }, { yaml: readFileSync(b, 'utf8') }], includeCRDs: true, kubeVersion: '', apiVersions: [], expectExit: 0,
@@ -385,8 +386,9 @@ describe('a chart folder (--path DIR holding Chart.yaml)', () => {
       const namespace = CLUSTER_SCOPED.has(o.kind) ? {} : { namespace: o.metadata.namespace ?? 'apps' };
       return { ...o, metadata: { ...o.metadata, ...namespace, ...crdMark, labels: { ...o.metadata.labels, ...owner } } };
     });
-    expect(expected.map((o) => o.kind)).toEqual(['CustomResourceDefinition', 'ClusterRole', 'ConfigMap']);
-    expect(expected[2]).toMatchObject({ metadata: { name: 'shop-eu-shop' }, data: { message: 'from-a', replicas: '3', limits: '{"cpu":"200m","memory":"128Mi"}', namespace: 'apps' } });
+    // Helm's order: the CRDs of crds/ first, then its install order of kinds.
+    expect(expected.map((o) => o.kind)).toEqual(['CustomResourceDefinition', 'ConfigMap', 'ClusterRole']);
+    expect(expected[1]).toMatchObject({ metadata: { name: 'shop-eu-shop' }, data: { message: 'from-a', replicas: '3', limits: '{"cpu":"300m","memory":"128Mi"}', namespace: 'apps' } });
     expect(docsOf(ours.stdout)).toEqual(expected);
     expect(ours.stdout.split('\n')[0]).toMatch(/^# Sync apps\/shop: 3 objects, revision shop-0\.3\.0@sha256:[0-9a-f]{64}\+values\.[0-9a-f]{16}$/);
     // No flags: the chart's own values, .Release.Name the sync's name (the folder's), .Release.Namespace -n's default.
@@ -404,7 +406,7 @@ describe('a chart folder (--path DIR holding Chart.yaml)', () => {
     const plain = path.join(dir, 'plain-folder');
     write(plain, { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n' });
     const [noValues, notVendored, helm, notChart] = await Promise.all([
-      runCli(['build', '--path', path.join(dir, 'charts', 'shop'), '--values', missing]),
+      runCli(['build', '--path', shopChart(), '--values', missing]),
       runCli(['build', '--path', chart]),
       helmTemplate({ name: 'deps', dir: chart, chart: '', releaseName: 'shop', namespace: 'default', values: [], includeCRDs: false, kubeVersion: '', apiVersions: [], expectExit: 0 }),
       runCli(['build', '--path', plain, '--values', missing]),
