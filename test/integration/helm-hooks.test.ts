@@ -28,6 +28,7 @@ import { clusterClient, closeClients } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { eventOf, syncPath } from '../support/syncs.js';
+import { finishJob as finishJobOf } from '../support/workloads.js';
 
 const CLUSTER = 'mgmt';
 const SYNCS: ResourceInfo = { group: 'syncprims.dev', version: 'v1alpha1', kind: 'Sync', resource: KIND_NAMES.Sync.plural, namespaced: true };
@@ -66,22 +67,7 @@ const pathOf = (h: ChartHook): string => {
 const live = (h: ChartHook): Promise<KubeObject | undefined> => getIfExists<KubeObject>(client, pathOf(h));
 
 /** What a job controller writes when the Job's pod succeeded, or failed past its backoff limit. */
-async function finishJob(h: ChartHook, outcome: 'Complete' | 'Failed'): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const at = { lastTransitionTime: now, lastProbeTime: now };
-  const status =
-    outcome === 'Complete'
-      ? { startTime: now, completionTime: now, succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', ...at }, { type: 'Complete', status: 'True', ...at }] }
-      : {
-          startTime: now,
-          failed: 1,
-          conditions: [
-            { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', ...at },
-            { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', ...at },
-          ],
-        };
-  await client.request({ method: 'PATCH', path: `${pathOf(h)}/status`, contentType: 'application/merge-patch+json', body: { status } });
-}
+const finishJob = (h: ChartHook, outcome: 'Complete' | 'Failed'): Promise<void> => finishJobOf(client, h.object.metadata.namespace!, h.object.metadata.name!, outcome);
 
 /** The runner's options, its saved records kept in `saved`. */
 function runOptions(saved: HooksStatus[], more: Partial<HookRunOptions> = {}): HookRunOptions {

@@ -5,7 +5,9 @@
 // until a Role lets it); a missing valuesFrom is a SourceError with nothing
 // applied; hostile archives are refused; and a FleetSync installs the chart
 // on edge-1 and edge-2 with values of each cluster, a change rolling through
-// its waves. Runs the Helm helper `make build` builds (SYNCPRIMS_HELM_HELPER
+// its waves; a chart's Job hooks through the operator (pre before the set, post
+// after it, nothing run again on a restart, all again for new values, a failed
+// pre Job stopping the set, leftover hooks deleted with the Sync). Runs the Helm helper `make build` builds (SYNCPRIMS_HELM_HELPER
 // names another).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,9 +26,10 @@ import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
 import { bindRole } from '../support/rbac.js';
 import { applyFleetSync, FLEETSYNCS, registerEastAndWest, REMOTESYNCS } from '../support/remote.js';
-import { applySync, find, getSync, readyOf, waitForReady, type SyncObject } from '../support/syncs.js';
+import { applySync, deleteSyncAndWait, find, getSync, readyOf, waitForReady, type SyncObject } from '../support/syncs.js';
 import { tarGz } from '../support/tarball.js';
-import { markDeploymentAvailable } from '../support/workloads.js';
+import { packageChart } from '../support/chart-repository.js';
+import { finishJob, markDeploymentAvailable } from '../support/workloads.js';
 
 const HOME = 'mgmt';
 /** Each run's own CRD group: CRDs of crds/ are never pruned, and the test removes them itself. */
@@ -36,6 +39,7 @@ let mgmt: KubeClient;
 let edge1: KubeClient;
 let edge2: KubeClient;
 let op: OperatorProcess;
+const OPERATOR_ARGS = (): string[] => ['--namespace', ns(), '--cluster-id', 'mgmt-helm-test'];
 let server: http.Server;
 let base = '';
 let chart: Buffer;
@@ -57,7 +61,8 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await registerEastAndWest(mgmt, ns(), edgeNs());
-  op = await OperatorProcess.start(HOME, ['--namespace', ns(), '--cluster-id', 'mgmt-helm-test']);
+  files.set('/jobs-1.0.0.tgz', await packageChart(JOBS_CHART));
+  op = await OperatorProcess.start(HOME, OPERATOR_ARGS());
 }, 120_000);
 
 afterAll(async () => {
@@ -74,6 +79,35 @@ const cm = (client: KubeClient, namespace: string, name: string) =>
 const widget = (client: KubeClient, namespace: string, name: string) =>
   find<{ spec?: { message?: string } }>(client, `/apis/${GROUP}/v1/namespaces/${namespace}/widgets/${name}`);
 const source = () => ({ http: { url: `${base}/web-1.0.0.tgz` } });
+
+/** A chart of one ConfigMap, a pre-install/pre-upgrade Job and a post-install/post-upgrade Job (no delete policy: before-hook-creation). */
+const JOBS_CHART = {
+  name: 'jobs',
+  version: '1.0.0',
+  files: {
+    'values.yaml': 'message: one\n',
+    'templates/app.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-app\ndata:\n  message: {{ .Values.message | quote }}\n',
+    ...Object.fromEntries(
+      (['pre', 'post'] as const).map((phase) => [
+        `templates/${phase}.yaml`,
+        [
+          'apiVersion: batch/v1',
+          'kind: Job',
+          'metadata:',
+          `  name: {{ .Release.Name }}-${phase}`,
+          `  annotations: {"helm.sh/hook": "${phase}-install,${phase}-upgrade"}`,
+          'spec:',
+          '  backoffLimit: 0',
+          '  template:',
+          '    spec:',
+          '      restartPolicy: Never',
+          `      containers: [{name: ${phase}, image: registry.invalid/${phase}:1.0, args: [{{ .Values.message | quote }}]}]`,
+          '',
+        ].join('\n'),
+      ]),
+    ),
+  },
+};
 
 describe('a Sync of a chart', () => {
   test('installs it: the CRD first and never pruned, the objects in the release namespace, the revision naming chart, archive and values; a values change changes both', async () => {
@@ -221,5 +255,98 @@ describe('a FleetSync of a chart', () => {
     });
     await waitPhase('Complete');
     expect(await messages()).toEqual(['east-v2', 'west-v2']);
+  });
+});
+
+describe("a chart's Job hooks through the operator", () => {
+  type Job = { metadata: { uid: string; creationTimestamp: string; labels?: Record<string, string> } };
+  const hooksOf = (s: SyncObject) => (s.status as { hooks?: { revision?: string; phase?: string } } | undefined)?.hooks;
+  const jobsSource = () => ({ http: { url: `${base}/jobs-1.0.0.tgz` } });
+  const job = (name: string) => find<Job>(mgmt, `/apis/batch/v1/namespaces/${ns()}/jobs/${name}`);
+  const app = (release: string) => cm(mgmt, ns(), `${release}-app`);
+  /** The hook Jobs of a release now, by name: uid and creation time (a Job made again has another uid). */
+  const jobsOf = async (release: string): Promise<Record<string, string>> => {
+    const list = await mgmt.request<{ items: (Job & { metadata: { name: string } })[] }>({
+      path: `/apis/batch/v1/namespaces/${ns()}/jobs`,
+      query: { labelSelector: `syncprims.dev/owner-name=${release}` },
+    });
+    return Object.fromEntries(list.items.map((j) => [j.metadata.name, `${j.metadata.uid}@${j.metadata.creationTimestamp}`]));
+  };
+  /** Waits for the Job `name` of another uid than `not` (a hook run again is a new object), and returns its uid. */
+  const newJob = (name: string, not?: string) =>
+    eventually(`hook Job ${name}${not ? ' made again' : ''}`, async () => {
+      const j = await job(name);
+      return j && j.metadata.uid !== not ? j.metadata.uid : undefined;
+    });
+  const waitingFor = (release: string, name: string) =>
+    eventually(`${release} waiting for its hook Job ${name}`, async () => {
+      const s = await getSync(mgmt, ns(), release);
+      return readyOf(s)?.status === 'Unknown' && readyOf(s)?.message === `waiting for hook Job ${ns()}/${name}: not started` ? s : undefined;
+    });
+
+  test('pre Job before the set, post Job after it; a restart runs nothing again; new values run both again', async () => {
+    await applySync(mgmt, ns(), 'hooks', { source: jobsSource(), helm: {} });
+    const pre = await newJob('hooks-pre');
+    await waitingFor('hooks', 'hooks-pre');
+    // The set waits for the pre hook: nothing of it is applied, and the post hook has not started.
+    expect(await app('hooks')).toBeUndefined();
+    expect(await job('hooks-post')).toBeUndefined();
+
+    await finishJob(mgmt, ns(), 'hooks-pre', 'Complete');
+    const post = await newJob('hooks-post');
+    // The post hook starts once the set is applied (and Ready); Ready waits for it.
+    expect((await app('hooks'))?.data).toEqual({ message: 'one' });
+    await waitingFor('hooks', 'hooks-post');
+    await finishJob(mgmt, ns(), 'hooks-post', 'Complete');
+    const done = await waitForReady(mgmt, ns(), 'hooks', 'True', 'Succeeded');
+    expect(hooksOf(done)).toMatchObject({ revision: done.status?.lastAppliedRevision, phase: 'Done' });
+    const before = await jobsOf('hooks');
+    expect(Object.keys(before).sort()).toEqual(['hooks-post', 'hooks-pre']);
+
+    // A new operator process, asked to reconcile the Sync at once: it runs no hook again (the same Jobs, none made anew).
+    await op.stop('SIGTERM');
+    op = await OperatorProcess.start(HOME, OPERATOR_ARGS());
+    const requestedAt = new Date().toISOString();
+    await applySync(mgmt, ns(), 'hooks', { source: jobsSource(), helm: {} }, { annotations: { 'syncprims.dev/reconcile-requested-at': requestedAt } });
+    const handled = await eventually('the new operator handled the request', async () => {
+      const s = await getSync(mgmt, ns(), 'hooks');
+      return s.status?.lastHandledReconcileAt === requestedAt ? s : undefined;
+    });
+    expect(readyOf(handled)).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(handled.status?.lastAppliedRevision).toBe(done.status?.lastAppliedRevision);
+    expect(await jobsOf('hooks')).toEqual(before);
+
+    // New values, a new revision: both hooks run again (before-hook-creation: the old Jobs deleted, new ones made).
+    await applySync(mgmt, ns(), 'hooks', { source: jobsSource(), helm: { values: { message: 'two' } } });
+    await newJob('hooks-pre', pre);
+    await waitingFor('hooks', 'hooks-pre');
+    expect((await app('hooks'))?.data).toEqual({ message: 'one' });
+    await finishJob(mgmt, ns(), 'hooks-pre', 'Complete');
+    await newJob('hooks-post', post);
+    expect((await app('hooks'))?.data).toEqual({ message: 'two' });
+    await finishJob(mgmt, ns(), 'hooks-post', 'Complete');
+    const again = await waitForReady(mgmt, ns(), 'hooks', 'True', 'Succeeded');
+    expect(again.status?.lastAppliedRevision).not.toBe(done.status?.lastAppliedRevision);
+    expect(hooksOf(again)).toMatchObject({ revision: again.status?.lastAppliedRevision, phase: 'Done' });
+  });
+
+  test('a failed pre Job: Ready False HookFailed naming it, the set not applied; deleting the Syncs deletes their leftover hook Jobs', async () => {
+    await applySync(mgmt, ns(), 'hooks-bad', { source: jobsSource(), helm: {} });
+    await newJob('hooks-bad-pre');
+    await waitingFor('hooks-bad', 'hooks-bad-pre');
+    await finishJob(mgmt, ns(), 'hooks-bad-pre', 'Failed');
+    const failed = await waitForReady(mgmt, ns(), 'hooks-bad', 'False', 'HookFailed');
+    expect(readyOf(failed)?.message).toBe(`pre-install/pre-upgrade hook Job ${ns()}/hooks-bad-pre failed: failed: Job has reached the specified backoff limit (1 pods failed)`);
+    expect(await app('hooks-bad')).toBeUndefined();
+    expect(await job('hooks-bad-post')).toBeUndefined();
+    expect(failed.status?.lastAppliedRevision).toBeUndefined();
+
+    // The hooks are in no inventory (never pruned), but go with their Sync: status.hooks.entries lists them.
+    await Promise.all(['hooks', 'hooks-bad'].map((name) => deleteSyncAndWait(mgmt, ns(), name)));
+    await eventually('the hook Jobs deleted with their Syncs', async () => {
+      const left = { ...(await jobsOf('hooks')), ...(await jobsOf('hooks-bad')) };
+      return Object.keys(left).length === 0 ? true : undefined;
+    });
+    expect(await app('hooks')).toBeUndefined();
   });
 });

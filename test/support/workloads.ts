@@ -43,3 +43,21 @@ export async function markDeploymentAvailable(client: Requester, namespace: stri
     },
   });
 }
+
+/** Writes what a job controller writes once the Job's pod succeeded (`Complete`), or failed past its backoff limit (`Failed`). */
+export async function finishJob(client: Requester, namespace: string, name: string, outcome: 'Complete' | 'Failed'): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const at = { lastTransitionTime: now, lastProbeTime: now };
+  const status =
+    outcome === 'Complete'
+      ? { startTime: now, completionTime: now, succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', ...at }, { type: 'Complete', status: 'True', ...at }] }
+      : {
+          startTime: now,
+          failed: 1,
+          conditions: [
+            { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', ...at },
+            { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', ...at },
+          ],
+        };
+  await client.request({ method: 'PATCH', path: `/apis/batch/v1/namespaces/${namespace}/jobs/${name}/status`, contentType: 'application/merge-patch+json', body: { status } });
+}
