@@ -75,9 +75,11 @@ function parseAll(files: string[]): KubeObject[] {
   return files.flatMap((f) => parseManifests(readFileSync(f, 'utf8'), f));
 }
 
-/** The example files' objects and the objects their inline sources hold. */
+/** The example files' objects and the objects their inline sources hold (a chart's files, templates, are not manifests). */
 function exampleObjects(): KubeObject[] {
-  const top = parseAll(yamlFiles(path.join(ROOT, 'examples')));
+  const files = yamlFiles(path.join(ROOT, 'examples'));
+  const charts = files.filter((f) => path.basename(f) === 'Chart.yaml').map((f) => `${path.dirname(f)}/`);
+  const top = parseAll(files.filter((f) => !charts.some((c) => f.startsWith(c))));
   const inline = top.flatMap((o) => ((o.spec as { source?: { inline?: KubeObject[] } } | undefined)?.source?.inline ?? []));
   return [...top, ...inline];
 }

@@ -13,7 +13,7 @@ import { readYamlSubset } from '../../src/source/yaml-subset.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // Not YAML: Helm charts' templates (Go templates) and values beside them.
-const NOT_YAML = ['test/fixtures/helm/'].map((dir) => path.join(ROOT, dir));
+const NOT_YAML = ['test/fixtures/helm/', 'examples/helm/web/'].map((dir) => path.join(ROOT, dir));
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
