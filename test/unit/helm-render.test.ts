@@ -7,10 +7,10 @@ import { compareInstallKinds, hookDeletePolicies, hookPhase, renderHooks } from 
 import type { Scope } from '../../src/apply/render.js';
 import { apiVersionsOfGroups } from '../../src/kube/capabilities.js';
 import type { KubeObject } from '../../src/kube/resources.js';
-import { chartFolder, chartKey } from '../../src/source/chart-source.js';
+import { chartFolder, chartKey, fetchChart } from '../../src/source/chart-source.js';
 import { chartRevision, helmNamespace, valuesObjectsOf, type RevisionInput } from '../../src/source/chart-values.js';
 import { filesUnder } from '../../src/source/helm.js';
-import { referencedObjectsOf, SourceError } from '../../src/source/index.js';
+import { ByteBudget, DEFAULT_SOURCE_LIMITS, referencedObjectsOf, SourceError } from '../../src/source/index.js';
 
 const refusal = (f: () => unknown): string => {
   try {
@@ -21,6 +21,26 @@ const refusal = (f: () => unknown): string => {
   }
   throw new Error('not refused');
 };
+
+describe('a chart given as files (syncprims build --path DIR)', () => {
+  const given = (entries: [string, string][]) => ({ files: new Map(entries.map(([p, d]) => [p, Buffer.from(d)] as [string, Buffer])), label: 'charts/web' });
+  const fetch = (g: ReturnType<typeof given>, chart?: string) => {
+    const noClient = { request: () => Promise.reject(new Error('no request')) } as never;
+    return fetchChart({ client: noClient, namespace: 'n', source: { inline: [] }, chart, limits: DEFAULT_SOURCE_LIMITS, lease: new ByteBudget(1 << 20).lease('t'), given: g });
+  };
+
+  test('read without the source: the folder by the archive rule, its files only, a digest of paths and contents whatever their order', async () => {
+    const a = await fetch(given([['templates/a.yaml', 'a'], ['Chart.yaml', 'name: web']]));
+    expect(a).toMatchObject({ chart: '', label: 'charts/web', readFrom: 'charts/web', digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect([...a.files.keys()]).toEqual(['Chart.yaml', 'templates/a.yaml']);
+    expect((await fetch(given([['Chart.yaml', 'name: web'], ['templates/a.yaml', 'a']]))).digest).toBe(a.digest);
+    expect((await fetch(given([['Chart.yaml', 'name: web'], ['templates/a.yaml', 'b']]))).digest).not.toBe(a.digest);
+    expect((await fetch(given([['Chart.yaml', 'name: web'], ['templates/b.yaml', 'a']]))).digest).not.toBe(a.digest);
+    const nested = await fetch(given([['web/Chart.yaml', 'x'], ['web/values.yaml', 'y'], ['other/z', 'z']]));
+    expect({ chart: nested.chart, files: [...nested.files.keys()] }).toEqual({ chart: 'web', files: ['web/Chart.yaml', 'web/values.yaml'] });
+    await expect(fetch(given([['app.yaml', 'x']]))).rejects.toThrow('charts/web: no Chart.yaml at the root nor in a top-level folder');
+  });
+});
 
 describe('the chart folder', () => {
   test('the root when it holds Chart.yaml', () => {
