@@ -14,7 +14,7 @@ export function addBuildCommand(program: Command): void {
     .option('--owner <kind/name>', 'with --path or --url: the sync the objects belong to, for the owner labels (default: sync/<base name of the path or URL>)')
     .option('--default-namespace <ns>', 'with --path or --url: the namespace given to namespaced objects that name none')
     .option('--cluster <name>', "with fleetsync/NAME: print the child (RemoteSync or ProxySync) that cluster of the inventory gets of the FleetSync's template as its spec has it now, its overrides and values in, as the operator writes it")
-    .option('--values <file>', 'with --path of a chart: a values file (repeatable: merged in order, later over earlier, as helm template -f)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--values <file>', 'with --path of a chart: a values file (repeatable: merged in order, later over earlier, as helm template -f)', (v: string, all: string[] | undefined) => [...(all ?? []), v])
     .option('--release-name <name>', "with --path of a chart: .Release.Name (default: the sync's name, as the operator's spec.helm.releaseName: --owner's, else the folder's base name)")
     .option('--kube-version <version>', "a Helm chart's .Capabilities.KubeVersion (default: the cluster's with --kubeconfig, for a Sync; else helm template's)")
     .option('--api-versions <list>', "comma-separated group/version or group/version/Kind a Helm chart's .Capabilities.APIVersions has (as helm template --api-versions)")
