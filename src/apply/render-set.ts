@@ -50,6 +50,8 @@ export interface RenderSetOptions {
    * defaults (`syncprims build` offline).
    */
   capabilities?: () => Promise<ClusterCapabilities>;
+  /** FetchSourceOptions.resolveMaxAgeMs: a Git or OCI source's resolution younger than this is used as it is. */
+  resolveMaxAgeMs?: number;
 }
 
 export interface RenderedSet {
@@ -87,6 +89,7 @@ export async function renderSet(opts: RenderSetOptions): Promise<RenderedSet> {
       source: spec.source,
       paths: spec.paths,
       cached: opts.cached,
+      resolveMaxAgeMs: opts.resolveMaxAgeMs,
       helm: spec.helm ? await chartOptions(spec.helm, namespace as string, opts) : undefined,
     }));
   opts.onFetched?.(fetched.objects);

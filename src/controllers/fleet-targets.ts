@@ -7,6 +7,7 @@ import type { InventoryCluster } from '../clusters/inventory.js';
 import { approvalOf } from '../fleet/approvals.js';
 import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, revisionDataOf, type FleetOwner } from '../fleet/children.js';
 import { clusterState, type ClusterState } from '../fleet/fleet-status.js';
+import type { PinnableSource } from '../fleet/pin-sources.js';
 import type { FleetQuota } from '../fleet/quota.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
 import type { Requester } from '../kube/client.js';
@@ -36,6 +37,12 @@ export interface FleetSettings {
   gateUnmet: (owner: FleetOwner, wave: WaveSpec) => string | undefined;
   /** The most children and bytes a FleetSync may have (`--fleet-max-clusters`, `--fleet-max-size`). */
   quota: FleetQuota;
+  /**
+   * What a template's Git or OCI ref names now, read in the FleetSync's
+   * namespace as `account` (the template's service account) when given
+   * (fleet/pin-sources.ts): every child gets that commit or digest.
+   */
+  resolveSource: (namespace: string, account: string | undefined, source: PinnableSource, intervalMs: number) => Promise<{ resolved: string; ref?: Record<string, string> }>;
 }
 
 /** What one cluster's child is made of: a revision, what it holds, and when the child took it. */

@@ -322,6 +322,9 @@ export class SyncPipeline {
         scopeOf: scopesOf(target.discovery),
         cached: (ref) => this.deps.references.cached(ref),
         capabilities: () => clusterCapabilities(target.client),
+        // A repository's ref listed by another sync of it within this sync's interval is not listed again
+        // (a webhook's push forgets the listings of its repository: the next sync lists it at once).
+        resolveMaxAgeMs: parseDuration(spec.interval),
         onFetched,
       });
       return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision!, hooks: set.hooks };

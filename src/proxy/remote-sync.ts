@@ -126,6 +126,12 @@ export function relatedRefs(spec: ProxySyncSpec): RelatedRef[] {
   if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: `${field}.http.headersSecretRef` });
   if (source.helmRepository?.caSecretRef) named.push({ kind: 'Secret', name: source.helmRepository.caSecretRef.name, field: `${field}.helmRepository.caSecretRef` });
   if (source.helmRepository?.secretRef) named.push({ kind: 'Secret', name: source.helmRepository.secretRef.name, field: `${field}.helmRepository.secretRef` });
+  const repository = source.git ? { form: 'git', refs: source.git } : source.oci ? { form: 'oci', refs: { ...source.oci, verifySecretRef: source.oci.verify?.secretRef } } : undefined;
+  for (const ref of ['secretRef', 'caSecretRef', 'verifySecretRef'] as const) {
+    const name = (repository?.refs as Partial<Record<typeof ref, { name: string }>> | undefined)?.[ref]?.name;
+    const at = ref === 'verifySecretRef' ? 'verify.secretRef' : ref;
+    if (name !== undefined && !named.some((n) => n.kind === 'Secret' && n.name === name)) named.push({ kind: 'Secret', name, field: `${field}.${repository?.form}.${at}` });
+  }
   for (const [i, v] of (helm?.valuesFrom ?? []).entries()) {
     const seen = named.some((n) => n.kind === v.kind && n.name === v.name);
     if (!seen) named.push({ kind: v.kind, name: v.name, field: `spec.template.spec.helm.valuesFrom[${i}]`, optional: v.optional });

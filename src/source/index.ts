@@ -13,3 +13,6 @@ export { fetchChart, chartFolder, chartKey, type ChartSourceOptions, type Fetche
 export { readValuesLayers, helmNamespace, chartRevision, DEFAULT_VALUES_KEY, type RevisionInput, type ValuesReader } from './chart-values.js';
 export { fetchChartSet, type ChartSetOptions, type FetchedChartSet, type FetchedHook } from './chart-set.js';
 export { renderChart, helmHelperPath, HELM_TIME_LIMIT_MS, type ChartRenderRequest, type ChartRenderOptions, type RenderedChart, type ValuesLayer } from './helm.js';
+export { repositoryCache, repositoryTree, resolveRepositorySource, displayRepositoryUrl, type RepositoryContext, type RepositorySource, type RepositoryTree } from './repository.js';
+export { RepositoryCache, repositoryIdentity } from './repository-cache.js';
+export type { Resolution } from './fetch-helper.js';
