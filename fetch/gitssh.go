@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -26,12 +27,16 @@ import (
 // names a proxy, and this scheme's dialer is the guard's.
 const guardProxyScheme = "syncprims-guard"
 
-var registerGuard sync.Once
+var (
+	registerGuard sync.Once
+	sshGuard      atomic.Pointer[guard] // this run's
+)
 
 func useGuardForSSH(g *guard) {
+	sshGuard.Store(g)
 	registerGuard.Do(func() {
 		proxy.RegisterDialerType(guardProxyScheme, func(*url.URL, proxy.Dialer) (proxy.Dialer, error) {
-			return g, nil
+			return sshGuard.Load(), nil
 		})
 	})
 }
