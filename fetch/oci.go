@@ -100,7 +100,7 @@ type httpsOnly struct{ next http.RoundTripper }
 
 func (t *httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "https" {
-		return nil, refused("%s would be reached over plain HTTP, which only `insecure` allows; refused", req.URL.Host)
+		return nil, fmt.Errorf("%s would be reached over plain HTTP, which only `insecure` allows", req.URL.Host)
 	}
 	return t.next.RoundTrip(req)
 }
