@@ -83,10 +83,10 @@ func newSSHAuth(g *guard, ep *transport.Endpoint, in auth) (*sshAuth, error) {
 	}
 	user := ep.User
 	if user == "" {
-		user = "git"
-	}
-	if in.Username != "" {
 		user = in.Username
+	}
+	if user == "" {
+		user = "git"
 	}
 	a := &sshAuth{user: user, hosts: hosts, g: g}
 	port := ep.Port
