@@ -94,6 +94,13 @@ func TestGitFetchTree(t *testing.T) {
 	if out.Resolved != commit || out.Revision != "main@sha1:"+commit || out.Name != "tree.tar.gz" {
 		t.Fatalf("got %+v", out)
 	}
+	// A listing (GET info/refs), then the fetch's own listing and its POST git-upload-pack.
+	if out.Requests != 3 {
+		t.Fatalf("requests %d, want 3", out.Requests)
+	}
+	if res := mustRun(t, input{Op: "resolve", Kind: "git", URL: url}); res.Requests != 1 {
+		t.Fatalf("resolve: requests %d, want 1", res.Requests)
+	}
 	files := untar(t, out.Data)
 	if len(files) != 4 || out.Files != 4 {
 		t.Fatalf("files %d (%d in the tar), want 4: %v", out.Files, len(files), files)
@@ -157,6 +164,10 @@ func TestGitNonTipCommit(t *testing.T) {
 			out = mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "main"}, Resolved: old})
 			if out.Resolved != old || untar(t, out.Data)["v.txt"].body != "one\n" {
 				t.Fatalf("resolved %s: got %s", old, out.Resolved)
+			}
+			out = mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Commit: old}})
+			if out.Revision != "sha1:"+old || untar(t, out.Data)["v.txt"].body != "one\n" {
+				t.Fatalf("commit alone: got %s", out.Revision)
 			}
 			_, err := runIn(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "main", Commit: strings.Repeat("ab", 20)}})
 			wantFailure(t, err, exitFailed, strings.Repeat("ab", 20))
