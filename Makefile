@@ -122,8 +122,14 @@ noop-safety: deps controlplane build ## the no-op decision against real dry runs
 demo: deps controlplane build ## the three journeys (bootstrap, registration, rollout) on the local clusters
 	@bash examples/demo.sh
 
+# The oras CLI v1.3.6 (bench/oras/go.mod's tool directive), which the OCI benchmark (bench/git-oci.ts) compares the fetch helper with.
+ORAS_CLI := $(LOCAL)/bin/oras
+$(ORAS_CLI): bench/oras/go.mod bench/oras/go.sum
+	@mkdir -p $(LOCAL)/bin
+	cd bench/oras && go build -trimpath -ldflags "-s -w" -o $(ORAS_CLI) oras.land/oras/cmd/oras
+
 .PHONY: bench
-bench: deps controlplane build $(TESTSERVERS) ## measure and write docs/BENCHMARKS.md
+bench: deps controlplane build $(TESTSERVERS) $(ORAS_CLI) ## measure and write docs/BENCHMARKS.md
 	@bash bench/run.sh
 
 .PHONY: screenshot
