@@ -128,10 +128,10 @@ export interface OciRegistry {
   count(repo?: string, kind?: OciRequestKind, method?: string): number;
   counts(repo: string): Record<OciRequestKind, number>;
   reset(): void;
-  /** From now on, the front answers GET/HEAD of blob `digest` (any repository) with `bytes` instead. */
-  tamper(digest: string, bytes: Buffer): void;
-  /** From now on, the front answers GET/HEAD of blob `digest` with a 307 to `location` (as registries send blobs to storage). */
-  redirectBlob(digest: string, location: string): void;
+  /** From now on, the front answers GET/HEAD of blob `digest` of `repo` with `bytes` instead (other repositories holding the same blob are left alone). */
+  tamper(repo: string, digest: string, bytes: Buffer): void;
+  /** From now on, the front answers GET/HEAD of blob `digest` of `repo` with a 307 to `location` (as registries send blobs to storage). */
+  redirectBlob(repo: string, digest: string, location: string): void;
   pushFluxArtifact(files: Record<string, string | Buffer>, opts: FluxArtifactOptions): Promise<PushedArtifact>;
   pushTarballLayer(layer: Buffer, opts: TarballLayerOptions): Promise<PushedArtifact>;
   /** A Flux artifact whose layer the front serves tampered (`content`: other bytes, same length) or whose manifest gives the layer a wrong size (`size`). */
@@ -172,8 +172,8 @@ export async function startOciRegistry(opts: OciRegistryOptions = {}): Promise<O
     count: (repo, kind, method) => of(repo, kind, method).length,
     counts: (repo) => Object.fromEntries(KINDS.map((k) => [k, of(repo, k).length])) as Record<OciRequestKind, number>,
     reset: () => void (front.requests = []),
-    tamper: (digest, bytes) => void front.tampered.set(digest, bytes),
-    redirectBlob: (digest, location) => void front.redirects.set(digest, location),
+    tamper: (repo, digest, bytes) => void front.tampered.set(`${repo}@${digest}`, bytes),
+    redirectBlob: (repo, digest, location) => void front.redirects.set(`${repo}@${digest}`, location),
     pushFluxArtifact: (files, o) => client.pushFluxArtifact(files, o),
     pushTarballLayer: (layer, o) => client.pushTarballLayer(layer, o),
     pushTampered: async (files, o) => {
@@ -181,7 +181,7 @@ export async function startOciRegistry(opts: OciRegistryOptions = {}): Promise<O
       const pushed = await client.pushFluxArtifact(files, o);
       const other = Buffer.from(pushed.layer);
       other.writeUInt8((other.readUInt8(other.length - 1) ^ 0xff) & 0xff, other.length - 1); // gzip's trailer (its size): the same length, another digest
-      registry.tamper(pushed.layerDigest, other);
+      registry.tamper(o.repo, pushed.layerDigest, other);
       return pushed;
     },
     pushTarBomb: (o) => client.pushTarballLayer(gzipBomb(o.inflatedMiB ?? 64), { ...o, flux: true }),
@@ -198,6 +198,7 @@ export async function startOciRegistry(opts: OciRegistryOptions = {}): Promise<O
 interface FrontState {
   upstream: string;
   requests: OciRequest[];
+  /** By `<repo>@<digest>`. */
   tampered: Map<string, Buffer>;
   redirects: Map<string, string>;
 }
@@ -225,12 +226,13 @@ function relay(front: FrontState, req: IncomingMessage, res: ServerResponse): vo
     });
   };
   const digest = where.kind === 'blobs' ? where.reference : undefined;
-  const location = digest && front.redirects.get(digest);
+  const blob = `${where.repo}@${digest}`;
+  const location = digest && front.redirects.get(blob);
   if (location) {
     record(307);
     return void res.writeHead(307, { location }).end();
   }
-  const tampered = digest && (req.method === 'GET' || req.method === 'HEAD') ? front.tampered.get(digest) : undefined;
+  const tampered = digest && (req.method === 'GET' || req.method === 'HEAD') ? front.tampered.get(blob) : undefined;
   if (tampered) {
     record(200);
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': tampered.length, 'docker-content-digest': digest });
