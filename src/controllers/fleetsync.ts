@@ -224,7 +224,7 @@ export class FleetSyncReconciler implements Reconciler {
   /** Phase 2: what each cluster's child is made of (the plan's), and the update revision recorded (with those still in use kept). */
   private async recordTargets(run: Run, plan: RolloutPlan | undefined): Promise<Map<string, Target | undefined>> {
     const { owner, previous, update, parts } = run;
-    const targets = targetsOf({ ...this.settings, revisions: parts.revisions }, owner, run.selected, plan, update, previous.currentRevision);
+    const targets = targetsOf({ ...this.settings, revisions: parts.revisions }, owner, run.selected, plan, { revision: update, data: run.data }, previous.currentRevision);
     const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
     await parts.revisions.record(owner, update, run.data, inUse);
     return targets;
@@ -344,8 +344,8 @@ function refusedStatus(previous: FleetSyncStatus, why: string, update: string, g
 }
 
 /** Why the FleetSync is past its quota (its children and bytes, the revisions it keeps), or undefined. */
-function quotaOf(settings: FleetSettings, { owner, selected, parts, update }: Run): string | undefined {
-  const templateBytes = Buffer.byteLength(JSON.stringify(revisionDataOf(owner.spec)));
+function quotaOf(settings: FleetSettings, { owner, selected, parts, update, data }: Run): string | undefined {
+  const templateBytes = Buffer.byteLength(JSON.stringify(data));
   return quotaExceeded(settings.quota, { children: selected.length, templateBytes, otherRevisionBytes: parts.revisions.keptBytes(owner, update) });
 }
 

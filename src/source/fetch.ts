@@ -70,6 +70,8 @@ export interface FetchedSource {
   hooks?: FetchedHook[];
   /** The chart rendered (spec.helm). */
   chart?: FetchedChartSet['chart'];
+  /** With source.oci.verify: what verified it (`cosign: <key fingerprint>`). */
+  verified?: string;
 }
 
 interface Context extends FetchSourceOptions {
@@ -264,5 +266,5 @@ async function fromRepository(ctx: Context, source: RepositorySource): Promise<F
   };
   const key = JSON.stringify([tree.label, tree.resolved, tree.name, ctx.paths ?? [], ctx.limits.maxObjects]);
   const { objects } = await PARSED.load(key, parse);
-  return { objects, revision: tree.revision, readFrom: tree.label };
+  return { objects, revision: tree.revision, readFrom: tree.label, verified: tree.verified };
 }

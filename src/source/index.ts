@@ -1,5 +1,5 @@
 // Fetching and parsing a sync's source (API.md "The sync spec", "Source limits").
-export { SourceError } from './errors.js';
+export { SourceError, VerificationError } from './errors.js';
 export { DEFAULT_SOURCE_LIMITS, setSourceLimits, SOURCE_LIMIT_FLAGS, sourceLimits, type SourceLimits } from './limits.js';
 export { parseManifests, checkObjects, type ParseOptions } from './parse.js';
 export { extractTarGz, type ArchiveFiles, type ArchiveLimits } from './archive.js';

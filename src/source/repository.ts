@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { GitSource, OciSource } from '../api/repository-sources.js';
 import { outboundAddressPolicy } from '../kube/address-policy.js';
 import { sourceMemoryBudget } from './budget.js';
-import { SourceError } from './errors.js';
+import { SourceError, VerificationError } from './errors.js';
 import { fetchRepository, resolveRepository, type FetchRequest, type Fetched, type RepositoryKind, type Resolution } from './fetch-helper.js';
 import { describeRef, readKeys, type ObjectRef, type SourceReader } from './kube-refs.js';
 import type { SourceLimits } from './limits.js';
@@ -56,6 +56,10 @@ export async function repositoryTree(ctx: RepositoryContext, source: RepositoryS
     const lease = sourceMemoryBudget().lease(label);
     try {
       return await fetchRepository({ ...request, resolved: resolution.resolved }, { label, timeoutMs: ctx.limits.fetchTimeoutMs, lease });
+    } catch (err) {
+      // The helper refuses an artifact whose cosign signature does not hold before it fetches any layer.
+      if (request.verify && err instanceof SourceError && /cosign/.test(err.message)) throw new VerificationError(err.message, { cause: err });
+      throw err;
     } finally {
       lease.release();
     }
