@@ -1,14 +1,20 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // refsRepo has main (two commits), a branch dev, a lightweight tag v1.0.0,
@@ -292,5 +298,66 @@ func TestGitSchemes(t *testing.T) {
 	for _, url := range []string{"file:///tmp/repo", "git://127.0.0.1/repo"} {
 		_, err := runIn(t, input{Op: "resolve", Kind: "git", URL: url})
 		wantFailure(t, err, exitFailed, "is not one of https, http, ssh")
+	}
+}
+
+// The tree's archive is the same bytes for the same tree: the TypeScript
+// side hashes it for a chart's revision. No times, names or owners in it.
+func TestGitArchiveDeterministic(t *testing.T) {
+	r := newRepo(t, "det")
+	r.write("b/z.yaml", "z: 1\n")
+	r.write("b/a.yaml", "a: 1\n")
+	r.write("a-b.txt", "dash\n")
+	r.write("Chart.yaml", "name: c\n")
+	first := r.commit("tree")
+	// The same tree in another commit, made at another time.
+	cmd := exec.Command("git", "commit-tree", "-m", "again", first+"^{tree}")
+	cmd.Dir = r.dir
+	cmd.Env = []string{"HOME=" + r.dir, "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH"),
+		"GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@example.com",
+		"GIT_AUTHOR_DATE=2030-06-01T12:34:56Z", "GIT_COMMITTER_DATE=2030-06-01T12:34:56Z"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.TrimSpace(string(out))
+	r.git("branch", "other", second)
+	url := r.serveHTTP(nil)
+	a := mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "main"}})
+	b := mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "main"}, Resolved: first})
+	c := mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "other"}})
+	if c.Resolved != second {
+		t.Fatalf("other is %s, want %s", c.Resolved, second)
+	}
+	if !bytes.Equal(a.Data, b.Data) || !bytes.Equal(a.Data, c.Data) {
+		t.Fatal("the same tree gave different archives")
+	}
+	// gzip: no FNAME/FCOMMENT/FEXTRA flags, MTIME 0, OS unknown (255).
+	d := a.Data
+	if len(d) < 10 || d[0] != 0x1f || d[1] != 0x8b || d[3] != 0 || !bytes.Equal(d[4:8], []byte{0, 0, 0, 0}) || d[9] != 255 {
+		t.Fatalf("gzip header % x", d[:10])
+	}
+	gz, err := gzip.NewReader(bytes.NewReader(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.ModTime.Equal(time.Unix(0, 0)) || h.Uname != "" || h.Gname != "" || h.Uid != 0 || h.Gid != 0 || len(h.PAXRecords) != 0 {
+			t.Fatalf("%s: mtime %v owner %q/%q %d/%d pax %v", h.Name, h.ModTime, h.Uname, h.Gname, h.Uid, h.Gid, h.PAXRecords)
+		}
+		names = append(names, h.Name)
+	}
+	// git's order: a folder sorts as its name with a slash.
+	if want := []string{"Chart.yaml", "a-b.txt", "b/a.yaml", "b/z.yaml"}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("entries %v, want %v", names, want)
 	}
 }
