@@ -237,11 +237,11 @@ func TestGitDeniedAddress(t *testing.T) {
 	r.commit("empty")
 	url := r.serveHTTP(nil)
 	_, err := runIn(t, input{Op: "resolve", Kind: "git", URL: url, DenyCIDRs: []string{"127.0.0.0/8"}})
-	wantFailure(t, err, exitRefused, "127.0.0.1", "denyCidrs", "127.0.0.0/8")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.1 refused: the address 127.0.0.1 is in 127.0.0.0/8, which --source-deny-cidrs denies; nothing was sent")
 	// By name: every address localhost resolves to is checked.
 	byName := strings.Replace(url, "127.0.0.1", "localhost", 1)
 	_, err = runIn(t, input{Op: "resolve", Kind: "git", URL: byName, DenyCIDRs: []string{"127.0.0.0/8", "::1/128"}})
-	wantFailure(t, err, exitRefused, "localhost resolves to", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to localhost refused: it resolves to ", "127.0.0.1 (in 127.0.0.0/8)", "which --source-deny-cidrs denies; nothing was sent")
 }
 
 // A redirect to a denied address is refused at the dial, naming it.
@@ -259,7 +259,7 @@ func TestGitRedirectToDenied(t *testing.T) {
 	}))
 	defer redirect.Close()
 	_, err := runIn(t, input{Op: "resolve", Kind: "git", URL: redirect.URL + "/moved/.git", DenyCIDRs: []string{"127.0.0.2/32"}})
-	wantFailure(t, err, exitRefused, "127.0.0.2", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.2 refused: the address 127.0.0.2 is in 127.0.0.2/32, which --source-deny-cidrs denies; nothing was sent")
 }
 
 func TestGitLimits(t *testing.T) {

@@ -110,7 +110,7 @@ func TestSSHHostKeyRefused(t *testing.T) {
 	}
 	// The dialer's deny check holds for SSH too.
 	_, err = runIn(t, input{Op: "resolve", Kind: "git", URL: f.url, Auth: auth{Identity: f.identity, KnownHosts: f.knownHosts}, DenyCIDRs: []string{"127.0.0.0/8"}})
-	wantFailure(t, err, exitRefused, "127.0.0.1", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.1 refused: the address 127.0.0.1 is in 127.0.0.0/8, which --source-deny-cidrs denies; nothing was sent")
 }
 
 func TestSSHWrongIdentity(t *testing.T) {
