@@ -6,15 +6,19 @@ import (
 	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncprims/syncprims/fetch/internal/testserve"
 )
 
 // refsRepo has main (two commits), a branch dev, a lightweight tag v1.0.0,
@@ -100,9 +104,9 @@ func TestGitFetchTree(t *testing.T) {
 	if out.Resolved != commit || out.Revision != "main@sha1:"+commit || out.Name != "tree.tar.gz" {
 		t.Fatalf("got %+v", out)
 	}
-	// A listing (GET info/refs), then the fetch's own listing and its POST git-upload-pack.
-	if out.Requests != 3 {
-		t.Fatalf("requests %d, want 3", out.Requests)
+	// One listing (GET info/refs), then the POST git-upload-pack.
+	if out.Requests != 2 {
+		t.Fatalf("requests %d, want 2", out.Requests)
 	}
 	if res := mustRun(t, input{Op: "resolve", Kind: "git", URL: url}); res.Requests != 1 {
 		t.Fatalf("resolve: requests %d, want 1", res.Requests)
@@ -271,8 +275,9 @@ func TestGitLimits(t *testing.T) {
 	r.write("noise.txt", hex.EncodeToString(noise))
 	r.commit("big")
 	url := r.serveHTTP(nil)
+	// The blob is refused from the pack's header, before it is inflated: by its id.
 	_, err := runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxUnpackedBytes: 2 << 20})
-	wantFailure(t, err, exitRefused, "huge/blob.bin", "maxUnpackedBytes")
+	wantFailure(t, err, exitRefused, "the blob "+r.git("rev-parse", "HEAD:huge/blob.bin"), "--source-max-unpacked")
 	_, err = runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxFetchedBytes: 100 << 10})
 	wantFailure(t, err, exitRefused, "maxFetchedBytes")
 	_, err = runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxFiles: 2})
@@ -360,4 +365,78 @@ func TestGitArchiveDeterministic(t *testing.T) {
 	if want := []string{"Chart.yaml", "a-b.txt", "b/a.yaml", "b/z.yaml"}; strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("entries %v, want %v", names, want)
 	}
+}
+
+// What a fetch costs: one GET info/refs and one POST git-upload-pack,
+// whatever it is given (a branch, what resolve gave, a semver range, a
+// commit that is no tip); a resolve the GET alone.
+func TestGitRequestCounts(t *testing.T) {
+	r := newRepo(t, "counted")
+	r.write("v.txt", "one\n")
+	old := r.commit("one")
+	r.git("tag", "v1.0.0")
+	r.write("v.txt", "two\n")
+	tip := r.commit("two")
+	r.git("tag", "-a", "-m", "v1.1.0", "v1.1.0")
+	counts := testserve.NewCounts()
+	url := r.serveHTTP(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			counts.Add(req.Method + " " + req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:])
+			next.ServeHTTP(w, req)
+		})
+	})
+	for _, c := range []struct {
+		name string
+		in   input
+		want string
+	}{
+		{"resolve", input{Op: "resolve", Ref: sourceRef{Branch: "main"}}, tip},
+		{"fetch a branch", input{Op: "fetch", Ref: sourceRef{Branch: "main"}}, tip},
+		{"fetch what resolve gave", input{Op: "fetch", Ref: sourceRef{Branch: "main"}, Resolved: tip}, tip},
+		{"fetch what resolve gave, moved since", input{Op: "fetch", Ref: sourceRef{Branch: "main"}, Resolved: old}, old},
+		{"fetch an annotated tag", input{Op: "fetch", Ref: sourceRef{Tag: "v1.1.0"}, Resolved: tip}, tip},
+		{"fetch a semver range", input{Op: "fetch", Ref: sourceRef{Semver: "1.0.x"}, Resolved: old}, old},
+		{"fetch a commit", input{Op: "fetch", Ref: sourceRef{Commit: old}}, old},
+	} {
+		counts.Reset()
+		c.in.Kind, c.in.URL = "git", url
+		out := mustRun(t, c.in)
+		want := map[string]int{"GET refs": 1, "POST git-upload-pack": 1}
+		if c.in.Op == "resolve" {
+			want = map[string]int{"GET refs": 1}
+		}
+		got := counts.Snapshot()
+		if out.Resolved != c.want || out.Requests != int64(len(want)) || len(got) != len(want) || got["GET refs"] != 1 || got["POST git-upload-pack"] != want["POST git-upload-pack"] {
+			t.Fatalf("%s: %s, %d requests %v; want %s, %v", c.name, out.Resolved, out.Requests, got, c.want, want)
+		}
+	}
+}
+
+// A blob too large for maxUnpackedBytes is refused from the pack's object
+// header, before it is inflated into memory (a 100 MiB blob of zeros is a
+// pack of 100 KiB).
+func TestGitHugeBlobRefusedBeforeInflating(t *testing.T) {
+	r := newRepo(t, "zeros")
+	r.write("zeros.bin", string(make([]byte, 100<<20)))
+	r.write("a.yaml", "a: 1\n")
+	r.commit("zeros")
+	id := r.git("rev-parse", "HEAD:zeros.bin")
+	url := r.serveHTTP(nil)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxUnpackedBytes: 50 << 20})
+	runtime.ReadMemStats(&after)
+	wantFailure(t, err, exitRefused, "the blob "+id+" is 104857600 bytes unpacked", "52428800 bytes allowed", "--source-max-unpacked")
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Fatalf("%d MiB allocated to refuse it; want it refused before it is inflated", alloc>>20)
+	}
+	// Many blobs each within the limit, together past it: refused before unpacking too.
+	r.git("rm", "-q", "zeros.bin")
+	for i := 0; i < 4; i++ {
+		r.write(fmt.Sprintf("z%d.bin", i), strings.Repeat(fmt.Sprint(i), 1<<20))
+	}
+	r.commit("four")
+	_, err = runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxUnpackedBytes: 3 << 20})
+	wantFailure(t, err, exitRefused, "the fetched objects unpack to more than 3145728 bytes", "--source-max-unpacked")
 }
