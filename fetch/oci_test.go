@@ -335,6 +335,9 @@ func TestOCIRequestCounts(t *testing.T) {
 	check("fetch by digest", out, map[string]int{"GET manifests": 1, "GET blobs": 1})
 	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Semver: ">=1"}, Insecure: true})
 	check("fetch by semver", out, map[string]int{"GET tags": 1, "GET manifests": 1, "GET blobs": 1})
+	// Credentials: one ping for the challenge (in plain HTTP only, with insecure).
+	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Tag: "v1"}, Insecure: true, Auth: auth{Username: "u", Password: "p"}})
+	check("fetch with credentials", out, map[string]int{"GET ping": 1, "GET manifests": 1, "GET blobs": 1})
 
 	// Anonymous tokens: the first request's challenge, one exchange, then the token.
 	tokens := testserve.NewCounts()

@@ -40,11 +40,10 @@ func ociTransport(ctx context.Context, g *guard, in *input, repo name.Repository
 	if err != nil {
 		return nil, err
 	}
-	if !in.Insecure {
-		// go-containerregistry falls back to plain HTTP for private and
-		// loopback registries by itself; only `insecure` allows that.
-		rt = &httpsOnly{next: rt, registry: repo.RegistryStr()}
-	}
+	// go-containerregistry falls back to plain HTTP for private and
+	// loopback registries by itself; only `insecure` allows that, and then
+	// the registry is reached in plain HTTP only (its ping tries no HTTPS).
+	rt = &registryScheme{next: rt, registry: repo.RegistryStr(), insecure: in.Insecure}
 	rt = &followRedirects{next: rt}
 	rt = transport.NewRetry(rt,
 		transport.WithRetryBackoff(transport.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 2}),
@@ -76,18 +75,25 @@ func retryable(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
-type httpsOnly struct {
+// registryScheme sends the registry's requests in HTTPS, or with `insecure`
+// in plain HTTP, whatever scheme go-containerregistry gave them; anything
+// else (a redirect's target) goes in HTTPS only unless `insecure`.
+type registryScheme struct {
 	next     http.RoundTripper
 	registry string
+	insecure bool
 }
 
-func (t *httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" && req.URL.Host == t.registry {
-		// go-containerregistry's URL for a loopback or private registry.
-		req = req.Clone(req.Context())
-		req.URL.Scheme = "https"
+func (t *registryScheme) RoundTrip(req *http.Request) (*http.Response, error) {
+	want := "https"
+	if t.insecure {
+		want = "http"
 	}
-	if req.URL.Scheme != "https" {
+	if req.URL.Host == t.registry && req.URL.Scheme != want {
+		req = req.Clone(req.Context())
+		req.URL.Scheme = want
+	}
+	if req.URL.Scheme != "https" && !t.insecure {
 		return nil, fmt.Errorf("%s would be reached over plain HTTP, which only `insecure` allows", req.URL.Host)
 	}
 	return t.next.RoundTrip(req)
