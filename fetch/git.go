@@ -1,19 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -26,11 +29,10 @@ var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // gitRemote is one repository as this run reaches it: the remote over
 // in-memory storage, and the options every call to it takes.
 type gitRemote struct {
-	url    string // as shown in messages: without user info
-	store  *memory.Storage
-	remote *git.Remote
-	auth   transport.AuthMethod
-	proxy  transport.ProxyOptions
+	url   string // as shown in messages: without user info
+	ep    *transport.Endpoint
+	store *memory.Storage
+	auth  transport.AuthMethod
 }
 
 // resolution is a ref resolved to a commit, named as Flux names it.
@@ -119,7 +121,7 @@ func openGitRemote(g *guard, in *input) (*gitRemote, error) {
 			return nil, err
 		}
 		r.auth = a
-		r.proxy = transport.ProxyOptions{URL: guardProxyScheme + "://dialer"}
+		ep.Proxy = transport.ProxyOptions{URL: guardProxyScheme + "://dialer"}
 		gitssh.DefaultSSHConfig = nil // no ~/.ssh/config
 		useGuardForSSH(g)
 	default:
@@ -127,55 +129,73 @@ func openGitRemote(g *guard, in *input) (*gitRemote, error) {
 	}
 	client.InstallProtocol("file", nil)
 	client.InstallProtocol("git", nil)
+	r.ep = ep
 	r.store = memory.NewStorage()
-	r.remote = git.NewRemote(r.store, &config.RemoteConfig{Name: "origin", URLs: []string{in.URL}})
 	return r, nil
 }
 
-// refs is a ref listing: each ref's commit (an annotated tag's peeled), and where HEAD points.
+// refs is a ref listing: each ref's commit (an annotated tag's peeled), its
+// value as advertised (what a want may name), and where HEAD points.
 type refs struct {
 	commits map[plumbing.ReferenceName]plumbing.Hash
+	raw     map[plumbing.ReferenceName]plumbing.Hash
 	head    plumbing.ReferenceName // the branch HEAD points to ("" if not said)
 	headSHA plumbing.Hash
+	caps    *capability.List
 }
 
-func (r *gitRemote) list(ctx context.Context) (*refs, error) {
-	listed, err := r.remote.ListContext(ctx, &git.ListOptions{Auth: r.auth, PeelingOption: git.AppendPeeled, ProxyOptions: r.proxy})
+// advertise opens an upload-pack session and reads the refs it advertises:
+// one GET info/refs, or one SSH connection, which the fetch then goes on in.
+func (r *gitRemote) advertise(ctx context.Context) (transport.UploadPackSession, *refs, error) {
+	c, err := client.NewClient(r.ep)
 	if err != nil {
-		return nil, r.explain(err, "listing the refs of")
+		return nil, nil, r.explain(err, "listing the refs of")
 	}
-	out := &refs{commits: map[plumbing.ReferenceName]plumbing.Hash{}}
-	peeled := map[plumbing.ReferenceName]plumbing.Hash{}
-	for _, ref := range listed {
-		name := ref.Name()
+	sess, err := c.NewUploadPackSession(r.ep, r.auth)
+	if err != nil {
+		return nil, nil, r.explain(err, "listing the refs of")
+	}
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		sess.Close()
+		return nil, nil, r.explain(err, "listing the refs of")
+	}
+	all, err := ar.AllReferences()
+	if err != nil {
+		sess.Close()
+		return nil, nil, r.explain(err, "listing the refs of")
+	}
+	out := &refs{commits: map[plumbing.ReferenceName]plumbing.Hash{}, raw: map[plumbing.ReferenceName]plumbing.Hash{}, caps: ar.Capabilities}
+	for name, ref := range all {
 		switch {
 		case name == plumbing.HEAD && ref.Type() == plumbing.SymbolicReference:
 			out.head = ref.Target()
 		case name == plumbing.HEAD:
 			out.headSHA = ref.Hash()
-		case strings.HasSuffix(name.String(), "^{}"):
-			peeled[plumbing.ReferenceName(strings.TrimSuffix(name.String(), "^{}"))] = ref.Hash()
 		case ref.Type() == plumbing.HashReference:
-			out.commits[name] = ref.Hash()
+			out.commits[name], out.raw[name] = ref.Hash(), ref.Hash()
 		}
 	}
-	for name, h := range peeled {
-		out.commits[name] = h
+	for name, h := range ar.Peeled {
+		if _, ok := out.raw[plumbing.ReferenceName(name)]; ok {
+			out.commits[plumbing.ReferenceName(name)] = h
+		}
 	}
 	if out.head != "" {
 		out.headSHA = out.commits[out.head]
 	}
-	return out, nil
+	return sess, out, nil
 }
 
 func (r *gitRemote) resolve(ctx context.Context, want sourceRef) (*resolution, error) {
 	if want.Commit != "" {
 		return commitResolution(want), nil
 	}
-	listed, err := r.list(ctx)
+	sess, listed, err := r.advertise(ctx)
 	if err != nil {
 		return nil, err
 	}
+	sess.Close()
 	return listed.resolve(r.url, want)
 }
 
@@ -262,37 +282,35 @@ func pickSemver(tags []string, rng string) (string, error) {
 	return bestTag, nil
 }
 
-// fetch gets exactly one commit into memory and returns its tree as a tar.gz.
+// fetch gets exactly one commit into memory and returns its tree as a
+// tar.gz. The refs are listed once: the upload-pack session that lists them
+// (one GET info/refs, or one SSH connection) is the one the pack comes in.
 func (r *gitRemote) fetch(ctx context.Context, in *input) (*output, error) {
-	var res *resolution
-	var listed *refs
-	var err error
-	switch {
-	case in.Resolved != "":
+	if in.Resolved != "" {
 		if !commitPattern.MatchString(in.Resolved) {
 			return nil, failed("resolved %q is not a full commit hash (40 hex digits)", in.Resolved)
 		}
 		if in.Ref.Commit != "" && in.Ref.Commit != in.Resolved {
 			return nil, failed("resolved %s is not ref.commit %s", in.Resolved, in.Ref.Commit)
 		}
-		if listed, err = r.list(ctx); err != nil {
-			return nil, err
-		}
+	}
+	sess, listed, err := r.advertise(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	var res *resolution
+	switch {
+	case in.Resolved != "":
 		res = nameResolved(listed, in.Ref, in.Resolved, r.url)
 	case in.Ref.Commit != "":
 		res = commitResolution(in.Ref)
-		if listed, err = r.list(ctx); err != nil {
-			return nil, err
-		}
 	default:
-		if listed, err = r.list(ctx); err != nil {
-			return nil, err
-		}
 		if res, err = listed.resolve(r.url, in.Ref); err != nil {
 			return nil, err
 		}
 	}
-	commit, err := r.fetchCommit(ctx, listed, res, in)
+	commit, err := r.fetchCommit(ctx, sess, listed, res, in)
 	if err != nil {
 		return nil, err
 	}
@@ -328,50 +346,86 @@ func nameResolved(l *refs, want sourceRef, commit, url string) *resolution {
 	return commitResolution(pinned)
 }
 
-// fetchCommit brings the commit into memory: shallowly by the ref whose tip
-// it is (every server allows that), else shallowly by its hash where the
-// server allows wanting any reachable commit, else (as Flux does) the named
-// branch or tag, or every branch, deeply, bounded by maxFetchedBytes.
-func (r *gitRemote) fetchCommit(ctx context.Context, l *refs, res *resolution, in *input) (*object.Commit, error) {
+// fetchCommit brings the commit into memory in one upload-pack request:
+// shallowly by the ref whose tip it is (every server allows that), else
+// shallowly by its hash where the server allows wanting any reachable
+// commit, else (as Flux does) the named branch or tag, or every branch,
+// deeply, bounded by maxFetchedBytes. The pack is checked before it is
+// unpacked (checkPack).
+func (r *gitRemote) fetchCommit(ctx context.Context, sess transport.UploadPackSession, l *refs, res *resolution, in *input) (*object.Commit, error) {
 	want := plumbing.NewHash(res.commit)
-	fetch := func(spec string, depth int) error {
-		err := r.remote.FetchContext(ctx, &git.FetchOptions{
-			RefSpecs:     []config.RefSpec{config.RefSpec(spec)},
-			Depth:        depth,
-			Auth:         r.auth,
-			Tags:         git.NoTags,
-			Force:        true,
-			ProxyOptions: r.proxy,
-		})
-		if errors.Is(err, git.NoErrAlreadyUpToDate) {
-			return nil
-		}
-		return err
-	}
-	var err error
+	var wants []plumbing.Hash
+	depth := 1
 	if tip := l.tipNamed(want, res.ref); tip != "" {
-		err = fetch("+"+tip.String()+":"+tip.String(), 1)
+		wants = []plumbing.Hash{l.raw[tip]} // an annotated tag: the tag, which brings its commit
+	} else if l.caps.Supports(capability.AllowReachableSHA1InWant) {
+		wants = []plumbing.Hash{want}
 	} else {
-		err = fetch(res.commit+":refs/heads/wanted", 1)
-		if errors.Is(err, git.ErrExactSHA1NotSupported) {
-			spec := "+refs/heads/*:refs/heads/*"
-			switch {
-			case res.ref.Branch != "":
-				spec = "+refs/heads/" + res.ref.Branch + ":refs/heads/" + res.ref.Branch
-			case res.ref.Tag != "":
-				spec = "+refs/tags/" + res.ref.Tag + ":refs/tags/" + res.ref.Tag
+		depth = 0
+		switch {
+		case res.ref.Branch != "" && !l.raw[plumbing.NewBranchReferenceName(res.ref.Branch)].IsZero():
+			wants = []plumbing.Hash{l.raw[plumbing.NewBranchReferenceName(res.ref.Branch)]}
+		case res.ref.Tag != "" && !l.raw[plumbing.NewTagReferenceName(res.ref.Tag)].IsZero():
+			wants = []plumbing.Hash{l.raw[plumbing.NewTagReferenceName(res.ref.Tag)]}
+		default:
+			seen := map[plumbing.Hash]bool{}
+			for name, h := range l.raw {
+				if name.IsBranch() && !seen[h] {
+					seen[h] = true
+					wants = append(wants, h)
+				}
 			}
-			err = fetch(spec, 0)
+			sort.Slice(wants, func(i, j int) bool { return wants[i].String() < wants[j].String() })
+		}
+		if len(wants) == 0 {
+			return nil, failed("%s: the commit %s is no ref's tip, the server allows no wants by hash, and there is no branch to fetch it from", r.url, res.commit)
 		}
 	}
+	req := packp.NewUploadPackRequestFromCapabilities(l.caps)
+	req.Wants = wants
+	if depth > 0 {
+		req.Depth = packp.DepthCommits(depth)
+		if err := req.Capabilities.Set(capability.Shallow); err != nil {
+			return nil, failed("%s: %v", r.url, err)
+		}
+	}
+	if l.caps.Supports(capability.NoProgress) {
+		if err := req.Capabilities.Set(capability.NoProgress); err != nil {
+			return nil, failed("%s: %v", r.url, err)
+		}
+	}
+	doing := "fetching " + res.commit + " from"
+	resp, err := sess.UploadPack(ctx, req)
 	if err != nil {
-		return nil, r.explain(err, "fetching "+res.commit+" from")
+		return nil, r.explain(err, doing)
+	}
+	defer resp.Close()
+	pack, err := io.ReadAll(demuxed(req.Capabilities, resp))
+	if err != nil {
+		return nil, r.explain(err, doing)
+	}
+	if err := checkPack(pack, in.MaxUnpackedBytes); err != nil {
+		return nil, r.explain(err, doing)
+	}
+	if err := packfile.UpdateObjectStorage(r.store, bytes.NewReader(pack)); err != nil {
+		return nil, r.explain(err, doing)
 	}
 	c, err := object.GetCommit(r.store, want)
 	if err != nil {
 		return nil, failed("%s: the commit %s is not there (%v)", r.url, res.commit, err)
 	}
 	return c, nil
+}
+
+// demuxed is the pack out of the side band, when the server sends one.
+func demuxed(caps *capability.List, r io.Reader) io.Reader {
+	switch {
+	case caps.Supports(capability.Sideband64k):
+		return sideband.NewDemuxer(sideband.Sideband64k, r)
+	case caps.Supports(capability.Sideband):
+		return sideband.NewDemuxer(sideband.Sideband, r)
+	}
+	return r
 }
 
 // tipNamed returns a ref whose tip is the commit: the one named if it is, else any.

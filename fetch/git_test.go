@@ -1,14 +1,24 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/syncprims/syncprims/fetch/internal/testserve"
 )
 
 // refsRepo has main (two commits), a branch dev, a lightweight tag v1.0.0,
@@ -94,9 +104,9 @@ func TestGitFetchTree(t *testing.T) {
 	if out.Resolved != commit || out.Revision != "main@sha1:"+commit || out.Name != "tree.tar.gz" {
 		t.Fatalf("got %+v", out)
 	}
-	// A listing (GET info/refs), then the fetch's own listing and its POST git-upload-pack.
-	if out.Requests != 3 {
-		t.Fatalf("requests %d, want 3", out.Requests)
+	// One listing (GET info/refs), then the POST git-upload-pack.
+	if out.Requests != 2 {
+		t.Fatalf("requests %d, want 2", out.Requests)
 	}
 	if res := mustRun(t, input{Op: "resolve", Kind: "git", URL: url}); res.Requests != 1 {
 		t.Fatalf("resolve: requests %d, want 1", res.Requests)
@@ -231,11 +241,11 @@ func TestGitDeniedAddress(t *testing.T) {
 	r.commit("empty")
 	url := r.serveHTTP(nil)
 	_, err := runIn(t, input{Op: "resolve", Kind: "git", URL: url, DenyCIDRs: []string{"127.0.0.0/8"}})
-	wantFailure(t, err, exitRefused, "127.0.0.1", "denyCidrs", "127.0.0.0/8")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.1 refused: the address 127.0.0.1 is in 127.0.0.0/8, which --source-deny-cidrs denies; nothing was sent")
 	// By name: every address localhost resolves to is checked.
 	byName := strings.Replace(url, "127.0.0.1", "localhost", 1)
 	_, err = runIn(t, input{Op: "resolve", Kind: "git", URL: byName, DenyCIDRs: []string{"127.0.0.0/8", "::1/128"}})
-	wantFailure(t, err, exitRefused, "localhost resolves to", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to localhost refused: it resolves to ", "127.0.0.1 (in 127.0.0.0/8)", "which --source-deny-cidrs denies; nothing was sent")
 }
 
 // A redirect to a denied address is refused at the dial, naming it.
@@ -253,7 +263,7 @@ func TestGitRedirectToDenied(t *testing.T) {
 	}))
 	defer redirect.Close()
 	_, err := runIn(t, input{Op: "resolve", Kind: "git", URL: redirect.URL + "/moved/.git", DenyCIDRs: []string{"127.0.0.2/32"}})
-	wantFailure(t, err, exitRefused, "127.0.0.2", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.2 refused: the address 127.0.0.2 is in 127.0.0.2/32, which --source-deny-cidrs denies; nothing was sent")
 }
 
 func TestGitLimits(t *testing.T) {
@@ -265,8 +275,9 @@ func TestGitLimits(t *testing.T) {
 	r.write("noise.txt", hex.EncodeToString(noise))
 	r.commit("big")
 	url := r.serveHTTP(nil)
+	// The blob is refused from the pack's header, before it is inflated: by its id.
 	_, err := runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxUnpackedBytes: 2 << 20})
-	wantFailure(t, err, exitRefused, "huge/blob.bin", "maxUnpackedBytes")
+	wantFailure(t, err, exitRefused, "the blob "+r.git("rev-parse", "HEAD:huge/blob.bin"), "--source-max-unpacked")
 	_, err = runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxFetchedBytes: 100 << 10})
 	wantFailure(t, err, exitRefused, "maxFetchedBytes")
 	_, err = runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxFiles: 2})
@@ -293,4 +304,139 @@ func TestGitSchemes(t *testing.T) {
 		_, err := runIn(t, input{Op: "resolve", Kind: "git", URL: url})
 		wantFailure(t, err, exitFailed, "is not one of https, http, ssh")
 	}
+}
+
+// The tree's archive is the same bytes for the same tree: the TypeScript
+// side hashes it for a chart's revision. No times, names or owners in it.
+func TestGitArchiveDeterministic(t *testing.T) {
+	r := newRepo(t, "det")
+	r.write("b/z.yaml", "z: 1\n")
+	r.write("b/a.yaml", "a: 1\n")
+	r.write("a-b.txt", "dash\n")
+	r.write("Chart.yaml", "name: c\n")
+	first := r.commit("tree")
+	// The same tree in another commit, made at another time.
+	cmd := exec.Command("git", "commit-tree", "-m", "again", first+"^{tree}")
+	cmd.Dir = r.dir
+	cmd.Env = []string{"HOME=" + r.dir, "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH"),
+		"GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@example.com",
+		"GIT_AUTHOR_DATE=2030-06-01T12:34:56Z", "GIT_COMMITTER_DATE=2030-06-01T12:34:56Z"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.TrimSpace(string(out))
+	r.git("branch", "other", second)
+	url := r.serveHTTP(nil)
+	a := mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "main"}})
+	b := mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "main"}, Resolved: first})
+	c := mustRun(t, input{Op: "fetch", Kind: "git", URL: url, Ref: sourceRef{Branch: "other"}})
+	if c.Resolved != second {
+		t.Fatalf("other is %s, want %s", c.Resolved, second)
+	}
+	if !bytes.Equal(a.Data, b.Data) || !bytes.Equal(a.Data, c.Data) {
+		t.Fatal("the same tree gave different archives")
+	}
+	// gzip: no FNAME/FCOMMENT/FEXTRA flags, MTIME 0, OS unknown (255).
+	d := a.Data
+	if len(d) < 10 || d[0] != 0x1f || d[1] != 0x8b || d[3] != 0 || !bytes.Equal(d[4:8], []byte{0, 0, 0, 0}) || d[9] != 255 {
+		t.Fatalf("gzip header % x", d[:10])
+	}
+	gz, err := gzip.NewReader(bytes.NewReader(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.ModTime.Equal(time.Unix(0, 0)) || h.Uname != "" || h.Gname != "" || h.Uid != 0 || h.Gid != 0 || len(h.PAXRecords) != 0 {
+			t.Fatalf("%s: mtime %v owner %q/%q %d/%d pax %v", h.Name, h.ModTime, h.Uname, h.Gname, h.Uid, h.Gid, h.PAXRecords)
+		}
+		names = append(names, h.Name)
+	}
+	// git's order: a folder sorts as its name with a slash.
+	if want := []string{"Chart.yaml", "a-b.txt", "b/a.yaml", "b/z.yaml"}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("entries %v, want %v", names, want)
+	}
+}
+
+// What a fetch costs: one GET info/refs and one POST git-upload-pack,
+// whatever it is given (a branch, what resolve gave, a semver range, a
+// commit that is no tip); a resolve the GET alone.
+func TestGitRequestCounts(t *testing.T) {
+	r := newRepo(t, "counted")
+	r.write("v.txt", "one\n")
+	old := r.commit("one")
+	r.git("tag", "v1.0.0")
+	r.write("v.txt", "two\n")
+	tip := r.commit("two")
+	r.git("tag", "-a", "-m", "v1.1.0", "v1.1.0")
+	counts := testserve.NewCounts()
+	url := r.serveHTTP(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			counts.Add(req.Method + " " + req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:])
+			next.ServeHTTP(w, req)
+		})
+	})
+	for _, c := range []struct {
+		name string
+		in   input
+		want string
+	}{
+		{"resolve", input{Op: "resolve", Ref: sourceRef{Branch: "main"}}, tip},
+		{"fetch a branch", input{Op: "fetch", Ref: sourceRef{Branch: "main"}}, tip},
+		{"fetch what resolve gave", input{Op: "fetch", Ref: sourceRef{Branch: "main"}, Resolved: tip}, tip},
+		{"fetch what resolve gave, moved since", input{Op: "fetch", Ref: sourceRef{Branch: "main"}, Resolved: old}, old},
+		{"fetch an annotated tag", input{Op: "fetch", Ref: sourceRef{Tag: "v1.1.0"}, Resolved: tip}, tip},
+		{"fetch a semver range", input{Op: "fetch", Ref: sourceRef{Semver: "1.0.x"}, Resolved: old}, old},
+		{"fetch a commit", input{Op: "fetch", Ref: sourceRef{Commit: old}}, old},
+	} {
+		counts.Reset()
+		c.in.Kind, c.in.URL = "git", url
+		out := mustRun(t, c.in)
+		want := map[string]int{"GET refs": 1, "POST git-upload-pack": 1}
+		if c.in.Op == "resolve" {
+			want = map[string]int{"GET refs": 1}
+		}
+		got := counts.Snapshot()
+		if out.Resolved != c.want || out.Requests != int64(len(want)) || len(got) != len(want) || got["GET refs"] != 1 || got["POST git-upload-pack"] != want["POST git-upload-pack"] {
+			t.Fatalf("%s: %s, %d requests %v; want %s, %v", c.name, out.Resolved, out.Requests, got, c.want, want)
+		}
+	}
+}
+
+// A blob too large for maxUnpackedBytes is refused from the pack's object
+// header, before it is inflated into memory (a 100 MiB blob of zeros is a
+// pack of 100 KiB).
+func TestGitHugeBlobRefusedBeforeInflating(t *testing.T) {
+	r := newRepo(t, "zeros")
+	r.write("zeros.bin", string(make([]byte, 100<<20)))
+	r.write("a.yaml", "a: 1\n")
+	r.commit("zeros")
+	id := r.git("rev-parse", "HEAD:zeros.bin")
+	url := r.serveHTTP(nil)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxUnpackedBytes: 50 << 20})
+	runtime.ReadMemStats(&after)
+	wantFailure(t, err, exitRefused, "the blob "+id+" is 104857600 bytes unpacked", "52428800 bytes allowed", "--source-max-unpacked")
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Fatalf("%d MiB allocated to refuse it; want it refused before it is inflated", alloc>>20)
+	}
+	// Many blobs each within the limit, together past it: refused before unpacking too.
+	r.git("rm", "-q", "zeros.bin")
+	for i := 0; i < 4; i++ {
+		r.write(fmt.Sprintf("z%d.bin", i), strings.Repeat(fmt.Sprint(i), 1<<20))
+	}
+	r.commit("four")
+	_, err = runIn(t, input{Op: "fetch", Kind: "git", URL: url, MaxUnpackedBytes: 3 << 20})
+	wantFailure(t, err, exitRefused, "the fetched objects unpack to more than 3145728 bytes", "--source-max-unpacked")
 }

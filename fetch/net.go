@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -72,13 +74,15 @@ func (g *guard) denied(addr netip.Addr) (netip.Prefix, bool) {
 
 // DialContext connects to address (host:port) through the checks. A host
 // with several addresses is tried on the next when one is denied; the dial
-// is refused when no allowed one connected and a denied one was skipped.
+// is refused when no allowed one connected and a denied one was skipped,
+// with the message the TypeScript side gives (src/kube/address-policy.ts).
 func (g *guard) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, err
 	}
-	var skipped atomic.Pointer[error] // the dialer may try two addresses at once
+	var mu sync.Mutex // the dialer may try two addresses at once
+	var denials []denial
 	d := g.dialer
 	d.Control = func(_, resolved string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(resolved)
@@ -86,20 +90,46 @@ func (g *guard) DialContext(ctx context.Context, network, address string) (net.C
 			return fmt.Errorf("the address %q could not be checked: %v", resolved, err)
 		}
 		if p, ok := g.denied(ap.Addr()); ok {
-			why := refused("%s resolves to %s, which denyCidrs denies (%s); refused", host, ap.Addr().Unmap(), p)
-			skipped.Store(&why)
-			return why
+			mu.Lock()
+			denials = append(denials, denial{ap.Addr().Unmap(), p})
+			mu.Unlock()
+			return errDenied
 		}
 		return nil
 	}
 	conn, err := d.DialContext(ctx, network, address)
 	if err != nil {
-		if why := skipped.Load(); why != nil {
-			return nil, g.refuse(*why)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(denials) > 0 {
+			return nil, g.refuse(denialRefusal(host, denials))
 		}
 		return nil, err
 	}
 	return &countedConn{Conn: conn, g: g}, nil
+}
+
+var errDenied = errors.New("the address is denied")
+
+// denial is an address and the denied range holding it.
+type denial struct {
+	addr netip.Addr
+	cidr netip.Prefix
+}
+
+// denialRefusal words a refused connection as src/kube/address-policy.ts's refusal() does.
+func denialRefusal(host string, ds []denial) error {
+	var where string
+	if lit, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && len(ds) == 1 && lit.WithZone("").Unmap() == ds[0].addr {
+		where = fmt.Sprintf("the address %s is in %s", ds[0].addr, ds[0].cidr)
+	} else {
+		parts := make([]string, len(ds))
+		for i, d := range ds {
+			parts[i] = fmt.Sprintf("%s (in %s)", d.addr, d.cidr)
+		}
+		where = "it resolves to " + strings.Join(parts, " and ")
+	}
+	return refused("connection to %s refused: %s, which --source-deny-cidrs denies; nothing was sent", host, where)
 }
 
 // Dial is DialContext without a context (golang.org/x/net/proxy's Dialer).

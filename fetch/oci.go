@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -28,8 +28,11 @@ const (
 
 var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
+var realmRefused = regexp.MustCompile(`realm host "([^"]+)" is a private or link-local address`)
+
 // ociRepo is one repository as this run reaches it.
 type ociRepo struct {
+	g    *guard
 	repo name.Repository
 	url  string
 	opts []remote.Option
@@ -72,37 +75,22 @@ func openOCIRepo(ctx context.Context, g *guard, in *input) (*ociRepo, error) {
 	if err != nil {
 		return nil, failed("url %s: %v", in.URL, err)
 	}
-	rt, err := g.httpTransport(in.CAPEM)
-	if err != nil {
-		return nil, err
-	}
-	if !in.Insecure {
-		// go-containerregistry falls back to plain HTTP for private and
-		// loopback registries by itself; only `insecure` allows that.
-		rt = &httpsOnly{next: rt}
-	}
 	a, err := ociAuth(in.Auth, repo.RegistryStr())
 	if err != nil {
 		return nil, err
 	}
-	r := &ociRepo{repo: repo, url: in.URL, opts: []remote.Option{
+	rt, err := ociTransport(ctx, g, in, repo, a)
+	if err != nil {
+		return nil, (&ociRepo{g: g, url: in.URL}).explain(err, "reaching")
+	}
+	// rt is a transport.Wrapper: go-containerregistry neither pings nor
+	// wraps it again, whatever the call.
+	r := &ociRepo{g: g, repo: repo, url: in.URL, opts: []remote.Option{
 		remote.WithTransport(rt),
-		remote.WithAuth(a),
 		remote.WithContext(ctx),
-		remote.WithUserAgent("syncprims-fetch"),
-		remote.WithRetryBackoff(remote.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 2}),
 		remote.WithJobs(1),
 	}}
 	return r, nil
-}
-
-type httpsOnly struct{ next http.RoundTripper }
-
-func (t *httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "https" {
-		return nil, fmt.Errorf("%s would be reached over plain HTTP, which only `insecure` allows", req.URL.Host)
-	}
-	return t.next.RoundTrip(req)
 }
 
 // ociAuth: basic auth, a registry token, or the registry's entry in dockerConfigJson.
@@ -139,6 +127,8 @@ func registryOf(key string) string {
 	return key
 }
 
+// resolve names the manifest the ref points to, by one HEAD (GET where
+// HEAD is not served); a semver range lists the tags first.
 func (r *ociRepo) resolve(want sourceRef) (*resolution, error) {
 	if want.Digest != "" {
 		if !digestPattern.MatchString(want.Digest) {
@@ -149,27 +139,40 @@ func (r *ociRepo) resolve(want sourceRef) (*resolution, error) {
 		}
 		return &resolution{commit: want.Digest, revision: want.Digest}, nil
 	}
-	tag := want.Tag
-	if want.Semver != "" {
-		if tag != "" {
-			return nil, failed("ref: one of tag, semver, digest")
-		}
-		tags, err := remote.List(r.repo, r.opts...)
-		if err != nil {
-			return nil, r.explain(err, "listing the tags of")
-		}
-		if tag, err = pickSemver(tags, want.Semver); err != nil {
-			return nil, fmt.Errorf("%s: %w", r.url, err)
-		}
-	}
-	if tag == "" {
-		tag = "latest"
+	tag, err := r.tagOf(want)
+	if err != nil {
+		return nil, err
 	}
 	d, err := r.head(r.repo.Tag(tag))
 	if err != nil {
 		return nil, err
 	}
-	return &resolution{commit: d.Digest.String(), revision: tag + "@" + d.Digest.String(), ref: sourceRef{Tag: tag}}, nil
+	return tagResolution(tag, d.Digest.String()), nil
+}
+
+func tagResolution(tag, digest string) *resolution {
+	return &resolution{commit: digest, revision: tag + "@" + digest, ref: sourceRef{Tag: tag}}
+}
+
+// tagOf is the tag the ref names: its tag, the highest in its semver range, or latest.
+func (r *ociRepo) tagOf(want sourceRef) (string, error) {
+	tag := want.Tag
+	if want.Semver != "" {
+		if tag != "" {
+			return "", failed("ref: one of tag, semver, digest")
+		}
+		tags, err := remote.List(r.repo, r.opts...)
+		if err != nil {
+			return "", r.explain(err, "listing the tags of")
+		}
+		if tag, err = pickSemver(tags, want.Semver); err != nil {
+			return "", fmt.Errorf("%s: %w", r.url, err)
+		}
+	}
+	if tag == "" {
+		tag = "latest"
+	}
+	return tag, nil
 }
 
 // head gets the manifest's descriptor: HEAD, or GET where HEAD is not served.
@@ -189,26 +192,44 @@ func (r *ociRepo) head(ref name.Reference) (*v1.Descriptor, error) {
 	return &got.Descriptor, nil
 }
 
+// fetch gets the manifest once (by the digest when it is known, which
+// go-containerregistry checks the body against; else by the tag, the digest
+// then being the body's SHA-256), then the layer.
 func (r *ociRepo) fetch(in *input) (*output, error) {
 	var res *resolution
-	if in.Resolved != "" {
+	var ref name.Reference
+	switch {
+	case in.Resolved != "":
 		if !digestPattern.MatchString(in.Resolved) {
 			return nil, failed("resolved %q is not sha256:<64 hex digits>", in.Resolved)
 		}
 		res = &resolution{commit: in.Resolved, revision: in.Resolved}
 		if in.Ref.Tag != "" {
-			res.revision, res.ref = in.Ref.Tag+"@"+in.Resolved, sourceRef{Tag: in.Ref.Tag}
+			res = tagResolution(in.Ref.Tag, in.Resolved)
 		}
-	} else {
-		var err error
-		if res, err = r.resolve(in.Ref); err != nil {
+		ref = r.repo.Digest(in.Resolved)
+	case in.Ref.Digest != "":
+		if !digestPattern.MatchString(in.Ref.Digest) {
+			return nil, failed("ref.digest %q is not sha256:<64 hex digits>", in.Ref.Digest)
+		}
+		res = &resolution{commit: in.Ref.Digest, revision: in.Ref.Digest}
+		ref = r.repo.Digest(in.Ref.Digest)
+	default:
+		tag, err := r.tagOf(in.Ref)
+		if err != nil {
 			return nil, err
 		}
+		ref = r.repo.Tag(tag)
 	}
-	// The manifest by digest: go-containerregistry checks it against the digest.
-	desc, err := remote.Get(r.repo.Digest(res.commit), r.opts...)
+	desc, err := remote.Get(ref, r.opts...)
 	if err != nil {
-		return nil, r.explain(err, "fetching the manifest "+res.commit+" from")
+		return nil, r.explain(err, "fetching the manifest "+ref.Identifier()+" from")
+	}
+	if res == nil {
+		if desc.Digest.Algorithm != "sha256" {
+			return nil, failed("%s:%s: the manifest's digest %s is not sha256", r.url, ref.Identifier(), desc.Digest)
+		}
+		res = tagResolution(ref.Identifier(), desc.Digest.String())
 	}
 	switch desc.MediaType {
 	case types.OCIManifestSchema1, types.DockerManifestSchema2:
@@ -317,6 +338,18 @@ func (r *ociRepo) explain(err error, doing string) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &failure{exitTime, fmt.Sprintf("%s %s took longer than the fetch time limit", doing, r.url)}
+	}
+	// go-containerregistry refuses a token realm at a private or link-local
+	// address literal before any connection: a denied one is our refusal.
+	if m := realmRefused.FindStringSubmatch(err.Error()); m != nil && r.g != nil {
+		if a, perr := netip.ParseAddr(m[1]); perr == nil {
+			if p, ok := r.g.denied(a); ok {
+				return r.g.refuse(denialRefusal(m[1], []denial{{a.Unmap(), p}}))
+			}
+		}
+	}
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return failed("%s %s: the registry answers in plain HTTP, which only `insecure` allows", doing, r.url)
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {

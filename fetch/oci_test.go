@@ -11,9 +11,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -128,7 +130,7 @@ func TestOCIResolveAndFetch(t *testing.T) {
 	_, err = runIn(t, input{Op: "resolve", Kind: "oci", URL: url, Ref: sourceRef{Tag: "nope"}, Insecure: true})
 	wantFailure(t, err, exitFailed, "not found")
 	_, err = runIn(t, input{Op: "resolve", Kind: "oci", URL: url, Insecure: true, DenyCIDRs: []string{"127.0.0.1/32"}})
-	wantFailure(t, err, exitRefused, "127.0.0.1", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.1 refused: the address 127.0.0.1 is in 127.0.0.1/32, which --source-deny-cidrs denies; nothing was sent")
 }
 
 func TestOCILayerSelection(t *testing.T) {
@@ -293,4 +295,153 @@ type basicAuthn struct{ user, password string }
 
 func (b *basicAuthn) Authorization() (*authn.AuthConfig, error) {
 	return &authn.AuthConfig{Username: b.user, Password: b.password}, nil
+}
+
+// What each operation costs against an anonymous registry (no ping), one
+// whose token service hands anonymous tokens, and one with basic auth.
+func TestOCIRequestCounts(t *testing.T) {
+	f := newRegistry(t, nil)
+	content := gzipped(t, []byte("counted"))
+	d := f.push("app", "v1", layer(content, fluxContentMediaType, nil))
+	url := f.url("app")
+	check := func(what string, out *output, want map[string]int) {
+		t.Helper()
+		got := f.counts.Snapshot()
+		total := 0
+		for _, n := range want {
+			total += n
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Fatalf("%s: requests %v, want %v", what, got, want)
+			}
+		}
+		if out.Requests != int64(total) || len(got) != len(want) {
+			t.Fatalf("%s: requests %d %v, want %d %v", what, out.Requests, got, total, want)
+		}
+		f.counts.Reset()
+	}
+	f.counts.Reset()
+	out := mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Tag: "v1"}, Insecure: true})
+	if out.Resolved != d || out.Revision != "v1@"+d || !bytes.Equal(out.Data, content) {
+		t.Fatalf("got %+v", out)
+	}
+	check("fetch by tag", out, map[string]int{"GET manifests": 1, "GET blobs": 1})
+	out = mustRun(t, input{Op: "resolve", Kind: "oci", URL: url, Ref: sourceRef{Tag: "v1"}, Insecure: true})
+	check("resolve by tag", out, map[string]int{"HEAD manifests": 1})
+	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Tag: "v1"}, Resolved: d, Insecure: true})
+	check("fetch of resolved", out, map[string]int{"GET manifests": 1, "GET blobs": 1})
+	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Digest: d}, Insecure: true})
+	check("fetch by digest", out, map[string]int{"GET manifests": 1, "GET blobs": 1})
+	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Semver: ">=1"}, Insecure: true})
+	check("fetch by semver", out, map[string]int{"GET tags": 1, "GET manifests": 1, "GET blobs": 1})
+	// Credentials: one ping for the challenge (in plain HTTP only, with insecure).
+	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: url, Ref: sourceRef{Tag: "v1"}, Insecure: true, Auth: auth{Username: "u", Password: "p"}})
+	check("fetch with credentials", out, map[string]int{"GET ping": 1, "GET manifests": 1, "GET blobs": 1})
+
+	// Anonymous tokens: the first request's challenge, one exchange, then the token.
+	tokens := testserve.NewCounts()
+	var host string
+	bearer := newRegistry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/token" {
+				tokens.Add("token " + r.URL.Query().Get("scope"))
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"token":"anon"}`))
+				return
+			}
+			if r.Header.Get("Authorization") != "Bearer anon" && r.Method != http.MethodPut && r.Method != http.MethodPost && r.Method != http.MethodPatch {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="http://`+host+`/token",service="test"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	host = bearer.host
+	bd := bearer.push("app", "v1", layer(content, fluxContentMediaType, nil))
+	bearer.counts.Reset()
+	out = mustRun(t, input{Op: "fetch", Kind: "oci", URL: bearer.url("app"), Ref: sourceRef{Tag: "v1"}, Insecure: true})
+	if out.Resolved != bd || out.Requests != 4 || tokens.Get("token repository:app:pull") != 1 {
+		t.Fatalf("bearer: %s, %d requests %v, tokens %v", out.Resolved, out.Requests, bearer.counts.Snapshot(), tokens.Snapshot())
+	}
+	// The registry behind the front sees the authorized ones only.
+	if got := bearer.counts.Snapshot(); got["GET manifests"] != 1 || got["GET blobs"] != 1 || got["GET ping"] != 0 {
+		t.Fatalf("bearer: requests %v", got)
+	}
+}
+
+func TestOCIBasicAuthRequestCounts(t *testing.T) {
+	counts := testserve.NewCounts()
+	srv := httptest.NewTLSServer(testserve.Registry(counts, "u", "p"))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	ref, _ := name.ParseReference(host + "/private:v1")
+	img, _ := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), fluxConfigMediaType), layer(gzipped(t, []byte("x")), fluxContentMediaType, nil))
+	if err := remote.Write(ref, img, remote.WithTransport(srv.Client().Transport), remote.WithAuth(&basicAuthn{"u", "p"})); err != nil {
+		t.Fatal(err)
+	}
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	counts.Reset()
+	out := mustRun(t, input{Op: "fetch", Kind: "oci", URL: "oci://" + host + "/private", Ref: sourceRef{Tag: "v1"}, CAPEM: caPEM, Auth: auth{Username: "u", Password: "p"}})
+	if got := counts.Snapshot(); out.Requests != 3 || got["GET ping"] != 1 || got["GET manifests"] != 1 || got["GET blobs"] != 1 {
+		t.Fatalf("requests %d %v; want a ping, the manifest, the blob", out.Requests, got)
+	}
+}
+
+// A blob redirected to a denied address is refused by the dialer, with the
+// TypeScript side's wording; one redirected to an allowed address (another
+// loopback one, which go-containerregistry's own check would refuse) is fetched.
+func TestOCIBlobRedirect(t *testing.T) {
+	var to atomic.Value // the redirect's target ("": none)
+	to.Store("")
+	f := newRegistry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if target := to.Load().(string); target != "" && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
+				http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	content := gzipped(t, []byte("redirected"))
+	f.push("app", "v1", layer(content, fluxContentMediaType, nil))
+	in := input{Op: "fetch", Kind: "oci", URL: f.url("app"), Ref: sourceRef{Tag: "v1"}, Insecure: true, DenyCIDRs: []string{"169.254.0.0/16"}}
+	to.Store("http://169.254.169.254")
+	_, err := runIn(t, in)
+	wantFailure(t, err, exitRefused, "connection to 169.254.169.254 refused: the address 169.254.169.254 is in 169.254.0.0/16, which --source-deny-cidrs denies; nothing was sent")
+
+	ln := listenOn(t, "127.0.0.2:0")
+	blobs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		to.Store("") // the registry serves this one itself
+		resp, err := http.Get("http://" + f.host + r.URL.Path)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	blobs.Listener.Close()
+	blobs.Listener = ln
+	blobs.Start()
+	defer blobs.Close()
+	to.Store(blobs.URL)
+	out := mustRun(t, in)
+	if !bytes.Equal(out.Data, content) {
+		t.Fatalf("got %q", out.Data)
+	}
+}
+
+// A token realm at a denied address is refused as a denied connection is.
+func TestOCIRealmDenied(t *testing.T) {
+	f := newRegistry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="http://169.254.169.254/token",service="x"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		})
+	})
+	_, err := runIn(t, input{Op: "resolve", Kind: "oci", URL: f.url("app"), Insecure: true, DenyCIDRs: []string{"169.254.0.0/16"}})
+	wantFailure(t, err, exitRefused, "connection to 169.254.169.254 refused: the address 169.254.169.254 is in 169.254.0.0/16, which --source-deny-cidrs denies; nothing was sent")
 }

@@ -93,7 +93,7 @@ func TestSandboxedFetch(t *testing.T) {
 	}
 	// The first line of stderr is the message; the exit code its kind.
 	_, stderr, code = helper(t, input{Op: "fetch", Kind: "git", URL: url, DenyCIDRs: []string{"127.0.0.0/8", "::1/128"}})
-	if code != exitRefused || !strings.HasPrefix(stderr, "localhost resolves to") {
+	if code != exitRefused || !strings.HasPrefix(stderr, "connection to localhost refused: it resolves to ") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	_, stderr, code = helper(t, input{Op: "fetch", Kind: "git", URL: url, MaxOutputBytes: 100})

@@ -73,8 +73,12 @@ func TestSSHFetch(t *testing.T) {
 	if got := untar(t, out.Data)["app.yaml"].body; got != "kind: App\n" {
 		t.Fatalf("app.yaml %q", got)
 	}
-	if n := f.counts.Get("ssh upload-pack"); n != 2 {
-		t.Fatalf("%d upload-pack sessions, want 2 (the listing, the fetch)", n)
+	if n := f.counts.Get("ssh upload-pack"); n != 1 || out.Requests != 1 {
+		t.Fatalf("%d upload-pack sessions, %d connections; want 1 (the listing and the fetch in one)", n, out.Requests)
+	}
+	again := mustRun(t, input{Op: "fetch", Kind: "git", URL: f.url, Ref: sourceRef{Branch: "main"}, Resolved: f.commit, Auth: auth{Identity: f.identity, KnownHosts: f.knownHosts}})
+	if n := f.counts.Get("ssh upload-pack"); n != 2 || again.Requests != 1 || again.Revision != out.Revision {
+		t.Fatalf("fetch of resolved: %d upload-pack sessions in all, %d connections, %s", n, again.Requests, again.Revision)
 	}
 	// A hashed known_hosts entry matches too.
 	hashed := knownhostsHashed(t, f.knownHosts)
@@ -110,7 +114,7 @@ func TestSSHHostKeyRefused(t *testing.T) {
 	}
 	// The dialer's deny check holds for SSH too.
 	_, err = runIn(t, input{Op: "resolve", Kind: "git", URL: f.url, Auth: auth{Identity: f.identity, KnownHosts: f.knownHosts}, DenyCIDRs: []string{"127.0.0.0/8"}})
-	wantFailure(t, err, exitRefused, "127.0.0.1", "denyCidrs")
+	wantFailure(t, err, exitRefused, "connection to 127.0.0.1 refused: the address 127.0.0.1 is in 127.0.0.0/8, which --source-deny-cidrs denies; nothing was sent")
 }
 
 func TestSSHWrongIdentity(t *testing.T) {

@@ -20,12 +20,15 @@ const maxDepth = 256
 // maxLinkTarget bounds a symlink's target (the longest path Linux takes).
 const maxLinkTarget = 4096
 
+// archiveTime is every entry's mtime: the archive is the tree's bytes only,
+// so the same tree (whatever commit holds it) gives the same archive.
+var archiveTime = time.Unix(0, 0).UTC()
+
 // treeWriter writes a commit's tree as a tar: regular files with their
 // modes, symlinks as symlinks, within the limits on files and bytes.
 type treeWriter struct {
 	store       storer.EncodedObjectStorer
 	tw          *tar.Writer
-	modTime     time.Time
 	files       int
 	bytes       int64
 	maxFiles    int
@@ -34,6 +37,10 @@ type treeWriter struct {
 
 // treeArchive returns the commit's tree as a gzip'd tar, its count of files
 // and its unpacked bytes. A submodule, a hostile name or a limit passed is a refusal.
+// The archive is deterministic (the caller hashes it): entries in the tree's
+// order (git's sorted order, folders implied by their files' paths), every
+// mtime archiveTime, uid, gid and owner names empty, a gzip header with no
+// name, no time and the "unknown" OS, at a fixed compression level.
 func treeArchive(store storer.EncodedObjectStorer, c *object.Commit, maxFiles int, maxUnpacked int64) ([]byte, int, int64, error) {
 	tree, err := c.Tree()
 	if err != nil {
@@ -41,7 +48,8 @@ func treeArchive(store storer.EncodedObjectStorer, c *object.Commit, maxFiles in
 	}
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	w := &treeWriter{store: store, tw: tar.NewWriter(gz), modTime: c.Committer.When.UTC(), maxFiles: maxFiles, maxUnpacked: maxUnpacked}
+	gz.Header = gzip.Header{OS: 255} // no name, no mtime, no comment
+	w := &treeWriter{store: store, tw: tar.NewWriter(gz), maxFiles: maxFiles, maxUnpacked: maxUnpacked}
 	if err := w.walk(tree, "", 0); err != nil {
 		return nil, 0, 0, err
 	}
@@ -124,7 +132,7 @@ func (w *treeWriter) file(name string, h plumbing.Hash, executable bool) error {
 	if executable {
 		mode = 0o755
 	}
-	if err := w.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: mode, ModTime: w.modTime, Format: tar.FormatPAX}); err != nil {
+	if err := w.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: mode, ModTime: archiveTime, Format: tar.FormatPAX}); err != nil {
 		return err
 	}
 	if _, err := io.CopyN(w.tw, r, size); err != nil {
@@ -149,5 +157,5 @@ func (w *treeWriter) symlink(name string, h plumbing.Hash) error {
 	if bytes.IndexByte(target, 0) >= 0 || len(target) == 0 {
 		return refused("the symlink %s has an empty target or a NUL in it; refused", name)
 	}
-	return w.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: string(target), Mode: 0o777, ModTime: w.modTime, Format: tar.FormatPAX})
+	return w.tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: string(target), Mode: 0o777, ModTime: archiveTime, Format: tar.FormatPAX})
 }
