@@ -60,16 +60,21 @@ export function repositoryPushes(deps: RepositoryPushesDeps): PushHandler {
 
 /** The sync's source, when it is a Git or OCI source with a webhook token. */
 function listenerOf(kind: PushedKind, obj: KubeObject, defaultServiceAccount: string | undefined): Listener | undefined {
-  type Spec = { serviceAccountName?: string; source?: Record<string, { url?: unknown; webhookSecretRef?: { name?: unknown; key?: unknown } } | undefined> };
-  const top = (obj as { spec?: Spec & { template?: { spec?: Spec } } }).spec;
-  const spec = kind === 'FleetSync' ? top?.template?.spec : top;
-  const repo = spec?.source?.git ?? spec?.source?.oci;
-  const name = repo?.webhookSecretRef?.name;
+  const spec = specOf(kind, obj);
+  const repo = spec.source?.git ?? spec.source?.oci ?? {};
+  const { name, key } = repo.webhookSecretRef ?? {};
+  if (typeof repo.url !== 'string' || typeof name !== 'string') return undefined;
   const namespace = obj.metadata.namespace ?? '';
-  if (typeof repo?.url !== 'string' || typeof name !== 'string') return undefined;
-  const tokenKey = typeof repo.webhookSecretRef?.key === 'string' ? repo.webhookSecretRef.key : 'token';
-  const account = spec?.serviceAccountName ?? defaultServiceAccount;
-  return { kind, key: `${namespace}/${obj.metadata.name}`, url: repo.url, secret: { apiVersion: 'v1', kind: 'Secret', name, namespace }, tokenKey, account };
+  const secret: ObjectRef = { apiVersion: 'v1', kind: 'Secret', name, namespace };
+  return { kind, key: `${namespace}/${obj.metadata.name}`, url: repo.url, secret, tokenKey: typeof key === 'string' ? key : 'token', account: spec.serviceAccountName ?? defaultServiceAccount };
+}
+
+type PushedSpec = { serviceAccountName?: string; source?: Record<string, { url?: unknown; webhookSecretRef?: { name?: unknown; key?: unknown } } | undefined> };
+
+/** The sync spec of a cached, unvalidated object (a FleetSync's: its template's). */
+function specOf(kind: PushedKind, obj: KubeObject): PushedSpec {
+  const top = (obj as { spec?: PushedSpec & { template?: { spec?: PushedSpec } } }).spec;
+  return (kind === 'FleetSync' ? top?.template?.spec : top) ?? {};
 }
 
 /** The token its Secret holds, read as the sync's account; undefined when it cannot be read (that sync is not woken). */

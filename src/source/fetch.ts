@@ -99,19 +99,36 @@ export function referencedObjectsOf(source: unknown, namespace: string, helm?: u
   add('v1', 'ConfigMap', s.configMap?.name);
   add('v1', 'Secret', s.secret?.name);
   add(s.artifact?.apiVersion, s.artifact?.kind, s.artifact?.name);
-  const http = s.http as { caSecretRef?: { name?: unknown }; headersSecretRef?: { name?: unknown } } | undefined;
-  add('v1', 'Secret', http?.caSecretRef?.name);
-  add('v1', 'Secret', http?.headersSecretRef?.name);
-  const repository = s.helmRepository as { caSecretRef?: { name?: unknown }; secretRef?: { name?: unknown } } | undefined;
-  add('v1', 'Secret', repository?.caSecretRef?.name);
-  add('v1', 'Secret', repository?.secretRef?.name);
-  for (const form of ['git', 'oci'] as const) {
-    const r = s[form] as { secretRef?: { name?: unknown }; caSecretRef?: { name?: unknown }; verify?: { secretRef?: { name?: unknown } } } | undefined;
-    add('v1', 'Secret', r?.secretRef?.name);
-    add('v1', 'Secret', r?.caSecretRef?.name);
-    add('v1', 'Secret', r?.verify?.secretRef?.name);
-  }
+  for (const { name } of sourceSecretsOf(source)) add('v1', 'Secret', name);
   return [...refs, ...valuesObjectsOf(helm, namespace)];
+}
+
+/** The Secrets a source form names beside its own object: `[form, field]` (field: below `spec.source.<form>`). */
+const SOURCE_SECRET_FIELDS: [string, string][] = [
+  ['http', 'caSecretRef'],
+  ['http', 'headersSecretRef'],
+  ['helmRepository', 'caSecretRef'],
+  ['helmRepository', 'secretRef'],
+  ['git', 'secretRef'],
+  ['git', 'caSecretRef'],
+  ['oci', 'secretRef'],
+  ['oci', 'caSecretRef'],
+  ['oci', 'verify.secretRef'],
+];
+
+/**
+ * The Secrets a source names beside its own object (a CA, headers,
+ * credentials, cosign keys), each with its field below the source
+ * (`http.caSecretRef`), from an unvalidated spec.
+ */
+export function sourceSecretsOf(source: unknown): { name: string; field: string }[] {
+  const found: { name: string; field: string }[] = [];
+  for (const [form, field] of SOURCE_SECRET_FIELDS) {
+    let at: unknown = (source as Record<string, unknown> | undefined)?.[form];
+    for (const step of [...field.split('.'), 'name']) at = (at as Record<string, unknown> | undefined)?.[step];
+    if (typeof at === 'string' && at !== '' && !found.some((f) => f.name === at)) found.push({ name: at, field: `${form}.${field}` });
+  }
+  return found;
 }
 
 /** Reads a sync's source and parses its objects. Every failure is a SourceError. */

@@ -7,7 +7,7 @@ export { selectManifests, selectSource, type ManifestFile, type SelectedSource }
 export { buildKustomizations, helperPath as kustomizeHelperPath, KUSTOMIZE_TIME_LIMIT_MS } from './kustomize.js';
 export { digestOf, displayUrl, verifyDigest } from './http.js';
 export type { ObjectRef, SourceReader } from './kube-refs.js';
-export { fetchSource, isArchive, referencedObjectsOf, type FetchSourceOptions, type FetchedSource } from './fetch.js';
+export { fetchSource, isArchive, referencedObjectsOf, sourceSecretsOf, type FetchSourceOptions, type FetchedSource } from './fetch.js';
 export { ByteBudget, DEFAULT_SOURCE_MEMORY_BUDGET, setSourceMemoryBudget, sourceMemoryBudget, type BudgetLease } from './budget.js';
 export { fetchChart, chartFolder, chartKey, type ChartSourceOptions, type FetchedChart } from './chart-source.js';
 export { readValuesLayers, helmNamespace, chartRevision, DEFAULT_VALUES_KEY, type RevisionInput, type ValuesReader } from './chart-values.js';

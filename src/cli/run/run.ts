@@ -217,8 +217,7 @@ async function run(flags: RunFlags): Promise<void> {
   await manager.start(controllers).catch((err: unknown) => {
     if (!manager.shuttingDown) throw err;
   });
-  if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
-  if (flags.webhookAddr !== undefined && !manager.shuttingDown) await startWebhookOf(manager, flags.webhookAddr, log, controllers.pushes);
+  await startListeners(manager, flags, log, controllers);
   const upstream = await startUpstream(manager, upstreamAt, userAgent, instance, log);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
@@ -254,6 +253,13 @@ async function startUiOf(manager: Manager, addr: string, log: Logger, reachabili
   const { startUi } = await import('../../ui/index.js');
   const ui = await startUi(manager, addr, reachability);
   log.info({ url: ui.url, port: ui.port }, 'ui listening');
+}
+
+/** The web view and the push webhook, where asked for. */
+async function startListeners(manager: Manager, flags: RunFlags, log: Logger, controllers: { reachability: FleetReachability; pushes: PushHandler }): Promise<void> {
+  if (manager.shuttingDown) return;
+  if (flags.uiAddr !== undefined) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
+  if (flags.webhookAddr !== undefined) await startWebhookOf(manager, flags.webhookAddr, log, controllers.pushes);
 }
 
 /** The push webhook (runtime/webhook-server.ts): its module is loaded only when asked for. */
