@@ -18,6 +18,14 @@ RUN go mod download
 COPY helm/*.go ./
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.2 -X helm.sh/helm/v4/internal/version.gitTreeState=clean" -o /out/syncprims-helm .
 
+# The fetch helper (docs/adr/0014-git-and-oci-sources.md): Git and OCI sources, as `make build` builds it.
+FROM golang:1.26-bookworm AS fetch
+WORKDIR /src/fetch
+COPY fetch/go.mod fetch/go.sum ./
+RUN go mod download
+COPY fetch/ ./
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/syncprims-fetch .
+
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -34,6 +42,9 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=kustomize /out/syncprims-kustomize ./dist/kustomize/syncprims-kustomize
 COPY --from=helm /out/syncprims-helm ./dist/helm/syncprims-helm
+COPY --from=fetch /out/syncprims-fetch ./dist/fetch/syncprims-fetch
+# The system's CA bundle, for https sources (the fetch helper reads /etc/ssl/certs).
+COPY --from=fetch /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 # The Deployment runs it as 65532 with a read-only root filesystem (an emptyDir on /tmp).
 USER 65532:65532
 EXPOSE 8080 8081

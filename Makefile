@@ -59,8 +59,20 @@ $(HELM_CLI): helm/go.mod helm/go.sum
 	@mkdir -p $(LOCAL)/bin
 	cd helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM_CLI) helm.sh/helm/v4/cmd/helm
 
+# The fetch helper (fetch/, docs/adr/0014): git (go-git v5) and OCI (go-containerregistry) sources, sandboxed;
+# and the loopback OCI registry and SSH git server the integration tests and the bench reach.
+FETCH_HELPER := dist/fetch/syncprims-fetch
+TESTSERVERS := $(LOCAL)/bin/syncprims-testservers
+FETCH_SOURCES := fetch/go.mod fetch/go.sum $(filter-out %_test.go,$(wildcard fetch/*.go fetch/internal/*/*.go))
+$(FETCH_HELPER): $(FETCH_SOURCES)
+	cd fetch && go build -trimpath -ldflags "-s -w" -o ../$(FETCH_HELPER) .
+
+$(TESTSERVERS): $(FETCH_SOURCES) $(wildcard fetch/cmd/testservers/*.go)
+	@mkdir -p $(LOCAL)/bin
+	cd fetch && go build -trimpath -ldflags "-s -w" -o $(TESTSERVERS) ./cmd/testservers
+
 .PHONY: build
-build: deps $(KUSTOMIZE_HELPER) $(HELM_HELPER) ## compile TypeScript to dist/ (then `npx syncprims ...` works), and the kustomize and Helm helpers
+build: deps $(KUSTOMIZE_HELPER) $(HELM_HELPER) $(FETCH_HELPER) ## compile TypeScript to dist/ (then `npx syncprims ...` works), and the kustomize, Helm and fetch helpers
 	npx tsc -p tsconfig.build.json
 
 .PHONY: crds
@@ -88,12 +100,14 @@ lint: deps ## eslint and the TypeScript type-check
 	cd controlplane && test -z "$$(gofmt -l .)" && go vet .
 	cd kustomize && test -z "$$(gofmt -l .)" && go vet .
 	cd helm && test -z "$$(gofmt -l .)" && go vet .
+	cd fetch && test -z "$$(gofmt -l .)" && go vet ./...
 
 .PHONY: test
-test: deps controlplane build $(HELM_CLI) lint ## everything: lint, type-check, unit and integration tests
+test: deps controlplane build $(HELM_CLI) $(TESTSERVERS) lint ## everything: lint, type-check, unit and integration tests
 	@# The demo's operators watch every namespace of the clusters the tests use: stopped first.
 	@bash examples/demo.sh stop
 	cd helm && go test ./...
+	cd fetch && go test ./...
 	NODE_OPTIONS=--experimental-vm-modules npx jest
 
 .PHONY: soak
@@ -108,8 +122,14 @@ noop-safety: deps controlplane build ## the no-op decision against real dry runs
 demo: deps controlplane build ## the three journeys (bootstrap, registration, rollout) on the local clusters
 	@bash examples/demo.sh
 
+# The oras CLI v1.3.6 (bench/oras/go.mod's tool directive), which the OCI benchmark (bench/git-oci.ts) compares the fetch helper with.
+ORAS_CLI := $(LOCAL)/bin/oras
+$(ORAS_CLI): bench/oras/go.mod bench/oras/go.sum
+	@mkdir -p $(LOCAL)/bin
+	cd bench/oras && go build -trimpath -ldflags "-s -w" -o $(ORAS_CLI) oras.land/oras/cmd/oras
+
 .PHONY: bench
-bench: deps controlplane build ## measure and write docs/BENCHMARKS.md
+bench: deps controlplane build $(TESTSERVERS) $(ORAS_CLI) ## measure and write docs/BENCHMARKS.md
 	@bash bench/run.sh
 
 .PHONY: screenshot

@@ -4,6 +4,8 @@ export const ConditionType = {
   Ready: 'Ready',
   Reconciling: 'Reconciling',
   Stalled: 'Stalled',
+  /** A source with `verify` (source.oci.verify): True once its signature held, False when it did not. */
+  SourceVerified: 'SourceVerified',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -51,6 +53,8 @@ export const Reason = {
   OverrideFailed: 'OverrideFailed',
   /** A FleetSync's cluster missing a value its template uses (no default), or whose values leave the template invalid: it gets no write. */
   SubstitutionFailed: 'SubstitutionFailed',
+  /** SourceVerified=False: the source's signature did not hold for any of the keys (or there was none). */
+  VerificationFailed: 'VerificationFailed',
   /** A ControllerRevision labelled with a FleetSync that is not its own (an Event): ignored. */
   UntrustedRevision: 'UntrustedRevision',
 } as const;

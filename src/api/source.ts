@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { celRule, exactlyOneOf, matchingString } from './cel.js';
 import { apiVersion, dataKey, kindName, objectName } from './names.js';
+import { gitSourceSchema, ociSourceSchema } from './repository-sources.js';
 
 /** Where a sync's manifests come from: exactly one of the forms (API.md "The sync spec"). */
 
-export const SOURCE_FORMS = ['inline', 'configMap', 'secret', 'http', 'artifact', 'helmRepository'] as const;
+export const SOURCE_FORMS = ['inline', 'configMap', 'secret', 'http', 'artifact', 'helmRepository', 'git', 'oci'] as const;
 export type SourceForm = (typeof SOURCE_FORMS)[number];
 
 const name = objectName();
@@ -89,6 +90,8 @@ export const sourceSchema = z
     http: httpSourceSchema.optional().describe('a file or archive fetched over HTTP(S)'),
     artifact: artifactSourceSchema.optional().describe('the artifact of a Flux source object'),
     helmRepository: helmRepositorySourceSchema.optional().describe('a chart of a Helm repository (with spec.helm)'),
+    git: gitSourceSchema.optional().describe('a Git repository: one commit\'s tree'),
+    oci: ociSourceSchema.optional().describe('an OCI artifact (Flux\'s format, or a tarball layer)'),
   })
   .superRefine((source, ctx) => {
     const set = SOURCE_FORMS.filter((form) => source[form] !== undefined);

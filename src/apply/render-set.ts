@@ -56,6 +56,8 @@ export interface RenderSetOptions {
    * the source is then not read.
    */
   chart?: GivenChart;
+  /** FetchSourceOptions.resolveMaxAgeMs: a Git or OCI source's resolution younger than this is used as it is. */
+  resolveMaxAgeMs?: number;
 }
 
 export interface RenderedSet {
@@ -93,6 +95,7 @@ export async function renderSet(opts: RenderSetOptions): Promise<RenderedSet> {
       source: spec.source,
       paths: spec.paths,
       cached: opts.cached,
+      resolveMaxAgeMs: opts.resolveMaxAgeMs,
       helm: spec.helm ? await chartOptions(spec.helm, namespace as string, opts) : undefined,
     }));
   opts.onFetched?.(fetched.objects);

@@ -5,8 +5,9 @@
 import type { FleetChildKind, FleetSyncStatus, WaveSpec } from '../api/fleet.js';
 import type { InventoryCluster } from '../clusters/inventory.js';
 import { approvalOf } from '../fleet/approvals.js';
-import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, revisionDataOf, type FleetOwner } from '../fleet/children.js';
+import { childName, FLEET_ADMITTED_ANNOTATION, FLEET_REVISION_ANNOTATION, type FleetOwner } from '../fleet/children.js';
 import { clusterState, type ClusterState } from '../fleet/fleet-status.js';
+import type { PinnableSource } from '../fleet/pin-sources.js';
 import type { FleetQuota } from '../fleet/quota.js';
 import { planRollout, type RolloutMember, type RolloutPlan } from '../fleet/rollout.js';
 import type { Requester } from '../kube/client.js';
@@ -36,6 +37,12 @@ export interface FleetSettings {
   gateUnmet: (owner: FleetOwner, wave: WaveSpec) => string | undefined;
   /** The most children and bytes a FleetSync may have (`--fleet-max-clusters`, `--fleet-max-size`). */
   quota: FleetQuota;
+  /**
+   * What a template's Git or OCI ref names now, read in the FleetSync's
+   * namespace as `account` (the template's service account) when given
+   * (fleet/pin-sources.ts): every child gets that commit or digest.
+   */
+  resolveSource: (namespace: string, account: string | undefined, source: PinnableSource, intervalMs: number) => Promise<{ resolved: string; ref?: Record<string, string> }>;
 }
 
 /** What one cluster's child is made of: a revision, what it holds, and when the child took it. */
@@ -52,7 +59,7 @@ export function liveChildOf(settings: Pick<FleetSettings, 'children'>, owner: Fl
 
 /**
  * What each selected cluster's child is made of now: the update revision
- * where the rollout admits it (all, without a rollout); else the revision
+ * (its data: the spec's, with a moving Git or OCI ref pinned) where the rollout admits it (all, without a rollout); else the revision
  * it has (kept as it is when that revision is no longer kept); a cluster
  * without a child gets the current revision.
  */
@@ -61,7 +68,7 @@ export function targetsOf(
   owner: FleetOwner,
   selected: InventoryCluster[],
   plan: RolloutPlan | undefined,
-  update: string,
+  update: { revision: string; data: RevisionData },
   current: string | undefined,
 ): Map<string, Target | undefined> {
   const now = new Date().toISOString();
@@ -71,7 +78,7 @@ export function targetsOf(
     const has = live?.metadata.annotations?.[FLEET_REVISION_ANNOTATION];
     const admittedAt = live?.metadata.annotations?.[FLEET_ADMITTED_ANNOTATION];
     if (!plan || plan.update.has(cluster.name)) {
-      targets.set(cluster.name, { revision: update, data: revisionDataOf(owner.spec), admittedAt: has === update ? admittedAt : now });
+      targets.set(cluster.name, { revision: update.revision, data: update.data, admittedAt: has === update.revision ? admittedAt : now });
       continue;
     }
     const keep = has ?? current;

@@ -38,7 +38,10 @@ import {
 import { ClusterTemplates, type ClusterTemplate } from '../fleet/cluster-template.js';
 import { clusterState, fleetStatus, troubledState, type ClusterState } from '../fleet/fleet-status.js';
 import { quotaExceeded } from '../fleet/quota.js';
+import { movingSource, pinSources } from '../fleet/pin-sources.js';
 import { withRollout } from '../fleet/rollout-status.js';
+import { parseDuration } from '../api/duration.js';
+import { SourceError } from '../source/errors.js';
 import { reportApprovals } from './fleet-approvals.js';
 import { liveChildOf, planOf, targetsOf, type FleetParts, type FleetSettings, type Target } from './fleet-targets.js';
 import type { RolloutPlan } from '../fleet/rollout.js';
@@ -54,6 +57,10 @@ export const FLEET_CHILDREN_INDEX = 'syncprims.dev/fleetsync-children';
 const APPLY_CONCURRENCY = 16;
 /** How soon a FleetSync being deleted looks again whether its children are gone (their deletion events come first). */
 const CHILDREN_GONE_RETRY_MS = 30_000;
+/** How soon a FleetSync whose template's ref did not resolve tries again. */
+const SOURCE_RETRY_MS = 30_000;
+/** A template's interval when it names none (the sync spec's default). */
+const DEFAULT_TEMPLATE_INTERVAL = '10m';
 
 /**
  * Indexes the children of FleetSyncs in a child kind's store, and calls
@@ -119,6 +126,10 @@ interface Run {
   selected: InventoryCluster[];
   /** Selected clusters with a problem in the inventory: their children are kept as they are. */
   troubled: InventoryCluster[];
+  /** Why the template's Git or OCI ref could not be resolved: nothing is written until it can. */
+  sourceProblem?: string;
+  /** The template's ref moves (a branch, a tag, a range): looked at again every interval. */
+  resolveEveryMs?: number;
 }
 
 /** The FleetSync reconciler (see the top of this file), a page of phases. */
@@ -143,13 +154,19 @@ export class FleetSyncReconciler implements Reconciler {
     const overQuota = quotaOf(this.settings, run);
     // Refused before anything is written: no child made or changed or deleted, no revision recorded.
     if (overQuota !== undefined) return void (await report(this.deps, run, refusedStatus(run.previous, overQuota, run.update, run.generation), log));
+    if (run.sourceProblem !== undefined) {
+      // The children keep the commit they have; the rollout waits for the ref to resolve again.
+      await report(this.deps, run, refusedStatus(run.previous, run.sourceProblem, run.update, run.generation, Reason.SourceError), log);
+      return { requeueAfterMs: SOURCE_RETRY_MS };
+    }
     const plan = planOf(this.settings, run.parts.approvals.of(run.owner), run.owner, run.selected, run.update, run.previous, this.unmade(run));
     const targets = await this.recordTargets(run, plan);
     const states = await this.ensureChildren(run, targets, plan, log);
     await this.deleteLeavers(run, targets, states, log);
     await tellTroubled(this.deps, run.obj, this.toldOf(run.owner.uid), run.troubled, states, log);
     await report(this.deps, run, this.statusOf(run, plan, states), log, plan?.approvalProblem);
-    return plan?.wakeInMs !== undefined ? { requeueAfterMs: plan.wakeInMs } : {};
+    const wakes = [plan?.wakeInMs, run.resolveEveryMs].filter((ms): ms is number => ms !== undefined);
+    return wakes.length ? { requeueAfterMs: Math.min(...wakes) } : {};
   }
 
   /** Deletion: every child deleted (each prunes per its deletionPolicy), then waits for them to be gone. */
@@ -179,21 +196,35 @@ export class FleetSyncReconciler implements Reconciler {
     const { obj, value, status, generation } = ctx;
     const spec = value.spec;
     const previous = status as FleetSyncStatus;
-    const data = revisionDataOf(spec);
+    const pinning = await this.pinned(revisionDataOf(spec), obj.metadata.namespace ?? '');
+    const data = pinning.data;
     const update = templateRevision(data);
     // Unset before the operator first wrote it (then every revision owned and hashing right is taken, once).
     const recorded = previous.revisions && [update, ...previous.revisions];
     const owner: FleetOwner = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '', uid: obj.metadata.uid ?? '', spec, recorded };
     const parts = await this.settings.parts();
     const listed = parts.inventory.list(owner.namespace);
-    const run = { obj, owner, previous, generation, suspended: ctx.suspended === true, update, data, parts };
+    const run = { obj, owner, previous, generation, suspended: ctx.suspended === true, update, data, parts, sourceProblem: pinning.problem, resolveEveryMs: pinning.everyMs };
     return { ...run, selected: selectClusters(listed, spec.clusters), troubled: troubledClusters(listed, spec.clusters) };
+  }
+
+  /** The revision data with the template's moving Git or OCI ref pinned to what it names now (fleet/pin-sources.ts). */
+  private async pinned(data: RevisionData, namespace: string): Promise<{ data: RevisionData; problem?: string; everyMs?: number }> {
+    if (!movingSource(data)) return { data };
+    const spec = (data.template as { spec: { interval?: string; serviceAccountName?: string } }).spec;
+    const everyMs = parseDuration(spec.interval ?? DEFAULT_TEMPLATE_INTERVAL);
+    try {
+      return { data: await pinSources(data, (source) => this.settings.resolveSource(namespace, spec.serviceAccountName, source, everyMs)), everyMs };
+    } catch (err) {
+      if (!(err instanceof SourceError)) throw err;
+      return { data, problem: `the template's source: ${err.message}`, everyMs };
+    }
   }
 
   /** Phase 2: what each cluster's child is made of (the plan's), and the update revision recorded (with those still in use kept). */
   private async recordTargets(run: Run, plan: RolloutPlan | undefined): Promise<Map<string, Target | undefined>> {
     const { owner, previous, update, parts } = run;
-    const targets = targetsOf({ ...this.settings, revisions: parts.revisions }, owner, run.selected, plan, update, previous.currentRevision);
+    const targets = targetsOf({ ...this.settings, revisions: parts.revisions }, owner, run.selected, plan, { revision: update, data: run.data }, previous.currentRevision);
     const inUse = new Set([previous.currentRevision, ...[...targets.values()].map((t) => t?.revision)].filter((r): r is string => r !== undefined));
     await parts.revisions.record(owner, update, run.data, inUse);
     return targets;
@@ -305,16 +336,16 @@ async function deleteLeaving(
  * Ready=False, QuotaExceeded; the rollout Halted at the revision asked for, saying why (`rollout status` exits 1
  * with it, and there is no wave to approve); what its clusters have (currentRevision, counts) as it was.
  */
-function refusedStatus(previous: FleetSyncStatus, why: string, update: string, generation: number | undefined): FleetSyncStatus {
-  const message = `past its quota, nothing written: ${why}`;
-  const refused = failed(previous as SyncStatusDraft, Reason.QuotaExceeded, message, generation) as FleetSyncStatus;
+function refusedStatus(previous: FleetSyncStatus, why: string, update: string, generation: number | undefined, reason: Reason = Reason.QuotaExceeded): FleetSyncStatus {
+  const message = reason === Reason.QuotaExceeded ? `past its quota, nothing written: ${why}` : `nothing written: ${why}`;
+  const refused = failed(previous as SyncStatusDraft, reason, message, generation) as FleetSyncStatus;
   const { waves: _waves, ...rest } = refused;
   return { ...rest, observedGeneration: generation, phase: 'Halted', updateRevision: update, message };
 }
 
 /** Why the FleetSync is past its quota (its children and bytes, the revisions it keeps), or undefined. */
-function quotaOf(settings: FleetSettings, { owner, selected, parts, update }: Run): string | undefined {
-  const templateBytes = Buffer.byteLength(JSON.stringify(revisionDataOf(owner.spec)));
+function quotaOf(settings: FleetSettings, { owner, selected, parts, update, data }: Run): string | undefined {
+  const templateBytes = Buffer.byteLength(JSON.stringify(data));
   return quotaExceeded(settings.quota, { children: selected.length, templateBytes, otherRevisionBytes: parts.revisions.keptBytes(owner, update) });
 }
 

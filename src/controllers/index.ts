@@ -28,7 +28,10 @@ import { clusterUser, prepareCluster } from './cluster-access.js';
 import { referencesOf } from './references.js';
 import { remoteSyncReconciler } from './remotesync.js';
 import { SyncPipeline } from './sync-pipeline.js';
+import { repositoryPushes } from './repository-pushes.js';
+import type { PushHandler } from '../runtime/webhook-server.js';
 import { syncReconciler } from './sync.js';
+import { resolveRepositorySource, sourceLimits } from '../source/index.js';
 
 export interface ControllerSettings {
   concurrency: number;
@@ -67,6 +70,8 @@ interface Shared {
   registry?: ClusterRegistry;
   /** Told when a remote cluster stops or starts answering (FleetReachability's listeners). */
   reachabilityChanged: () => void;
+  /** `POST /hooks/<token>` (repository-pushes.ts). */
+  pushes: PushHandler;
 }
 
 /** Queues a reconcile; with `batchMs`, within that long (see Controller.enqueueBatched). */
@@ -75,7 +80,7 @@ type Enqueue = (kind: Kind, key: string, cause: string, batchMs?: number) => voi
 export type { FleetReachability };
 
 /** The controllers of the four kinds (`sync`, `remotesync`, `proxysync`, `fleetsync`), and what they know of the fleet. */
-export function syncControllers(settings: ControllerSettings): ControllerFactory[] & { reachability: FleetReachability } {
+export function syncControllers(settings: ControllerSettings): ControllerFactory[] & { reachability: FleetReachability; pushes: PushHandler } {
   let shared: Promise<Shared> | undefined;
   let ready: Shared | undefined;
   const controllers = new Map<Kind, Controller>();
@@ -98,7 +103,9 @@ export function syncControllers(settings: ControllerSettings): ControllerFactory
       return () => void listeners.delete(fn);
     },
   };
-  return Object.assign(factories, { reachability });
+  // Before the caches are primed there is no sync to wake: a push then is a 404, and the syncs look when they start.
+  const pushes: PushHandler = (token, body) => (ready ? ready.pushes(token, body) : Promise.resolve(0));
+  return Object.assign(factories, { reachability, pushes });
 }
 
 async function share(
@@ -144,7 +151,16 @@ async function share(
   });
   // Primed before any reconcile, like the informers of the four kinds.
   await references.start();
-  return { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged };
+  const pushes = repositoryPushes({
+    client: m.client,
+    informers,
+    defaultServiceAccount: settings.defaultServiceAccount,
+    wake: (kind, key) => {
+      if (kind !== 'FleetSync') onReferenceChange.get(kind)?.(key);
+      enqueue(kind, key, 'webhook: its repository was pushed');
+    },
+  });
+  return { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged, pushes };
 }
 
 /** The steps every kind shares (lifecycle.ts), for one kind. */
@@ -258,6 +274,12 @@ async function fleetController(m: Manager, settings: ControllerSettings, shared:
       })),
     gateUnmet: (owner, wave) => gateUnmet(shared.graph, owner, wave, settings.allowCrossNamespaceRefs ?? false),
     quota: settings.fleetQuota ?? DEFAULT_FLEET_QUOTA,
+    resolveSource: (namespace, named, source, intervalMs) => {
+      // Read as the children would read it: the template's account, else --default-service-account.
+      const account = named ?? settings.defaultServiceAccount;
+      const client = account ? m.client.asServiceAccount(namespace, account) : m.client;
+      return resolveRepositorySource({ client, account: account && `${namespace}/${account}`, namespace, limits: sourceLimits(), resolveMaxAgeMs: intervalMs }, source);
+    },
     client: m.client,
     discovery: m.cache.discovery,
     children: {

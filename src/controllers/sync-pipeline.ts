@@ -27,7 +27,7 @@ import type { ObjectWriter } from '../runtime/object-writer.js';
 import type { ReferencedObjects } from '../runtime/referenced-objects.js';
 import { announceDrift, backedOffNote, dueBy } from './sync-drift.js';
 import type { Drift } from '../apply/drift.js';
-import { failed, progressing, succeeded, type SyncStatusDraft } from './sync-status.js';
+import { failed, progressing, succeeded, withVerification, type SyncStatusDraft } from './sync-status.js';
 import { Holds } from './holds.js';
 import type { Outage } from './cluster-access.js';
 import { afterApplyProblem, afterProblem, failureRetry, problemOf, renderErrors, renderFailure, watchRefusal, type RenderProblem } from './sync-problems.js';
@@ -172,7 +172,8 @@ export class SyncPipeline {
     const set = await this.readAndRender(run, previous, held);
     // The finalizer patch went out alongside the fetch (a new sync's first write); it lands before any apply.
     await finalizer;
-    if ('reason' in set) return this.notRendered(run, base, set, log);
+    if ('reason' in set) return this.notRendered(run, withVerification(base, set, obj.metadata.generation), set, log);
+    base = withVerification(base, set, obj.metadata.generation);
     const tooLarge = oversized(obj, set.entries);
     if (tooLarge) {
       // Stalled until the spec changes: nothing is applied that could not be recorded.
@@ -322,9 +323,12 @@ export class SyncPipeline {
         scopeOf: scopesOf(target.discovery),
         cached: (ref) => this.deps.references.cached(ref),
         capabilities: () => clusterCapabilities(target.client),
+        // A repository's ref listed by another sync of it within this sync's interval is not listed again
+        // (a webhook's push forgets the listings of its repository: the next sync lists it at once).
+        resolveMaxAgeMs: parseDuration(spec.interval),
         onFetched,
       });
-      return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision!, hooks: set.hooks };
+      return renderErrors(set) ?? { objects: set.objects, entries: set.entries, revision: set.revision!, hooks: set.hooks, verified: set.fetched.verified };
     } catch (err) {
       // Discovery got no answer from the target cluster (or not a Kubernetes one): the cluster is the problem, not the source.
       return renderFailure(err, target.client.name, target.outage);
@@ -488,7 +492,7 @@ export class SyncPipeline {
  * A source rendered, or why it is not (see RenderProblem). A rendered set carries its inventory entries
  * (sorted), computed once for the size check, the progress status and the prune.
  */
-type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string; hooks: ChartHook[] } | RenderProblem;
+type Rendered = { objects: KubeObject[]; entries: InventoryEntry[]; revision: string; hooks: ChartHook[]; verified?: string } | RenderProblem;
 
 /** What the apply phase did: each object's result, the ids applied, whether all were, and what it waited for. */
 interface Applied {

@@ -12,6 +12,7 @@ import { ApiError, NotKubernetesError, ResponseLimitError, TransportError } from
 import type { ReconcileResult } from '../runtime/controller.js';
 import { listProblems } from '../runtime/messages.js';
 import { notKubernetesMessage, unreachableMessage, type Outage } from './cluster-access.js';
+import { VerificationError } from '../source/index.js';
 
 /** The longest wait before a failed sync is tried again, unless a watch wakes it first (min(interval, this)). */
 export const RETRY_SOURCE_MS = 30_000;
@@ -36,6 +37,8 @@ export interface RenderProblem {
   message: string;
   unknownKinds?: KindKey[];
   sourceKinds?: KindKey[];
+  /** The source's signature did not hold (SourceVerified=False). */
+  unverified?: boolean;
 }
 
 
@@ -44,7 +47,8 @@ export function renderFailure(err: unknown, cluster: string, outage?: Outage): R
   if (err instanceof NotKubernetesError) return { reason: Reason.ClusterUnreachable, message: notKubernetesMessage(cluster, err.message) };
   if (err instanceof TransportError) return { reason: Reason.ClusterUnreachable, message: unreachableMessage(cluster, err.message, outage) };
   const unserved = err instanceof Error && err.cause instanceof UnknownKindError ? [{ apiVersion: err.cause.apiVersion, kind: err.cause.kind }] : undefined;
-  return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err), sourceKinds: unserved };
+  const unverified = err instanceof VerificationError ? { unverified: true } : {};
+  return { reason: Reason.SourceError, message: err instanceof Error ? err.message : String(err), sourceKinds: unserved, ...unverified };
 }
 
 /** What a render's errors say: kinds the target does not serve, else the source's errors; undefined when there are none. */

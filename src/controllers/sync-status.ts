@@ -75,3 +75,20 @@ export function suspended(s: SyncStatusDraft, generation?: number): SyncStatusDr
   });
   return { ...s, conditions };
 }
+
+/**
+ * SourceVerified (a source with `verify`): True with what verified it, False
+ * when its signature did not hold; removed for a source that verifies nothing.
+ * Kept as it is when the source could not be read for another reason.
+ */
+export function withVerification(s: SyncStatusDraft, read: { verified?: string } | { unverified?: boolean; message: string }, generation?: number): SyncStatusDraft {
+  if ('verified' in read && read.verified !== undefined) {
+    const message = `verified: ${read.verified}`;
+    return { ...s, conditions: setCondition(s.conditions, { type: ConditionType.SourceVerified, status: 'True', reason: Reason.Succeeded, message, observedGeneration: generation }) };
+  }
+  if ('unverified' in read && read.unverified) {
+    return { ...s, conditions: setCondition(s.conditions, { type: ConditionType.SourceVerified, status: 'False', reason: Reason.VerificationFailed, message: read.message, observedGeneration: generation }) };
+  }
+  if ('message' in read) return s;
+  return { ...s, conditions: removeCondition(s.conditions, ConditionType.SourceVerified) };
+}

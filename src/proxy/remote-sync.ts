@@ -11,6 +11,7 @@ import type { ProxySyncSpec } from '../api/objects.js';
 import { objectId } from '../apply/inventory.js';
 import { ownerMarks, ownerOf } from '../apply/owner.js';
 import { CORE, objectPath, type KubeObject } from '../kube/resources.js';
+import { sourceSecretsOf } from '../source/index.js';
 
 /** Where the remote Sync lives: the template's name and namespace, else the ProxySync's. */
 export function remoteLocation(obj: KubeObject, spec: ProxySyncSpec): { namespace: string; name: string } {
@@ -122,10 +123,9 @@ export function relatedRefs(spec: ProxySyncSpec): RelatedRef[] {
   const field = 'spec.template.spec.source';
   if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: `${field}.configMap` });
   if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: `${field}.secret` });
-  if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: `${field}.http.caSecretRef` });
-  if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: `${field}.http.headersSecretRef` });
-  if (source.helmRepository?.caSecretRef) named.push({ kind: 'Secret', name: source.helmRepository.caSecretRef.name, field: `${field}.helmRepository.caSecretRef` });
-  if (source.helmRepository?.secretRef) named.push({ kind: 'Secret', name: source.helmRepository.secretRef.name, field: `${field}.helmRepository.secretRef` });
+  for (const s of sourceSecretsOf(source)) {
+    if (!named.some((n) => n.kind === 'Secret' && n.name === s.name)) named.push({ kind: 'Secret', name: s.name, field: `${field}.${s.field}` });
+  }
   for (const [i, v] of (helm?.valuesFrom ?? []).entries()) {
     const seen = named.some((n) => n.kind === v.kind && n.name === v.name);
     if (!seen) named.push({ kind: v.kind, name: v.name, field: `spec.template.spec.helm.valuesFrom[${i}]`, optional: v.optional });

@@ -13,6 +13,7 @@ import { secretHeaders } from './http-headers.js';
 import { describeRef, readKeys, type ObjectRef, type SourceReader } from './kube-refs.js';
 import { isUnder } from './kustomize-files.js';
 import type { SourceLimits } from './limits.js';
+import { repositoryTree } from './repository.js';
 import { secretCa } from './secret-ca.js';
 
 /**
@@ -31,6 +32,8 @@ export interface ChartSourceOptions extends SourceReader {
   chart?: string;
   /** The home cluster's discovery (Flux source kinds). */
   discovery?: Discovery;
+  /** FetchSourceOptions.resolveMaxAgeMs. */
+  resolveMaxAgeMs?: number;
   /** FetchSourceOptions.cached. */
   cached?: (ref: ObjectRef) => KubeObject | undefined;
   limits: SourceLimits;
@@ -120,11 +123,17 @@ async function packagedChart(opts: ChartSourceOptions, form: string | undefined)
     const chart = await fetchRepositoryChart(opts, source.helmRepository);
     return { data: chart.data, digest: chart.digest, label: chart.label, readFrom: chart.label };
   }
+  if (source.git || source.oci) {
+    // A chart folder of a Git commit's tree, or an OCI artifact's layer (a packaged chart, or a tree holding one).
+    const tree = await repositoryTree(opts, source.git ? { git: source.git } : { oci: source.oci as NonNullable<typeof source.oci> });
+    await opts.lease.take(tree.data.length, opts.signal);
+    return { data: tree.data, digest: digestOf(tree.data), label: `${tree.label} (${tree.revision})`, readFrom: tree.label, revision: tree.revision };
+  }
   if (source.configMap) return fromKeys(opts, 'ConfigMap', source.configMap);
   if (source.secret) return fromKeys(opts, 'Secret', source.secret);
   throw new SourceError(
     `spec.helm: a chart needs an archive (a packaged chart, .tgz), and spec.source.${form ?? 'inline'} holds objects: ` +
-      'use spec.source.http, artifact or helmRepository, or a ConfigMap or Secret holding the .tgz',
+      'use spec.source.http, artifact, helmRepository, git or oci, or a ConfigMap or Secret holding the .tgz',
   );
 }
 

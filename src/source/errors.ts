@@ -10,6 +10,14 @@ export class SourceError extends Error {
   }
 }
 
+/** A source with `verify` whose signature did not hold: nothing of it is used (condition SourceVerified=False). */
+export class VerificationError extends SourceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'VerificationError';
+  }
+}
+
 /** The message of anything thrown, for wrapping it in a SourceError. */
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

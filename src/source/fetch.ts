@@ -1,3 +1,4 @@
+import type { GitSource, OciSource } from '../api/repository-sources.js';
 import { SOURCE_FORMS, type ArtifactSource, type HttpSource, type KeyRef, type SourceForm, type SyncSource } from '../api/source.js';
 import type { Requester } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
@@ -16,6 +17,7 @@ import { fetchChartSet, noPathsWithChart, type ChartSetOptions, type FetchedChar
 import { valuesObjectsOf } from './chart-values.js';
 import { ParsedSets } from './parsed-sets.js';
 import { keepForKustomize, kustomizeArchive } from './kustomize-archive.js';
+import { repositoryTree, type RepositorySource } from './repository.js';
 import { manifestFilter, selectSource } from './select.js';
 
 export interface FetchSourceOptions {
@@ -46,6 +48,12 @@ export interface FetchSourceOptions {
   limits?: Partial<SourceLimits>;
   /** The source is a chart, rendered as `helm template` renders it (spec.helm, resolved: chart-set.ts). */
   helm?: ChartSetOptions;
+  /**
+   * A Git or OCI source's resolution younger than this is used as it is
+   * (the sync's interval: every sync of one repository shares one listing
+   * per interval); 0 or omitted: resolved now.
+   */
+  resolveMaxAgeMs?: number;
   signal?: AbortSignal;
 }
 
@@ -62,6 +70,8 @@ export interface FetchedSource {
   hooks?: FetchedHook[];
   /** The chart rendered (spec.helm). */
   chart?: FetchedChartSet['chart'];
+  /** With source.oci.verify: what verified it (`cosign: <key fingerprint>`). */
+  verified?: string;
 }
 
 interface Context extends FetchSourceOptions {
@@ -71,7 +81,8 @@ interface Context extends FetchSourceOptions {
 /**
  * The objects whose changes change a source (its ConfigMap, Secret or Flux
  * source object; an http source's CA and headers Secrets; a Helm
- * repository's Secrets; the ConfigMaps and Secrets of `helm.valuesFrom`,
+ * repository's Secrets; a Git repository's or OCI artifact's credentials,
+ * CA and cosign keys; the ConfigMaps and Secrets of `helm.valuesFrom`,
  * when the spec's `helm` is given), known from the
  * spec alone: followed even while they are missing or not ready, so their
  * arrival is noticed at once. Read from a cached, unvalidated spec: anything
@@ -88,13 +99,36 @@ export function referencedObjectsOf(source: unknown, namespace: string, helm?: u
   add('v1', 'ConfigMap', s.configMap?.name);
   add('v1', 'Secret', s.secret?.name);
   add(s.artifact?.apiVersion, s.artifact?.kind, s.artifact?.name);
-  const http = s.http as { caSecretRef?: { name?: unknown }; headersSecretRef?: { name?: unknown } } | undefined;
-  add('v1', 'Secret', http?.caSecretRef?.name);
-  add('v1', 'Secret', http?.headersSecretRef?.name);
-  const repository = s.helmRepository as { caSecretRef?: { name?: unknown }; secretRef?: { name?: unknown } } | undefined;
-  add('v1', 'Secret', repository?.caSecretRef?.name);
-  add('v1', 'Secret', repository?.secretRef?.name);
+  for (const { name } of sourceSecretsOf(source)) add('v1', 'Secret', name);
   return [...refs, ...valuesObjectsOf(helm, namespace)];
+}
+
+/** The Secrets a source form names beside its own object: `[form, field]` (field: below `spec.source.<form>`). */
+const SOURCE_SECRET_FIELDS: [string, string][] = [
+  ['http', 'caSecretRef'],
+  ['http', 'headersSecretRef'],
+  ['helmRepository', 'caSecretRef'],
+  ['helmRepository', 'secretRef'],
+  ['git', 'secretRef'],
+  ['git', 'caSecretRef'],
+  ['oci', 'secretRef'],
+  ['oci', 'caSecretRef'],
+  ['oci', 'verify.secretRef'],
+];
+
+/**
+ * The Secrets a source names beside its own object (a CA, headers,
+ * credentials, cosign keys), each with its field below the source
+ * (`http.caSecretRef`), from an unvalidated spec.
+ */
+export function sourceSecretsOf(source: unknown): { name: string; field: string }[] {
+  const found: { name: string; field: string }[] = [];
+  for (const [form, field] of SOURCE_SECRET_FIELDS) {
+    let at: unknown = (source as Record<string, unknown> | undefined)?.[form];
+    for (const step of [...field.split('.'), 'name']) at = (at as Record<string, unknown> | undefined)?.[step];
+    if (typeof at === 'string' && at !== '' && !found.some((f) => f.name === at)) found.push({ name: at, field: `${form}.${field}` });
+  }
+  return found;
 }
 
 /** Reads a sync's source and parses its objects. Every failure is a SourceError. */
@@ -124,6 +158,8 @@ const FORMS: Record<SourceForm, (ctx: Context) => Promise<FetchedSource>> = {
   secret: (ctx) => fromKeys(ctx, 'Secret', ctx.source.secret as KeyRef),
   http: (ctx) => fromHttp(ctx, ctx.source.http as HttpSource),
   artifact: (ctx) => fromArtifact(ctx, ctx.source.artifact as ArtifactSource),
+  git: (ctx) => fromRepository(ctx, { git: ctx.source.git as GitSource }),
+  oci: (ctx) => fromRepository(ctx, { oci: ctx.source.oci as OciSource }),
   helmRepository: () => {
     throw new SourceError('spec.source.helmRepository is a Helm chart: it is rendered only with spec.helm (set spec.helm: {} to render it as helm template does)');
   },
@@ -231,4 +267,21 @@ async function fromArtifact(ctx: Context, source: ArtifactSource): Promise<Fetch
   const artifact = await fluxArtifact(ctx, source);
   const { objects, digest } = await fetchObjects(ctx, { url: artifact.url }, artifact.label, artifact.digest);
   return { objects, revision: artifact.revision ?? digest, readFrom: describeRef({ ...source, namespace: ctx.namespace }) };
+}
+
+/** A Git commit's tree or an OCI artifact's layer, fetched once for the process (repository.ts), then read as an archive or a file. */
+async function fromRepository(ctx: Context, source: RepositorySource): Promise<FetchedSource> {
+  const tree = await repositoryTree(ctx, source);
+  const label = `${tree.label} (${tree.revision})`;
+  const parse = async (): Promise<{ set: { objects: KubeObject[]; digest: string }; bytes: number }> => {
+    const lease = sourceMemoryBudget().lease(label);
+    try {
+      return { set: { objects: await objectsFrom(ctx, tree.data, tree.name, label, lease), digest: tree.resolved }, bytes: tree.data.length };
+    } finally {
+      lease.release();
+    }
+  };
+  const key = JSON.stringify([tree.label, tree.resolved, tree.name, ctx.paths ?? [], ctx.limits.maxObjects]);
+  const { objects } = await PARSED.load(key, parse);
+  return { objects, revision: tree.revision, readFrom: tree.label, verified: tree.verified };
 }

@@ -69,10 +69,10 @@ describe('the sync spec', () => {
   });
 
   test.each([
-    [{ source: {} }, 'source: source must set exactly one of inline, configMap, secret, http, artifact, helmRepository'],
+    [{ source: {} }, 'source: source must set exactly one of inline, configMap, secret, http, artifact, helmRepository, git, oci'],
     [
       { source: { ...inline, configMap: { name: 'cm' } } },
-      'source: source must set exactly one of inline, configMap, secret, http, artifact, helmRepository (found inline, configMap)',
+      'source: source must set exactly one of inline, configMap, secret, http, artifact, helmRepository, git, oci (found inline, configMap)',
     ],
     [{}, 'source: Invalid input: expected object, received undefined'],
     [{ source: inline, timeout: '5 minutes' }, 'timeout: must be a duration such as 30s, 5m or 1h30m'],

@@ -169,9 +169,9 @@ describe('generated CRDs', () => {
     expect(rules(at(schemaOf('Sync'), 'spec.source'))).toEqual([
       {
         rule:
-          '[has(self.inline), has(self.configMap), has(self.secret), has(self.http), has(self.artifact), has(self.helmRepository)]' +
+          '[has(self.inline), has(self.configMap), has(self.secret), has(self.http), has(self.artifact), has(self.helmRepository), has(self.git), has(self.oci)]' +
           '.exists_one(x, x)',
-        message: 'source must set exactly one of inline, configMap, secret, http, artifact, helmRepository',
+        message: 'source must set exactly one of inline, configMap, secret, http, artifact, helmRepository, git, oci',
       },
     ]);
     for (const kind of ['RemoteSync', 'ProxySync'] as const) {

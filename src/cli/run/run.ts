@@ -4,9 +4,10 @@ import { hostname } from 'node:os';
 import { SERVICE_ACCOUNT_NAME } from '../../api/kinds.js';
 import { outboundAddressPolicy } from '../../kube/address-policy.js';
 import type { KubeClient } from '../../kube/client.js';
+import type { PushHandler } from '../../runtime/webhook-server.js';
 import type { FleetReachability } from '../../clusters/fleet-reachability.js';
 import { kubeSystemUid } from '../../kube/cluster-id.js';
-import { DEFAULT_DEBUG_ADDR, parseAddr } from '../../runtime/http-endpoints.js';
+import { closeServer, DEFAULT_DEBUG_ADDR, parseAddr } from '../../runtime/http-endpoints.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Manager } from '../../runtime/manager.js';
 import { packageVersion } from '../../version.js';
@@ -65,6 +66,7 @@ interface RunFlags extends SourceFlags {
   defaultServiceAccount?: string;
   livenessLeaseDuration: string;
   uiAddr?: string;
+  webhookAddr?: string;
   fleetMaxClusters: string;
   fleetMaxSize: string;
 }
@@ -107,6 +109,10 @@ export function addRunCommand(program: Command): void {
     .option(
       '--ui-addr <addr>',
       'serve the read-only web view here (default: off); `8082` or `:8082` listen on loopback only, name a host (`0.0.0.0:8082`) to listen on others; no login of its own (docs/ui.md)',
+    )
+    .option(
+      '--webhook-addr <addr>',
+      'serve POST /hooks/<token> here (default: off): a push event (GitHub, GitLab, or {"url": ...}) makes every sync of the repository it names whose source.git or source.oci webhookSecretRef holds <token> look at once; any other request is a 404',
     )
     .option(
       '--enable-debug-endpoints',
@@ -178,6 +184,7 @@ async function run(flags: RunFlags): Promise<void> {
   const liveness = livenessOf(flags);
   const upstreamAt = upstreamOf(flags);
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
+  if (flags.webhookAddr !== undefined) addrFlag('--webhook-addr', flags.webhookAddr);
   addrFlag('--debug-addr', flags.debugAddr);
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
   useSourceFlags(flags);
@@ -210,7 +217,7 @@ async function run(flags: RunFlags): Promise<void> {
   await manager.start(controllers).catch((err: unknown) => {
     if (!manager.shuttingDown) throw err;
   });
-  if (flags.uiAddr !== undefined && !manager.shuttingDown) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
+  await startListeners(manager, flags, log, controllers);
   const upstream = await startUpstream(manager, upstreamAt, userAgent, instance, log);
   log.info({ ports: manager.ports }, 'running');
   await manager.stopped;
@@ -246,6 +253,21 @@ async function startUiOf(manager: Manager, addr: string, log: Logger, reachabili
   const { startUi } = await import('../../ui/index.js');
   const ui = await startUi(manager, addr, reachability);
   log.info({ url: ui.url, port: ui.port }, 'ui listening');
+}
+
+/** The web view and the push webhook, where asked for. */
+async function startListeners(manager: Manager, flags: RunFlags, log: Logger, controllers: { reachability: FleetReachability; pushes: PushHandler }): Promise<void> {
+  if (manager.shuttingDown) return;
+  if (flags.uiAddr !== undefined) await startUiOf(manager, flags.uiAddr, log, controllers.reachability);
+  if (flags.webhookAddr !== undefined) await startWebhookOf(manager, flags.webhookAddr, log, controllers.pushes);
+}
+
+/** The push webhook (runtime/webhook-server.ts): its module is loaded only when asked for. */
+async function startWebhookOf(manager: Manager, addr: string, log: Logger, pushes: PushHandler): Promise<void> {
+  const { serveWebhook } = await import('../../runtime/webhook-server.js');
+  const webhook = await serveWebhook(addr, pushes, (err) => log.error({ err }, 'webhook: a push could not be handled'));
+  manager.onShutdown(() => closeServer(webhook.server));
+  log.info({ port: webhook.port }, 'webhook listening');
 }
 
 /** SIGTERM or SIGINT: shut down within the grace period; a second signal exits at once. */
