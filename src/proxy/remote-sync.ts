@@ -113,30 +113,38 @@ export interface RelatedRef {
 
 /**
  * The ConfigMaps and Secrets a template's source names, and its chart's
- * `valuesFrom` (copied beside the remote Sync, which reads them there), with
- * the field that names each.
+ * `valuesFrom` (copied beside the remote Sync, which reads them there), each
+ * once, with the field that first names it.
  */
 export function relatedRefs(spec: ProxySyncSpec): RelatedRef[] {
   const { source, helm } = spec.template.spec;
   const named: RelatedRef[] = [];
   const field = 'spec.template.spec.source';
-  if (source.configMap) named.push({ kind: 'ConfigMap', name: source.configMap.name, field: `${field}.configMap` });
-  if (source.secret) named.push({ kind: 'Secret', name: source.secret.name, field: `${field}.secret` });
-  if (source.http?.caSecretRef) named.push({ kind: 'Secret', name: source.http.caSecretRef.name, field: `${field}.http.caSecretRef` });
-  if (source.http?.headersSecretRef) named.push({ kind: 'Secret', name: source.http.headersSecretRef.name, field: `${field}.http.headersSecretRef` });
-  if (source.helmRepository?.caSecretRef) named.push({ kind: 'Secret', name: source.helmRepository.caSecretRef.name, field: `${field}.helmRepository.caSecretRef` });
-  if (source.helmRepository?.secretRef) named.push({ kind: 'Secret', name: source.helmRepository.secretRef.name, field: `${field}.helmRepository.secretRef` });
-  const repository = source.git ? { form: 'git', refs: source.git } : source.oci ? { form: 'oci', refs: { ...source.oci, verifySecretRef: source.oci.verify?.secretRef } } : undefined;
-  for (const ref of ['secretRef', 'caSecretRef', 'verifySecretRef'] as const) {
-    const name = (repository?.refs as Partial<Record<typeof ref, { name: string }>> | undefined)?.[ref]?.name;
-    const at = ref === 'verifySecretRef' ? 'verify.secretRef' : ref;
-    if (name !== undefined && !named.some((n) => n.kind === 'Secret' && n.name === name)) named.push({ kind: 'Secret', name, field: `${field}.${repository?.form}.${at}` });
-  }
-  for (const [i, v] of (helm?.valuesFrom ?? []).entries()) {
-    const seen = named.some((n) => n.kind === v.kind && n.name === v.name);
-    if (!seen) named.push({ kind: v.kind, name: v.name, field: `spec.template.spec.helm.valuesFrom[${i}]`, optional: v.optional });
-  }
+  const add = (kind: RelatedRef['kind'], name: string | undefined, at: string, more: Pick<RelatedRef, 'optional'> = {}): void => {
+    if (name === undefined || named.some((n) => n.kind === kind && n.name === name)) return;
+    named.push({ kind, name, field: at, ...more });
+  };
+  add('ConfigMap', source.configMap?.name, `${field}.configMap`);
+  add('Secret', source.secret?.name, `${field}.secret`);
+  for (const [at, ref] of sourceSecretRefs(source)) add('Secret', ref?.name, `${field}.${at}`);
+  for (const [i, v] of (helm?.valuesFrom ?? []).entries()) add(v.kind, v.name, `spec.template.spec.helm.valuesFrom[${i}]`, { optional: v.optional });
   return named;
+}
+
+/** The Secrets a source names beside its own (`http`, `helmRepository`, `git`, `oci`), by the field under spec.source. */
+function sourceSecretRefs(source: ProxySyncSpec['template']['spec']['source']): [string, { name: string } | undefined][] {
+  const { http, helmRepository, git, oci } = source;
+  return [
+    ['http.caSecretRef', http?.caSecretRef],
+    ['http.headersSecretRef', http?.headersSecretRef],
+    ['helmRepository.caSecretRef', helmRepository?.caSecretRef],
+    ['helmRepository.secretRef', helmRepository?.secretRef],
+    ['git.secretRef', git?.secretRef],
+    ['git.caSecretRef', git?.caSecretRef],
+    ['oci.secretRef', oci?.secretRef],
+    ['oci.caSecretRef', oci?.caSecretRef],
+    ['oci.verify.secretRef', oci?.verify?.secretRef],
+  ];
 }
 
 /** A digest of the copies' content; undefined when there are none. */

@@ -76,6 +76,14 @@ interface Context extends FetchSourceOptions {
   limits: SourceLimits;
 }
 
+/** The fields of each source form that name a Secret beside the source itself (`verify`: its secretRef). */
+const SOURCE_SECRET_REFS = [
+  ['http', ['caSecretRef', 'headersSecretRef']],
+  ['helmRepository', ['caSecretRef', 'secretRef']],
+  ['git', ['secretRef', 'caSecretRef', 'verify']],
+  ['oci', ['secretRef', 'caSecretRef', 'verify']],
+] as const;
+
 /**
  * The objects whose changes change a source (its ConfigMap, Secret or Flux
  * source object; an http source's CA and headers Secrets; a Helm
@@ -97,17 +105,9 @@ export function referencedObjectsOf(source: unknown, namespace: string, helm?: u
   add('v1', 'ConfigMap', s.configMap?.name);
   add('v1', 'Secret', s.secret?.name);
   add(s.artifact?.apiVersion, s.artifact?.kind, s.artifact?.name);
-  const http = s.http as { caSecretRef?: { name?: unknown }; headersSecretRef?: { name?: unknown } } | undefined;
-  add('v1', 'Secret', http?.caSecretRef?.name);
-  add('v1', 'Secret', http?.headersSecretRef?.name);
-  const repository = s.helmRepository as { caSecretRef?: { name?: unknown }; secretRef?: { name?: unknown } } | undefined;
-  add('v1', 'Secret', repository?.caSecretRef?.name);
-  add('v1', 'Secret', repository?.secretRef?.name);
-  for (const form of ['git', 'oci'] as const) {
-    const r = s[form] as { secretRef?: { name?: unknown }; caSecretRef?: { name?: unknown }; verify?: { secretRef?: { name?: unknown } } } | undefined;
-    add('v1', 'Secret', r?.secretRef?.name);
-    add('v1', 'Secret', r?.caSecretRef?.name);
-    add('v1', 'Secret', r?.verify?.secretRef?.name);
+  for (const [form, fields] of SOURCE_SECRET_REFS) {
+    const r = (s[form] ?? {}) as Record<string, { name?: unknown; secretRef?: { name?: unknown } } | undefined>;
+    for (const f of fields) add('v1', 'Secret', f === 'verify' ? r.verify?.secretRef?.name : r[f]?.name);
   }
   return [...refs, ...valuesObjectsOf(helm, namespace)];
 }
