@@ -38,6 +38,25 @@ describe('related objects', () => {
       { kind: 'Secret', name: 'extra', field: 'spec.template.spec.helm.valuesFrom[2]', optional: true },
     ]);
   });
+
+  test("a git source's credentials and CA, an oci source's credentials, CA and cosign keys, each Secret once; a webhook token is not copied", () => {
+    const git = { spec: { source: { git: { url: 'ssh://git@git.test/org/apps.git', secretRef: { name: 'ssh-creds' }, caSecretRef: { name: 'git-ca' }, webhookSecretRef: { name: 'hook' } } } } };
+    expect(relatedRefs(spec(git as unknown as ProxySyncSpec['template']))).toEqual([
+      { kind: 'Secret', name: 'ssh-creds', field: 'spec.template.spec.source.git.secretRef' },
+      { kind: 'Secret', name: 'git-ca', field: 'spec.template.spec.source.git.caSecretRef' },
+    ]);
+    const oci = {
+      spec: {
+        source: { oci: { url: 'oci://registry.test/org/app', secretRef: { name: 'pull' }, caSecretRef: { name: 'pull' }, verify: { provider: 'cosign', secretRef: { name: 'cosign-keys' } } } },
+        helm: { valuesFrom: [{ kind: 'Secret', name: 'cosign-keys' }, { kind: 'ConfigMap', name: 'pull' }] },
+      },
+    };
+    expect(relatedRefs(spec(oci as unknown as ProxySyncSpec['template']))).toEqual([
+      { kind: 'Secret', name: 'pull', field: 'spec.template.spec.source.oci.secretRef' },
+      { kind: 'Secret', name: 'cosign-keys', field: 'spec.template.spec.source.oci.verify.secretRef' },
+      { kind: 'ConfigMap', name: 'pull', field: 'spec.template.spec.helm.valuesFrom[1]', optional: undefined },
+    ]);
+  });
 });
 
 describe('the remote Sync', () => {

@@ -27,11 +27,17 @@ describe('referencedObjectsOf', () => {
       secret('ca'),
       secret('h'),
     ]);
+    expect(referencedObjectsOf({ git: { url: 'ssh://git@x/y.git', secretRef: { name: 'ssh' }, caSecretRef: { name: 'ca' }, webhookSecretRef: { name: 'hook' } } }, 'team')).toEqual([secret('ssh'), secret('ca')]);
+    expect(referencedObjectsOf({ oci: { url: 'oci://x/y', secretRef: { name: 'pull' }, caSecretRef: { name: 'ca' }, verify: { provider: 'cosign', secretRef: { name: 'keys' } } } }, 'team')).toEqual([
+      secret('pull'),
+      secret('ca'),
+      secret('keys'),
+    ]);
     expect(referencedObjectsOf({ inline: [] }, 'team')).toEqual([]);
   });
 
   test('malformed specs name nothing rather than throw', () => {
-    for (const source of [undefined, null, 'x', { configMap: {} }, { configMap: { name: '' } }, { secret: { name: 3 } }, { artifact: { name: 'a' } }, { http: { caSecretRef: 'ca' } }]) {
+    for (const source of [undefined, null, 'x', { configMap: {} }, { configMap: { name: '' } }, { secret: { name: 3 } }, { artifact: { name: 'a' } }, { http: { caSecretRef: 'ca' } }, { git: null }, { oci: 'x' }, { oci: { verify: 'keys', secretRef: {} } }]) {
       expect(referencedObjectsOf(source, 'team')).toEqual([]);
     }
   });
