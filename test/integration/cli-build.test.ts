@@ -12,6 +12,8 @@ import { objectPath, type KubeObject } from '../../src/kube/resources.js';
 import { packageChart } from '../support/chart-repository.js';
 import { assertHelmCli, helmObjects, helmTemplate, type HelmCase } from '../support/helm-cases.js';
 import { assertCliBuilt, runCli, tempDir, unreachableKubeconfig } from '../support/cli.js';
+import { createBareRepo } from '../support/git-repos.js';
+import { startGitServer } from '../support/git-server.js';
 import { closeClients, clusterApi, clusterClient, kubeconfigPath, ROOT } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useOperatedNamespace } from '../support/operated-namespace.js';
@@ -418,6 +420,30 @@ describe('a chart folder (--path DIR holding Chart.yaml)', () => {
     expect(lines[0]).toMatch(new RegExp(`^syncprims build: Sync default/shop-deps: ${chart.replace(/[.]/g, '\\.')}: Chart\\.yaml of chart "shop": a dependency is not vendored \\(found in Chart\\.yaml, but missing in charts/ directory: redis\\).*helm dependency build`));
     expect(lines[1]).toBe('syncprims: 1 of 1 sync did not render (Sync default/shop-deps)');
     expect(notChart).toMatchObject({ code: 2, stderr: expect.stringContaining('--values and --release-name go with --path of a chart folder (one holding Chart.yaml)') });
+  });
+});
+
+describe('a Git source', () => {
+  test('fetched as the operator fetches it: the branch resolved (its revision), its Secret read with --kubeconfig; without it, no credentials and a clear refusal', async () => {
+    const server = await startGitServer({ auth: { username: 'builder', password: 'p4ss' } });
+    try {
+      const repo = createBareRepo(server.root, 'apps');
+      const commit = await repo.commit({ 'apps/cm.yaml': stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-git' }, data: { a: '1' } }), 'README.md': 'not a manifest' });
+      const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'git-creds' }, stringData: { username: 'builder', password: 'p4ss' } };
+      await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns()}/secrets`, body: secret });
+      const file = path.join(dir, 'git-sync.yaml');
+      const source = { git: { url: server.repoUrl('apps'), ref: { branch: 'main' }, secretRef: { name: 'git-creds' } } };
+      writeFileSync(file, stringify({ apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { name: 'from-git', namespace: ns() }, spec: { defaultNamespace: ns(), source, paths: ['apps'] } }));
+      const [withCluster, alone] = await Promise.all([runCli(['build', file, '--kubeconfig', KUBECONFIG]), runCli(['build', file])]);
+      expect({ code: withCluster.code, stderr: withCluster.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(docsOf(withCluster.stdout).map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([`ConfigMap ${ns()}/from-git`]);
+      expect(revisionsOf(withCluster.stdout).get(`Sync ${ns()}/from-git`)).toBe(`main@sha1:${commit}`);
+      expect(alone.code).toBe(1);
+      expect(alone.stderr).toContain('source.git.secretRef is read from the cluster the sync lives in: pass --kubeconfig');
+      expect(`${alone.stderr}${withCluster.stdout}`).not.toContain('p4ss');
+    } finally {
+      await server.close();
+    }
   });
 });
 

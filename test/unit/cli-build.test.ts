@@ -62,6 +62,10 @@ describe('inputs of sync objects', () => {
     expect(clusterReadOf({ http: { url: 'https://x/y.yaml' } })).toBeUndefined();
     expect(clusterReadOf({ configMap: { name: 'c' } })).toBe('source.configMap');
     expect(clusterReadOf({ http: { url: 'https://x/y.yaml', headersSecretRef: { name: 'h' } } })).toBe('source.http.headersSecretRef');
+    expect(clusterReadOf({ git: { url: 'https://g.invalid/r.git' } })).toBeUndefined();
+    expect(clusterReadOf({ git: { url: 'https://g.invalid/r.git', secretRef: { name: 'creds' } } })).toBe('source.git.secretRef');
+    expect(clusterReadOf({ oci: { url: 'oci://r.invalid/a', verify: { provider: 'cosign', secretRef: { name: 'keys' } } } })).toBe('source.oci.verify.secretRef');
+    expect(clusterReadOf({ helmRepository: { url: 'https://c.invalid', chart: 'web', caSecretRef: { name: 'ca' } } })).toBe('source.helmRepository.caSecretRef');
   });
 });
 

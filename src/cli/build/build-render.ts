@@ -11,7 +11,7 @@ import type { KubeClient } from '../../kube/client.js';
 import { Discovery } from '../../kube/discovery.js';
 import { TransportError } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/resources.js';
-import { SourceError, type FetchedSource, type GivenChart } from '../../source/index.js';
+import { SourceError, sourceSecretsOf, type FetchedSource, type GivenChart } from '../../source/index.js';
 import { builtinScope } from './builtin-scopes.js';
 import { CliError, findCause } from '../errors.js';
 
@@ -126,9 +126,9 @@ export function clusterReadOf(source: SyncSource): string | undefined {
   if (source.configMap) return 'source.configMap';
   if (source.secret) return 'source.secret';
   if (source.artifact) return 'source.artifact';
-  if (source.http?.caSecretRef) return 'source.http.caSecretRef';
-  if (source.http?.headersSecretRef) return 'source.http.headersSecretRef';
-  return undefined;
+  // A CA, headers, credentials or cosign keys: Secrets of the sync's namespace.
+  const secret = sourceSecretsOf(source)[0];
+  return secret ? `source.${secret.field}` : undefined;
 }
 
 /**
