@@ -123,7 +123,8 @@ function numberOr(v: unknown): number | undefined {
 }
 
 function exitMessage(code: number, said: string, label: string, where: string): string | undefined {
-  if (code === EXIT.refused) return `${label}: ${said.replace(/;? ?refused$/, '')}; refused`;
+  // The helper's refusals mostly say so themselves.
+  if (code === EXIT.refused) return `${label}: ${/\brefused\b/.test(said) ? said : `${said}; refused`}`;
   if (code === EXIT.failed) return `${where}: ${said}`;
   if (code === EXIT.memory || code === EXIT.time || code === EXIT.output) return `${where}: ${said}`;
   return undefined;

@@ -273,7 +273,7 @@ describe('invalid objects are refused with readable messages', () => {
   });
 
   test('no source form, or two', async () => {
-    const message = 'source must set exactly one of inline, configMap, secret, http, artifact, helmRepository';
+    const message = 'source must set exactly one of inline, configMap, secret, http, artifact, helmRepository, git, oci';
     const empty = await refusal(object('Sync', 'empty', { source: {} }));
     expect(empty).toContain(`spec.source: Invalid value: ${message}`);
     const two = await refusal(object('Sync', 'two', { source: { ...inline, configMap: { name: 'cm' } } }));

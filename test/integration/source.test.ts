@@ -172,7 +172,7 @@ describe('inline', () => {
   });
 
   test('exactly one form', async () => {
-    expect(await refusal(fetch({}))).toBe('spec.source must set exactly one of inline, configMap, secret, http, artifact, helmRepository (found none)');
+    expect(await refusal(fetch({}))).toBe('spec.source must set exactly one of inline, configMap, secret, http, artifact, helmRepository, git, oci (found none)');
     expect(await refusal(fetch({ inline: [], configMap: { name: 'x' } }))).toContain('(found inline, configMap)');
   });
 
