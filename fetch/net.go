@@ -153,34 +153,46 @@ func (c *countedConn) Read(b []byte) (int, error) {
 }
 
 // httpTransport is the HTTP transport of git and OCI: the guard's dialer, no
-// proxy, the system roots and caPEM, each request counted.
+// proxy, the system roots and caPEM, each request counted. The roots are read
+// (some hundred files, parsed) only before the first https request: a plain
+// http fetch pays nothing for them.
 func (g *guard) httpTransport(caPEM string) (http.RoundTripper, error) {
-	roots, err := x509.SystemCertPool()
-	if err != nil || roots == nil {
-		roots = x509.NewCertPool()
-	}
-	if caPEM != "" && !roots.AppendCertsFromPEM([]byte(caPEM)) {
+	if caPEM != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(caPEM)) {
 		return nil, failed("caPEM holds no PEM certificate")
 	}
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           g.DialContext,
-		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   15 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
 		IdleConnTimeout:       30 * time.Second,
 		MaxIdleConnsPerHost:   4,
 	}
-	return &countedTransport{next: tr, g: g}, nil
+	return &countedTransport{next: tr, g: g, tls: func() {
+		roots, err := x509.SystemCertPool()
+		if err != nil || roots == nil {
+			roots = x509.NewCertPool()
+		}
+		if caPEM != "" {
+			roots.AppendCertsFromPEM([]byte(caPEM))
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}}, nil
 }
 
 type countedTransport struct {
 	next http.RoundTripper
 	g    *guard
+	// tls sets the transport's TLS config, once, before its first https request.
+	tls     func()
+	tlsOnce sync.Once
 }
 
 func (t *countedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.g.requests.Add(1)
+	if req.URL.Scheme == "https" && t.tls != nil {
+		t.tlsOnce.Do(t.tls)
+	}
 	return t.next.RoundTrip(req)
 }
