@@ -96,10 +96,11 @@ describe('the git server', () => {
 
   test('a redirect rule answers 302 to the URL given, counted as a redirect', async () => {
     server.reset();
-    server.redirect('/moved.git', 'http://169.254.169.254/x.git');
+    // Only the Location header is read (redirect: 'manual'): nothing connects to 127.0.0.2.
+    server.redirect('/moved.git', 'http://127.0.0.2:9/x.git');
     const res = await fetch(`${server.url}/moved.git/info/refs?service=git-upload-pack`, { redirect: 'manual' });
     expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe('http://169.254.169.254/x.git/info/refs?service=git-upload-pack');
+    expect(res.headers.get('location')).toBe('http://127.0.0.2:9/x.git/info/refs?service=git-upload-pack');
     expect(server.counts('moved').redirect).toBe(1);
   });
 });

@@ -78,8 +78,8 @@ export interface GitServer {
   /**
    * Requests whose path starts with `fromPath` answer `status` (302) to `toUrl`
    * followed by the rest of the path and the query (`/moved.git` ->
-   * `http://169.254.169.254/x.git`: `/moved.git/info/refs?service=...` goes to
-   * `http://169.254.169.254/x.git/info/refs?service=...`). Checked before authentication.
+   * `http://127.0.0.2:9/x.git`: `/moved.git/info/refs?service=...` goes to
+   * `http://127.0.0.2:9/x.git/info/refs?service=...`). Checked before authentication.
    */
   redirect(fromPath: string, toUrl: string, status?: number): void;
   close(): Promise<void>;
