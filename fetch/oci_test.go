@@ -270,10 +270,13 @@ func hexOf(b []byte) string {
 	return string(out)
 }
 
-func TestOCIBasicAuthAndTLS(t *testing.T) {
+// privateTLSRegistry is a registry over TLS that asks for basic auth (u/p),
+// holding a Flux artifact at private:v1: its counts, host and CA.
+func privateTLSRegistry(t *testing.T) (*testserve.Counts, string, string) {
+	t.Helper()
 	counts := testserve.NewCounts()
 	srv := httptest.NewTLSServer(testserve.Registry(counts, "u", "p"))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "https://")
 	ref, _ := name.ParseReference(host + "/private:v1")
 	img, _ := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), fluxConfigMediaType), layer(gzipped(t, []byte("x")), fluxContentMediaType, nil))
@@ -281,6 +284,11 @@ func TestOCIBasicAuthAndTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	return counts, host, caPEM
+}
+
+func TestOCIBasicAuthAndTLS(t *testing.T) {
+	_, host, caPEM := privateTLSRegistry(t)
 	url := "oci://" + host + "/private"
 	_, err := runIn(t, input{Op: "resolve", Kind: "oci", URL: url, Ref: sourceRef{Tag: "v1"}, CAPEM: caPEM})
 	wantFailure(t, err, exitFailed, "authentication")
@@ -372,16 +380,7 @@ func TestOCIRequestCounts(t *testing.T) {
 }
 
 func TestOCIBasicAuthRequestCounts(t *testing.T) {
-	counts := testserve.NewCounts()
-	srv := httptest.NewTLSServer(testserve.Registry(counts, "u", "p"))
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "https://")
-	ref, _ := name.ParseReference(host + "/private:v1")
-	img, _ := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), fluxConfigMediaType), layer(gzipped(t, []byte("x")), fluxContentMediaType, nil))
-	if err := remote.Write(ref, img, remote.WithTransport(srv.Client().Transport), remote.WithAuth(&basicAuthn{"u", "p"})); err != nil {
-		t.Fatal(err)
-	}
-	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	counts, host, caPEM := privateTLSRegistry(t)
 	counts.Reset()
 	out := mustRun(t, input{Op: "fetch", Kind: "oci", URL: "oci://" + host + "/private", Ref: sourceRef{Tag: "v1"}, CAPEM: caPEM, Auth: auth{Username: "u", Password: "p"}})
 	if got := counts.Snapshot(); out.Requests != 3 || got["GET ping"] != 1 || got["GET manifests"] != 1 || got["GET blobs"] != 1 {
