@@ -1,6 +1,6 @@
 import type { BudgetLease } from './budget.js';
 import { SourceError } from './errors.js';
-import { helperBinary, runHelper } from './helper-process.js';
+import { helperBinary, helperExitMessage, runHelper } from './helper-process.js';
 
 /**
  * The fetch helper (`dist/fetch/syncprims-fetch`, fetch/PROTOCOL.md): Git
@@ -51,7 +51,6 @@ const FETCH_BASE_MEMORY = 64 * 1024 * 1024;
 /** What it holds per byte it may fetch: the pack (objects are inflated and written to the tarball one at a time). */
 const FETCH_MEMORY_PER_FETCHED_BYTE = 1;
 
-const EXIT = { refused: 10, failed: 11, memory: 12, time: 13, output: 14 } as const;
 
 function fetchHelperPath(): string {
   return helperBinary('SYNCPRIMS_FETCH_HELPER', 'fetch/syncprims-fetch');
@@ -62,7 +61,6 @@ export interface FetchRunOptions {
   label: string;
   timeoutMs: number;
   lease?: BudgetLease;
-  signal?: AbortSignal;
 }
 
 /** Lists the remote's refs (or tags) and picks what the ref names. Every failure is a SourceError. */
@@ -94,9 +92,9 @@ async function run(op: 'resolve' | 'fetch', request: FetchRequest, opts: FetchRu
     maxOutputBytes,
     where,
     input: [JSON.stringify({ op, ...request, maxOutputBytes })],
-    exitMessage: (code, said) => exitMessage(code, said, opts.label, where),
+    // The helper's refusals mostly say so themselves.
+    exitMessage: (code, said) => helperExitMessage(code, said, { refused: (s) => `${opts.label}: ${/\brefused\b/.test(s) ? s : `${s}; refused`}`, failed: where, limit: where }),
     lease: opts.lease,
-    signal: opts.signal,
   });
   try {
     return JSON.parse(stdout) as Record<string, unknown>;
@@ -120,12 +118,4 @@ function resolutionOf(answer: Record<string, unknown>, label: string): Resolutio
 
 function numberOr(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
-}
-
-function exitMessage(code: number, said: string, label: string, where: string): string | undefined {
-  // The helper's refusals mostly say so themselves.
-  if (code === EXIT.refused) return `${label}: ${/\brefused\b/.test(said) ? said : `${said}; refused`}`;
-  if (code === EXIT.failed) return `${where}: ${said}`;
-  if (code === EXIT.memory || code === EXIT.time || code === EXIT.output) return `${where}: ${said}`;
-  return undefined;
 }

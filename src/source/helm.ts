@@ -1,7 +1,7 @@
 import type { ArchiveFiles } from './archive.js';
 import type { BudgetLease } from './budget.js';
 import { SourceError } from './errors.js';
-import { helperBinary, runHelper } from './helper-process.js';
+import { helperBinary, helperExitMessage, runHelper } from './helper-process.js';
 
 /**
  * Charts rendered as `helm template` (helm v4.3.2) renders them, by the Helm
@@ -90,8 +90,6 @@ export const HELM_BASE_MEMORY = 32 * 1024 * 1024;
 /** The helper's memory per byte it is given (the files held, loaded as a chart, the values parsed, the templates rendered). */
 export const HELM_MEMORY_PER_INPUT_BYTE = 16;
 
-/** The helper's exit codes (PROTOCOL.md). */
-const EXIT = { refused: 10, failed: 11, memory: 12, time: 13, output: 14 } as const;
 
 /** Stdout is JSON: the YAML it carries may take up to twice its bytes once escaped, beside the rest. */
 const STDOUT_SLACK = 1024 * 1024;
@@ -111,7 +109,8 @@ export async function renderChart(files: ArchiveFiles, request: ChartRenderReque
     maxOutputBytes: 2 * opts.maxOutputBytes + STDOUT_SLACK,
     where,
     input: inputOf(chartFiles, rest),
-    exitMessage: (code, said) => exitMessage(code, said, opts.label, where),
+    exitMessage: (code, said) =>
+      helperExitMessage(code, said, { refused: (s) => `${opts.label}: ${s}; refused (charts render in a sandbox: docs/source.md, Helm)`, failed: where, limit: where }),
     lease: opts.lease,
     signal: opts.signal,
   });
@@ -126,12 +125,6 @@ export function filesUnder(files: ArchiveFiles, folder: string): ArchiveFiles {
   return under;
 }
 
-function exitMessage(code: number, said: string, label: string, where: string): string | undefined {
-  if (code === EXIT.refused) return `${label}: ${said}; refused (charts render in a sandbox: docs/source.md, Helm)`;
-  if (code === EXIT.failed) return `${where}: ${said}`;
-  if (code === EXIT.memory || code === EXIT.time || code === EXIT.output) return `${where}: ${said}`;
-  return undefined;
-}
 
 /** The input as JSON: the files one at a time (as base64), then the request (`rest`, a JSON object's text). */
 function* inputOf(files: ArchiveFiles, rest: string): Generator<string> {

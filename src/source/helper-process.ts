@@ -37,6 +37,21 @@ export interface HelperRun {
   signal?: AbortSignal;
 }
 
+/** The exit codes every helper gives a meaning (kustomize/, helm/ and fetch/ PROTOCOL.md). */
+export const HELPER_EXIT = { refused: 10, failed: 11, memory: 12, time: 13, output: 14 } as const;
+
+/**
+ * The message of a helper's own exit code: a refusal as `refused` words it
+ * (stderr's first line given), a failure and a limit after their prefixes;
+ * undefined for any other code (HelperRun.exitMessage).
+ */
+export function helperExitMessage(code: number, said: string, words: { refused: (said: string) => string; failed: string; limit: string }): string | undefined {
+  if (code === HELPER_EXIT.refused) return words.refused(said);
+  if (code === HELPER_EXIT.failed) return `${words.failed}: ${said}`;
+  if (code === HELPER_EXIT.memory || code === HELPER_EXIT.time || code === HELPER_EXIT.output) return `${words.limit}: ${said}`;
+  return undefined;
+}
+
 /** A grace beyond the time limit before the helper is killed: it stops itself, and says why, first. */
 const BACKSTOP_GRACE_MS = 5_000;
 

@@ -1,7 +1,7 @@
 import type { KubeObject } from '../kube/resources.js';
 import type { ArchiveFiles } from './archive.js';
 import type { BudgetLease } from './budget.js';
-import { helperBinary, runHelper } from './helper-process.js';
+import { helperBinary, helperExitMessage, runHelper } from './helper-process.js';
 import { parseManifests } from './parse.js';
 
 /**
@@ -35,7 +35,6 @@ export const KUSTOMIZE_TIME_LIMIT_MS = 20_000;
 export const KUSTOMIZE_BASE_MEMORY = 64 * 1024 * 1024;
 
 /** The helper's exit codes (kustomize/main.go). */
-const EXIT = { refused: 10, failed: 11, memory: 12, time: 13 } as const;
 
 /** Builds each folder in turn (`''` is the root) from `files`, and returns their objects in that order. */
 export async function buildKustomizations(files: ArchiveFiles, dirs: string[], label: string, opts: KustomizeOptions): Promise<KubeObject[]> {
@@ -61,17 +60,10 @@ export async function buildKustomization(files: ArchiveFiles, dir: string, label
     maxOutputBytes: opts.maxOutputBytes,
     where,
     input: inputOf(files, dir),
-    exitMessage: (code, said) => exitMessage(where, label, code, said),
+    exitMessage: (code, said) => helperExitMessage(code, said, { refused: (s) => `${label}: ${s}; refused (kustomize runs in a sandbox: docs/source.md, Kustomize)`, failed: label, limit: where }),
     lease: opts.lease,
     signal: opts.signal,
   });
-}
-
-function exitMessage(where: string, label: string, code: number, said: string): string | undefined {
-  if (code === EXIT.refused) return `${label}: ${said}; refused (kustomize runs in a sandbox: docs/source.md, Kustomize)`;
-  if (code === EXIT.failed) return `${label}: ${said}`;
-  if (code === EXIT.memory || code === EXIT.time) return `${where}: ${said}`;
-  return undefined;
 }
 
 /** The input as JSON, one file at a time (as base64). */
