@@ -154,8 +154,9 @@ describe('the push webhook', () => {
     const right = await post('a-long-random-token', { ref: 'refs/heads/main', repository: { clone_url: `${server.repoUrl('pushed')}`, html_url: 'https://example.invalid/pushed' } });
     expect(right.status).toBe(202);
     expect(await right.json()).toEqual({ woken: 1 });
-    await eventually('the push applied', async () => ((await valueIn('pushed')) === 'two' ? true : undefined), 30_000);
-    expect((await getSync(mgmt, ns(), 'pushed')).status?.lastAppliedRevision).toBe(`main@sha1:${second}`);
+    // The object is applied before the status says so: wait for the status, then look at the object.
+    await eventually('the push applied', async () => ((await getSync(mgmt, ns(), 'pushed')).status?.lastAppliedRevision === `main@sha1:${second}` ? true : undefined), 30_000);
+    expect(await valueIn('pushed')).toBe('two');
   });
 });
 
