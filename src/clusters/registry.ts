@@ -52,6 +52,8 @@ export interface ClusterRegistryOptions {
   logger: Logger;
   metrics?: OperatorMetrics;
   tuning?: CacheTuning;
+  /** The write fence of the remote clusters (--shards: the work's cluster Lease held); the managing cluster's by default. */
+  remoteWriteFence?: () => boolean;
   /** A new cluster was opened (its owned-object informers may wake RemoteSyncs). */
   onOpen?: (cluster: RemoteCluster) => void;
 }
@@ -290,7 +292,7 @@ export class ClusterRegistry {
       kubeConfig: parsed.kubeConfig,
       userAgent: this.opts.userAgent,
       // Read at each write: the fence is set once the manager runs for leadership.
-      writeFence: () => this.opts.home.writeFence?.() ?? true,
+      writeFence: this.opts.remoteWriteFence ?? (() => this.opts.home.writeFence?.() ?? true),
       origin: this.opts.origin,
       ownerNamespace: this.opts.ownerNamespace,
       maxReconciles: this.opts.maxReconcilesPerCluster,

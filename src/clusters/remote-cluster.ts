@@ -112,6 +112,7 @@ export class RemoteCluster {
       timeoutMs: opts.requestTimeoutMs ?? REMOTE_REQUEST_TIMEOUT_MS,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
       writeFence: opts.writeFence,
+      fenceLeases: opts.writeFence !== undefined,
       addressPolicy: opts.addressPolicy,
       // Shared by many identities, each with its own watches: room for more streams than one client needs.
       http2MaxSessions: opts.transports ? SHARED_HTTP2_SESSIONS : undefined,

@@ -32,6 +32,9 @@ import { repositoryPushes } from './repository-pushes.js';
 import type { PushHandler } from '../runtime/webhook-server.js';
 import { syncReconciler } from './sync.js';
 import { resolveRepositorySource, sourceLimits } from '../source/index.js';
+import { shardKeyString } from '../api/shard-marks.js';
+import type { WorkSharding } from '../runtime/controller.js';
+import { pinInformers, shardKeyOf, ShardKeysInUse } from './shard-keys.js';
 
 export interface ControllerSettings {
   concurrency: number;
@@ -151,6 +154,7 @@ async function share(
   });
   // Primed before any reconcile, like the informers of the four kinds.
   await references.start();
+  if (m.shards) await shareOut(m, informers, enqueue, () => shared.registry);
   const pushes = repositoryPushes({
     client: m.client,
     informers,
@@ -160,7 +164,41 @@ async function share(
       enqueue(kind, key, 'webhook: its repository was pushed');
     },
   });
-  return { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged, pushes };
+  const shared: Shared = { owned, graph, references, onReferenceChange, informers, resources, reachabilityChanged, pushes };
+  return shared;
+}
+
+/**
+ * --shards: the keys in use (and the pins) go to the shards; a key taken queues its syncs (and
+ * opens their clusters ahead); a key given up closes what its syncs had open.
+ */
+async function shareOut(m: Manager, informers: Record<Kind, Informer<KubeObject>>, enqueue: Enqueue, registry: () => ClusterRegistry | undefined): Promise<void> {
+  const shards = m.shards!;
+  const inUse = new ShardKeysInUse(informers, await pinInformers(m.cache, m.cache.discovery, m.opts.namespace), () => shards.keysChanged());
+  shards.useKeys(() => inUse.keys());
+  const each = (keys: string[], fn: (kind: Kind, obj: KubeObject) => void): void => {
+    const set = new Set(keys);
+    for (const kind of KINDS) for (const obj of informers[kind].store.list()) if (set.has(shardKeyString(shardKeyOf(kind, obj)))) fn(kind, obj);
+  };
+  shards.onAcquired((keys) =>
+    each(keys, (kind, obj) => {
+      const r = registry();
+      if (r && (kind === 'RemoteSync' || kind === 'ProxySync')) prepareCluster(r, obj);
+      enqueue(kind, `${obj.metadata.namespace}/${obj.metadata.name}`, 'its shard key was taken here');
+    }),
+  );
+  shards.onReleased((keys) =>
+    each(keys, (kind, obj) => {
+      if (kind === 'RemoteSync' || kind === 'ProxySync') void registry()?.release(clusterUser(obj));
+    }),
+  );
+}
+
+/** How a controller of `kind` shares its objects (--shards), or undefined. */
+function shardingOf(m: Manager, kind: Kind): WorkSharding | undefined {
+  const shards = m.shards;
+  if (!shards) return undefined;
+  return { keyOf: (obj) => shardKeyString(shardKeyOf(kind, obj)), works: (key) => shards.works(key), within: (key, fn) => shards.within(key, fn) };
 }
 
 /** The steps every kind shares (lifecycle.ts), for one kind. */
@@ -228,6 +266,7 @@ function controllerOf(m: Manager, deps: LifecycleDeps, settings: ControllerSetti
     reconciler,
     finalizer: FINALIZER,
     afterReconcile: (key) => shared.graph.reconciled(kind, key),
+    sharding: shardingOf(m, kind),
   });
 }
 
@@ -314,6 +353,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
     requestTimeoutMs: settings.remoteRequestTimeoutMs,
     onShareFreed: (kind, key) => enqueue(kind as SyncKind, key, 'a share of the workers freed'),
     rateLimit: settings.remoteRateLimit,
+    ...(m.shards && { remoteWriteFence: () => m.shards!.mayWriteRemote() }),
     logger: m.log,
     metrics: m.metrics,
     onOpen: (cluster) => {
@@ -334,7 +374,7 @@ function clusterRegistry(m: Manager, settings: ControllerSettings, shared: Share
   // Each RemoteSync's and ProxySync's inventory change goes to its own cluster only; a new one's cluster is opened while it waits in the queue.
   for (const informer of remoteKinds) {
     informer.onEvent((e) => {
-      if (e.type === 'added') prepareCluster(registry, e.object);
+      if (e.type === 'added' && (!m.shards || m.shards.works(shardKeyString(shardKeyOf(e.object.kind as Kind, e.object))))) prepareCluster(registry, e.object);
       registry.lastClusterOf(clusterUser(e.object))?.owned.inventoryChanged(e);
     });
   }

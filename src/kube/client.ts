@@ -60,8 +60,10 @@ export interface ClientOptions extends TransportOptions {
   shared?: SharedTransports;
   /** The deadline of a request that names none (default 30 s). */
   timeoutMs?: number;
-  /** Writes are sent only while this says yes (Lease writes always): see KubeClient.fenceWrites. */
+  /** Writes are sent only while this says yes (Lease writes always, unless `fenceLeases`): see KubeClient.fenceWrites. */
   writeFence?: () => boolean;
+  /** Lease writes are fenced too (a remote cluster's: our own Leases are never there, a sync's may be). */
+  fenceLeases?: boolean;
 }
 /** Lease writes pass the write fence: they are how leadership is kept (and given up). */
 const LEASES = /^\/apis\/coordination\.k8s\.io\/[^/]+\/namespaces\/[^/]+\/leases(\/|$)/;
@@ -69,7 +71,7 @@ const LEASES = /^\/apis\/coordination\.k8s\.io\/[^/]+\/namespaces\/[^/]+\/leases
 /** A write refused by the client's write fence: this process does not lead (now). */
 export class NotLeadingError extends Error {
   constructor(what: string) {
-    super(`${what}: not sent: this process does not lead now (its Lease was not renewed within the renew deadline)`);
+    super(`${what}: not sent: this process does not lead now, or does not hold the shard of this work now (its Lease was not renewed within the renew deadline, or passed to another replica)`);
     this.name = 'NotLeadingError';
   }
 }
@@ -436,7 +438,7 @@ export class KubeClient implements Requester {
 
   private checkWriteFence(method: Method, opts: RequestOptions): void {
     const fence = this.options.writeFence;
-    if (fence && method !== 'GET' && !LEASES.test(opts.path) && !fence()) throw new NotLeadingError(describe(opts));
+    if (fence && method !== 'GET' && (this.options.fenceLeases || !LEASES.test(opts.path)) && !fence()) throw new NotLeadingError(describe(opts));
   }
 
   /** Lower-case request headers; the kubeconfig's credentials are refreshed (tokens) for each request. */

@@ -55,6 +55,18 @@ export interface ControllerOptions<T extends KubeObject> {
   finalizer?: string;
   /** Called after each reconcile of a key, whatever its outcome, once the queue has marked it done. */
   afterReconcile?: (key: string) => void;
+  /** With --shards: only the objects whose shard key this replica holds are reconciled here, each within its key. */
+  sharding?: WorkSharding;
+}
+
+/** How a controller shares its objects with other replicas (runtime/shards.ts). */
+export interface WorkSharding {
+  /** The shard key (shardKeyString) an object belongs to. */
+  keyOf(obj: KubeObject): string;
+  /** Whether this replica may work `key` now. */
+  works(key: string): boolean;
+  /** Runs a reconcile as work of `key` (its requests are fenced by the key's Lease). */
+  within<R>(key: string, fn: () => Promise<R>): Promise<R>;
 }
 
 /**
@@ -145,6 +157,13 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   private async process(key: string): Promise<void> {
+    const shardKey = this.shardKeyOf(key);
+    if (shardKey === null) {
+      // Another replica's (or nobody's yet): dropped; taking its key queues it again here.
+      this.causes.delete(key);
+      this.queue.forget(key);
+      return;
+    }
     const { namespace, name } = splitKey(key);
     const log = this.log.child({ kind: this.opts.kind, namespace, name });
     if (this.firstReconcile) {
@@ -159,7 +178,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     const end = this.opts.metrics?.reconcileTime.startTimer({ controller: this.name });
     const started = performance.now();
     try {
-      const result = await this.opts.reconciler.reconcile(key, log);
+      const reconcile = () => this.opts.reconciler.reconcile(key, log);
+      const result = shardKey === undefined ? await reconcile() : await this.opts.sharding!.within(shardKey, reconcile);
       if (result?.retry) {
         this.queue.addRateLimited(key, result.retry.minDelayMs);
         this.count('retry');
@@ -181,6 +201,15 @@ export class Controller<T extends KubeObject = KubeObject> {
       // An object gone is not batched any more.
       if (!this.opts.informer.store.get(key)) this.lastStarted.delete(key);
     }
+  }
+
+  /** The shard key to reconcile `key` within; undefined: not sharded (or the object is gone); null: not this replica's now. */
+  private shardKeyOf(key: string): string | undefined | null {
+    const sharding = this.opts.sharding;
+    const obj = sharding && this.opts.informer.store.get(key);
+    if (!sharding || !obj) return undefined;
+    const shardKey = sharding.keyOf(obj);
+    return sharding.works(shardKey) ? shardKey : null;
   }
 
   private handleError(key: string, err: unknown, log: Logger): void {

@@ -51,12 +51,13 @@ export class MissingNamespaceError extends Error {
 }
 
 export class LeaseLock {
-  /** `labels` are put on the Lease when it is created, and added by a write that finds them missing. */
+  /** `labels` are put on the Lease when it is created, and added by a write that finds them missing; `annotations` are put on it when created. */
   constructor(
     private readonly client: LeaseClient,
     readonly namespace: string,
     readonly name: string,
     private readonly labels: Readonly<Record<string, string>> = {},
+    private readonly annotations: Readonly<Record<string, string>> = {},
   ) {}
 
   /** `namespace/name`, for logs. */
@@ -79,7 +80,7 @@ export class LeaseLock {
     const body: Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: this.name, namespace: this.namespace, ...this.labelled(undefined) },
+      metadata: { name: this.name, namespace: this.namespace, ...this.labelled(undefined), ...(Object.keys(this.annotations).length > 0 && { annotations: { ...this.annotations } }) },
       spec,
     };
     try {
@@ -113,6 +114,16 @@ export class LeaseLock {
     const timeoutMs = Math.floor(call.deadline - performance.now());
     if (timeoutMs <= 0) throw new TransportError(`Lease ${this.description}: no time left for another request`);
     return { timeoutMs, signal: call.signal };
+  }
+
+  /** Deletes the Lease if it is still the version `observed` (a 409 otherwise); gone already is done. */
+  async delete(observed: Lease, call: CallOptions): Promise<void> {
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: observed.metadata.resourceVersion } };
+    try {
+      await this.client.request({ method: 'DELETE', path: this.itemPath(), body, ...this.limits(call) });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.notFound)) throw err;
+    }
   }
 
   private collectionPath(): string {

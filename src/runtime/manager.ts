@@ -12,6 +12,7 @@ import { LeaderElector } from './leader-election.js';
 import { LivenessLease, operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
 import { OperatorMetrics } from './metrics.js';
+import { Shards } from './shards.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -33,6 +34,8 @@ export interface ManagerOptions {
   /** Where the debug endpoints listen: a bare port (`8083`, `:8083`) is loopback's; default `127.0.0.1:8083`. */
   debugAddr?: string;
   leaderElection?: LeaderElectionOptions;
+  /** `--shards`: replicas share the work by shard key (runtime/shards.ts); `member` is this replica's name. Not with leaderElection. */
+  shards?: Omit<LeaderElectionOptions, 'name'> & { member: string; drainMs?: number };
   /** Without leader election: the Lease that says this operator is alive (liveness-lease.ts). */
   liveness?: { namespace: string; name?: string; leaseDurationMs?: number };
   tuning?: CacheTuning;
@@ -57,6 +60,8 @@ export class Manager {
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly servers: http.Server[] = [];
   private elector: LeaderElector | undefined;
+  /** With `shards`: this replica's share of the work (controllers ask it what to reconcile). */
+  readonly shards: Shards | undefined;
   private liveness: LivenessLease | undefined;
   private primed = false;
   private stopping = false;
@@ -78,6 +83,8 @@ export class Manager {
       tuning: opts.tuning,
     });
     this.events = new EventRecorder(opts.client, { log: opts.logger });
+    if (opts.shards && opts.leaderElection) throw new Error('sharding and leader election do not go together: each replica works its share');
+    this.shards = opts.shards && new Shards({ client: opts.client, cache: this.cache, logger: opts.logger, metrics: this.metrics, ...opts.shards });
     this.metrics.trackClient(opts.client, this.log);
     opts.client.observe((r) => {
       this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') });
@@ -101,6 +108,10 @@ export class Manager {
     for (const make of factories) this.controllers.push(await make(this));
     this.primed = true;
     this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches primed');
+    if (this.shards) {
+      await this.startSharded(this.shards);
+      return;
+    }
     if (!this.opts.leaderElection) {
       this.startControllers();
       return;
@@ -109,6 +120,14 @@ export class Manager {
     const elector = this.elector;
     this.client.fenceWrites(() => elector.isLeader());
     void this.elector.run(this.done.signal).catch((err: unknown) => this.fatal('leader election failed', err));
+  }
+
+  /** Every write of the managing cluster fenced by the shards; the controllers run at once (each works only the keys held). */
+  private async startSharded(shards: Shards): Promise<void> {
+    this.client.fenceWrites(() => shards.mayWrite());
+    const { failed } = await shards.start();
+    failed.catch((err: unknown) => this.fatal('shard membership failed', err));
+    this.startControllers();
   }
 
   /** /healthz and /readyz, /metrics, and the debug endpoints when asked for: each where its flag says. */
@@ -164,6 +183,7 @@ export class Manager {
     this.stopRequested.abort();
     this.log.info('shutting down: finishing in-flight reconciles');
     await Promise.all(this.controllers.map((c) => c.stop(graceMs)));
+    await this.shards?.stop().catch((err: unknown) => this.log.warn({ err: String(err) }, 'leaving the shards failed'));
     await Promise.all(this.closers.map((fn) => fn().catch((err: unknown) => this.log.warn({ err: String(err) }, 'closing failed'))));
     if (this.elector?.isLeader()) await this.elector.release().catch(() => false);
     await this.liveness?.release();
@@ -185,7 +205,7 @@ export class Manager {
   /** Without leader election, the operator's own Lease says that it is alive (with it, the leader Lease does). */
   private startLiveness(): void {
     const live = this.opts.liveness;
-    if (this.opts.leaderElection || !live || this.liveness) return;
+    if (this.opts.leaderElection || this.opts.shards || !live || this.liveness) return;
     this.liveness = new LivenessLease({ client: this.opts.client, identity: this.identity, watchNamespace: this.opts.namespace, logger: this.log, ...live });
     this.liveness.start();
   }

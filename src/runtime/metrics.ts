@@ -158,6 +158,28 @@ export class OperatorMetrics {
     help: '1 while this process holds the leader lease',
     registers: [this.registry],
   });
+  readonly shardMember = new Gauge({
+    name: 'syncprims_shard_member',
+    help: 'With --shards: 1 while this replica renews its membership Lease in time',
+    registers: [this.registry],
+  });
+  readonly shardMembers = new Gauge({
+    name: 'syncprims_shard_members',
+    help: 'With --shards: the live replicas this replica counts (itself included)',
+    registers: [this.registry],
+  });
+  readonly shardKeysHeld = new Gauge({
+    name: 'syncprims_shard_keys_held',
+    help: 'With --shards: the shard keys this replica holds, by kind (cluster: a remote cluster; namespace: its local syncs)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly shardHandovers = new Counter({
+    name: 'syncprims_shard_handovers_total',
+    help: 'With --shards: shard keys this replica took (acquired) or gave up (released)',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
 
   constructor(opts: { processMetrics?: boolean } = {}) {
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

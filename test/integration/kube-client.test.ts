@@ -210,7 +210,7 @@ describe('the write fence (leader election)', () => {
     const cms = `/api/v1/namespaces/${ns()}/configmaps`;
     const err = await client.request({ method: 'POST', path: cms, body: cm }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotLeadingError);
-    expect((err as Error).message).toBe(`POST ${cms}: not sent: this process does not lead now (its Lease was not renewed within the renew deadline)`);
+    expect((err as Error).message).toBe(`POST ${cms}: not sent: this process does not lead now, or does not hold the shard of this work now (its Lease was not renewed within the renew deadline, or passed to another replica)`);
     expect(sent.filter((s) => s.startsWith('POST'))).toEqual([]);
     await expect(client.request({ path: `${cms}/fenced` }).catch((e: unknown) => e)).resolves.toMatchObject({ status: 404 });
     const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'fenced' }, spec: { holderIdentity: 'x' } };

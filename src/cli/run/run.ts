@@ -43,6 +43,7 @@ interface RunFlags extends SourceFlags {
   namespace?: string;
   concurrency: string;
   leaderElect?: boolean;
+  shards?: boolean;
   upstreamKubeconfig?: string;
   upstreamSecret?: string;
   upstreamLeaseDuration: string;
@@ -90,6 +91,10 @@ export function addRunCommand(program: Command): void {
     )
     .option('--concurrency <n>', 'workers per controller', '8')
     .option('--leader-elect', 'run only while holding the leader Lease')
+    .option(
+      '--shards',
+      'run as one of several replicas that share the work: each renews a membership Lease (in --leader-election-namespace, with its lease flags); each remote cluster and each namespace of local syncs goes to one live replica by rendezvous hashing (a `syncprims.dev/shard: <replica>` label on a cluster\'s Secret, Cluster or ClusterProfile pins it) and is worked only while that replica holds its Lease (docs/shards.md); not with --leader-elect',
+    )
     .option(
       '--leader-election-namespace <ns>',
       'namespace of the Lease syncprims-leader; without --leader-elect and --namespace, also of the liveness Lease syncprims-operator',
@@ -186,11 +191,13 @@ async function run(flags: RunFlags): Promise<void> {
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
   if (flags.webhookAddr !== undefined) addrFlag('--webhook-addr', flags.webhookAddr);
   addrFlag('--debug-addr', flags.debugAddr);
+  if (flags.shards && flags.leaderElect) throw new Error('--shards and --leader-elect do not go together: with --shards every replica works its share, none stands by');
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
   useSourceFlags(flags);
   const name = kc.getCurrentContext() || 'local';
   const instance = newInstanceId();
   const userAgent = operatorUserAgent(name, instance);
+  const shards = flags.shards ? { ...leaderElectionOf(flags), member: instance } : undefined;
   const client = await KubeClient.create(name, kc, userAgent);
   const manager = new Manager({
     client,
@@ -201,11 +208,12 @@ async function run(flags: RunFlags): Promise<void> {
     debugEndpoints: flags.enableDebugEndpoints ?? false,
     debugAddr: flags.debugAddr,
     leaderElection,
+    shards,
     liveness,
   });
   shutDownOnSignals(manager, log);
   const allowCrossNamespaceRefs = flags.allowCrossNamespaceRefs ?? false;
-  log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs, heapGrowingPercent }, 'starting');
+  log.info({ server: client.server.origin, instance, userAgent, namespace: flags.namespace ?? '(all)', concurrency, allowCrossNamespaceRefs, heapGrowingPercent, sharded: shards !== undefined }, 'starting');
   const { allowExecOf } = await import('./kubeconfig-exec-flag.js');
   const remote = remoteFlags(flags, allowExecOf(flags.allowKubeconfigExec, defaultServiceAccountOf(flags) !== undefined));
   const clusterId = flags.clusterId ?? (await defaultClusterId(client));
