@@ -254,7 +254,7 @@ describe('three replicas sharing twelve clusters', () => {
     expect(itsClusters.filter((name) => edges.get(name)!.some((w) => instanceIn(w) !== paused.id)).length).toBeGreaterThan(0);
   }, 240_000);
 
-  test('a pin on a cluster\'s Secret moves it to the replica it names', async () => {
+  test('a pin on a cluster\'s Secret moves it to the replica it names; a clean stop hands its clusters over at once, and their new holders write nothing', async () => {
     const before = (await holders()).clusters;
     const [name, holder] = [...before][0]!;
     const target = replicas.find((r) => r.id !== holder)!;
@@ -267,11 +267,19 @@ describe('three replicas sharing twelve clusters', () => {
     await eventually('the pinned cluster moved', async () => ((await holders()).clusters.get(name) === target.id ? true : undefined), 30_000, 200);
     const child = await getSync(mgmt, ns(), `fleet-${name}`, REMOTESYNCS);
     expect(child.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
-    // A clean stop gives every key up at once and deletes its membership Lease.
+    // A clean stop (a rolling restart's) gives every key up at once and deletes its membership Lease;
+    // the replicas that take its clusters write nothing there, nothing having changed.
+    const itsClusters = [...(await holders()).clusters].filter(([, id]) => id === target.id).map(([c]) => c);
+    const stoppedAt = new Date();
     await target.op.stop('SIGTERM');
     replicas.splice(replicas.indexOf(target), 1);
-    await heldBy(replicas, 'the stopped replica\'s keys taken');
+    const after = await heldBy(replicas, 'the stopped replica\'s keys taken');
     expect((await leases(SHARD_MEMBER_LABEL)).map((l) => l.spec?.holderIdentity)).not.toContain(target.id);
+    for (const c of itsClusters) {
+      const by = replicas.find((r) => r.id === after.get(c))!;
+      await by.op.waitForLog(`a reconcile of fleet-${c} after the stop`, (l) => String(l.msg).startsWith('reconciled') && l.name === `fleet-${c}` && Date.parse(String(l.time)) > stoppedAt.getTime());
+    }
+    expect([...(await edgeWrites(stoppedAt)).values()].flat().map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
     const list = await mgmt.request<{ items: SyncObject[] }>({ path: syncPath(ns(), '', REMOTESYNCS) });
     expect(list.items.length).toBe(clusters.size + 1);
   }, 120_000);
