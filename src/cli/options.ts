@@ -14,6 +14,14 @@ export function clusterOptions(cmd: Command, help: { kubeconfig?: string; namesp
     .option('-n, --namespace <ns>', help.namespace ?? 'the namespace (default: the context\'s, else "default")');
 }
 
+/** `--operator-namespace`: where the operator's Leases are, for what reads its sharding Leases (`what`: get clusters' SHARD, doctor's checks). */
+export function operatorNamespaceOption(cmd: Command, what = 'SHARD'): Command {
+  return cmd.option(
+    '--operator-namespace <ns>',
+    `the operator's namespace, where its Leases are (its --leader-election-namespace, install's -n), for ${what} (default: syncprims-system)`,
+  );
+}
+
 /** `-A/--all-namespaces`, for commands that list. */
 export function allNamespacesOption(cmd: Command): Command {
   return cmd.option('-A, --all-namespaces', 'every namespace (adds a NAMESPACE column)');

@@ -98,11 +98,12 @@ describe('syncprims get clusters', () => {
     const { code, stdout, stderr } = await getClusters();
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     const [header, ...rows] = tableCells(stdout);
-    expect(header).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'PROBLEM']);
+    expect(header).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SHARD', 'SELECTED-BY', 'LABELS', 'PROBLEM']);
     const byName = new Map(rows.map((r) => [r[0], r]));
-    expect(byName.get('edge-1')).toEqual(['edge-1', 'Secret', 'push', 'yes', '-', '-', 'env=staging', '-']);
-    expect(byName.get('down')?.slice(0, 7)).toEqual(['down', 'Secret', 'push', 'no', '-', '-', 'env=prod']);
-    expect(byName.get('down')?.[7]).toContain(`unreachable: https://127.0.0.1:${down.port}`);
+    // SHARD: no operator runs sharded (no membership Lease in syncprims-system).
+    expect(byName.get('edge-1')).toEqual(['edge-1', 'Secret', 'push', 'yes', '-', '-', '-', 'env=staging', '-']);
+    expect(byName.get('down')?.slice(0, 8)).toEqual(['down', 'Secret', 'push', 'no', '-', '-', '-', 'env=prod']);
+    expect(byName.get('down')?.[8]).toContain(`unreachable: https://127.0.0.1:${down.port}`);
     // The Secret of the test before claims `taken` and holds no kubeconfig.
     expect(byName.get('taken')?.slice(0, 4)).toEqual(['taken', 'Secret', 'push', 'no']);
 
@@ -112,7 +113,7 @@ describe('syncprims get clusters', () => {
     expect(listed.clusters[1]!.reach).toEqual({ reachable: 'yes', server: 'https://127.0.0.1:6442' });
 
     const wide = tableCells((await getClusters('-o', 'wide')).stdout);
-    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
-    expect(wide.find((r) => r[0] === 'edge-1')?.slice(7, 10)).toEqual(['-', `Secret ${ns()}/edge-1-kubeconfig`, 'https://127.0.0.1:6442']);
+    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SHARD', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
+    expect(wide.find((r) => r[0] === 'edge-1')?.slice(8, 11)).toEqual(['-', `Secret ${ns()}/edge-1-kubeconfig`, 'https://127.0.0.1:6442']);
   }, 60_000);
 });

@@ -115,11 +115,11 @@ describe('cluster add --value', () => {
 
   test('get clusters -o wide shows the values (cluster_name left out); -o json has them all', async () => {
     const wide = tableCells((await cli('get', 'clusters', '-o', 'wide')).stdout);
-    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
+    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SHARD', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
     const row = (name: string) => wide.find((r) => r[0] === name);
-    expect(row('edge-1')?.[7]).toBe('region=eu-west,tier=');
-    expect(row('edge-2')?.[7]).toBe('-');
-    expect(row('lab')?.[7]).toBe('note=ab c,region=nowhere');
+    expect(row('edge-1')?.[8]).toBe('region=eu-west,tier=');
+    expect(row('edge-2')?.[8]).toBe('-');
+    expect(row('lab')?.[8]).toBe('note=ab c,region=nowhere');
     const json = JSON.parse((await cli('get', 'clusters', '-o', 'json')).stdout) as { clusters: { name: string; values: Record<string, string> }[] };
     expect(json.clusters.find((c) => c.name === 'edge-1')?.values).toEqual({ region: 'eu-west', tier: '', cluster_name: 'edge-1' });
   }, 60_000);

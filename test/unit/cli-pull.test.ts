@@ -188,21 +188,22 @@ describe('get clusters: MODE and LAST-SEEN', () => {
     ...(revokedAt && { revokedAt }),
     reach: mode === 'pull' ? { reachable: '-' } : { reachable: 'yes', server: 'https://127.0.0.1:6442' },
     selectedBy: [],
+    shard: { state: 'unsharded' },
     unmade: [],
   });
   const rows = [row('edge-1', 'push', null), row('edge-7', 'pull', null), row('edge-8', 'pull', new Date(Date.now() - 5_000).toISOString()), row('edge-9', 'pull', null, '2026-12-02T09:59:50Z')];
 
   test('the table: MODE and LAST-SEEN after SOURCE and REACHABLE; the mode and revoke labels are not shown as labels', () => {
     const [header, ...cells] = tableCells(render(rows, 'fleet', 'table'));
-    expect(header).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'PROBLEM']);
-    expect(cells[0]).toEqual(['edge-1', 'Secret', 'push', 'yes', '-', '-', 'env=prod', '-']);
-    expect(cells[1]).toEqual(['edge-7', 'Secret', 'pull', '-', 'never', '-', 'env=prod', '-']);
+    expect(header).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SHARD', 'SELECTED-BY', 'LABELS', 'PROBLEM']);
+    expect(cells[0]).toEqual(['edge-1', 'Secret', 'push', 'yes', '-', '-', '-', 'env=prod', '-']);
+    expect(cells[1]).toEqual(['edge-7', 'Secret', 'pull', '-', 'never', '-', '-', 'env=prod', '-']);
     expect(cells[2]?.slice(0, 4)).toEqual(['edge-8', 'Secret', 'pull', '-']);
     expect(cells[2]?.[4]).toMatch(/^[5-9]s$/);
-    expect(cells[3]).toEqual(['edge-9', 'Secret', 'pull', '-', 'revoked', '-', 'env=prod', '-']);
+    expect(cells[3]).toEqual(['edge-9', 'Secret', 'pull', '-', 'revoked', '-', '-', 'env=prod', '-']);
     const wide = tableCells(render(rows, 'fleet', 'wide'));
-    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
-    expect(wide[2]?.slice(7, 10)).toEqual(['-', 'Secret fleet/edge-7-kubeconfig', '-']);
+    expect(wide[0]).toEqual(['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SHARD', 'SELECTED-BY', 'LABELS', 'VALUES', 'OBJECT', 'SERVER', 'PROBLEM']);
+    expect(wide[2]?.slice(8, 11)).toEqual(['-', 'Secret fleet/edge-7-kubeconfig', '-']);
   });
 
   test('json and yaml: mode, lastSeen (RFC 3339 or null) and revokedAt', () => {

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { configFiles } from '../../src/cli/install/config-files.js';
+import { UsageError } from '../../src/cli/errors.js';
 import { installManifests, operatorArgs } from '../../src/cli/install/install-manifests.js';
+import { installOptions } from '../../src/cli/install/install-run.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import { LOCAL, ROOT } from '../support/controlplane.js';
 
@@ -140,5 +142,58 @@ describe('--multi-tenant', () => {
     expect(rulesOf(roles.find((r) => r.metadata.name === 'syncprims-read')!)).toEqual([{ apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] }]);
     // The default mode is as it was: the apply-everything role, bound to the operator.
     expect(installManifests().some((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'syncprims-apply')).toBe(true);
+  });
+});
+
+describe('--replicas', () => {
+  type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[] };
+  const deploymentOf = (objects: KubeObject[]) => objects.find((o) => o.kind === 'Deployment') as Deployment;
+
+  test('N replicas with --shards instead of --leader-elect (1 too); the Leases in the operator namespace; nothing else changes', () => {
+    const plain = installManifests({ namespace: 'platform', clusterId: 'mgmt' });
+    for (const n of [1, 3, 10]) {
+      const sharded = installManifests({ namespace: 'platform', clusterId: 'mgmt', replicas: n });
+      const d = deploymentOf(sharded);
+      expect(d.spec.replicas).toBe(n);
+      const args = d.spec.template.spec.containers[0].args;
+      expect(args).toEqual(['run', '--shards', '--leader-election-namespace=platform', '--metrics-addr=:8080', '--health-addr=:8081', '--cluster-id=mgmt']);
+      expect(args).toEqual(operatorArgs('platform', { clusterId: 'mgmt', replicas: n }));
+      // Everything else, the Deployment's other fields included, is as without --replicas.
+      const withoutRun = (o: KubeObject) => {
+        if (o.kind !== 'Deployment') return o;
+        const copy = structuredClone(o) as Deployment;
+        copy.spec.replicas = 0;
+        copy.spec.template.spec.containers[0].args = [];
+        return copy;
+      };
+      expect(sharded.map(withoutRun)).toEqual(plain.map(withoutRun));
+    }
+    const elected = deploymentOf(plain);
+    expect(elected.spec.replicas).toBe(2);
+    expect(elected.spec.template.spec.containers[0].args.slice(0, 2)).toEqual(['run', '--leader-elect']);
+    expect(elected.spec.template.spec.containers[0].args).not.toContain('--shards');
+  });
+
+  test("the operator's Lease Role in its namespace grants what sharding needs: get, list, watch, create, update, delete", () => {
+    for (const multiTenant of [false, true]) {
+      const objects = installManifests({ namespace: 'platform', replicas: 3, multiTenant });
+      const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'syncprims-operator-leases')!;
+      expect(role.metadata.namespace).toBe('platform');
+      const verbs = (role as unknown as { rules: Rule[] }).rules
+        .filter((r) => r.apiGroups?.includes('coordination.k8s.io') && r.resources?.includes('leases'))
+        .flatMap((r) => r.verbs);
+      expect(verbs).toEqual(expect.arrayContaining(['get', 'list', 'watch', 'create', 'update', 'delete']));
+      const binding = objects.find((o) => o.kind === 'RoleBinding' && o.metadata.name === 'syncprims-operator-leases') as unknown as { roleRef: { name: string }; subjects: unknown[] };
+      expect(binding.roleRef.name).toBe('syncprims-operator-leases');
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'syncprims-operator', namespace: 'platform' }]);
+    }
+  });
+
+  test('the flag: a whole number, at least 1; not given: as before', () => {
+    expect(installOptions({ output: 'yaml', replicas: '3' }).replicas).toBe(3);
+    expect(installOptions({ output: 'yaml' })).not.toHaveProperty('replicas');
+    for (const bad of ['0', '-1', '1.5', 'three', '', ' 2']) {
+      expect(() => installOptions({ output: 'yaml', replicas: bad })).toThrow(new UsageError(`--replicas ${bad}: want a whole number of replicas, at least 1`));
+    }
   });
 });

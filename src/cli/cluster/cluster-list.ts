@@ -2,7 +2,9 @@
 // would see it (clusters/inventory-read.ts), with whether each answers (opened
 // from its kubeconfig as `doctor` opens remote clusters, all at once, each
 // given a few seconds), which FleetSyncs select it, its values, and the
-// FleetSyncs that cannot make its template (views/fleet-unmade.ts).
+// FleetSyncs that cannot make its template (views/fleet-unmade.ts), and, under
+// `run --shards`, the replica that holds it (views/shard-read.ts, from the Leases of
+// --operator-namespace).
 import { CLUSTER_LABEL } from '../../api/marks.js';
 import { readInventory } from '../../clusters/inventory-read.js';
 import { selectClusters, type InventoryCluster, type LabelSelector } from '../../clusters/inventory.js';
@@ -12,6 +14,8 @@ import { getIfExists, type Requester } from '../../kube/client.js';
 import { ApiError } from '../../kube/errors.js';
 import { CORE, objectPath, type KubeObject } from '../../kube/resources.js';
 import { unmadeTemplates, type UnmadeTemplate } from '../../views/fleet-unmade.js';
+import { shardCell, type ShardHolding } from '../../views/shard-holders.js';
+import { clusterHolding, DEFAULT_OPERATOR_NAMESPACE, readShards } from '../../views/shard-read.js';
 import { syncCollectionPath } from '../../views/sync-api.js';
 import { withCluster, type Cluster, type ClusterFlags } from '../cluster.js';
 import { humanAge } from '../format.js';
@@ -40,13 +44,25 @@ export interface ClusterRow extends InventoryCluster {
   revokedAt?: string;
   reach: Reach;
   selectedBy: string[];
+  /** Under `run --shards`: the replica holding its key Lease, or why none (views/shard-holders.ts). */
+  shard: ShardHolding;
   /** The FleetSyncs selecting it that cannot make its template: which, and why. */
   unmade: Pick<UnmadeTemplate, 'fleetSync' | 'reason' | 'message'>[];
 }
 
-export async function listClusters(flags: ClusterFlags & { output: ListOutput }): Promise<void> {
+export interface ListFlags extends ClusterFlags {
+  output: ListOutput;
+  /** Where the operator's Leases are (its --leader-election-namespace; default syncprims-system). */
+  operatorNamespace?: string;
+}
+
+export async function listClusters(flags: ListFlags): Promise<void> {
   await withCluster(flags, async (home) => {
-    const [clusters, fleets] = await Promise.all([readInventory(home.client, home.namespace), readFleetSyncs(home.client, home.namespace)]);
+    const [clusters, fleets, shards] = await Promise.all([
+      readInventory(home.client, home.namespace),
+      readFleetSyncs(home.client, home.namespace),
+      readShards(home.client, flags.operatorNamespace ?? DEFAULT_OPERATOR_NAMESPACE, Date.now()),
+    ]);
     const reaches = await Promise.all(clusters.map((c) => (c.mode === 'pull' ? { reachable: '-' as const } : probe(home, c))));
     const seen = await Promise.all(clusters.map((c) => (c.mode === 'pull' ? lastSeenOf(home.client, c) : null)));
     const unmade = unmadeTemplates(fleets, clusters);
@@ -57,6 +73,7 @@ export async function listClusters(flags: ClusterFlags & { output: ListOutput })
       ...revokedOf(c),
       reach: reaches[i]!,
       selectedBy: selectorsOf(c, clusters, fleets),
+      shard: clusterHolding(shards, c),
       unmade: unmadeFor(c, unmade),
     }));
     process.stdout.write(render(rows, home.namespace, flags.output));
@@ -147,13 +164,14 @@ export function render(rows: ClusterRow[], namespace: string, output: ListOutput
   }
   if (rows.length === 0) return `No clusters in namespace ${namespace} (register one: syncprims cluster add NAME --kubeconfig FILE -n ${namespace})\n`;
   const wide = output === 'wide';
-  const header = ['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SELECTED-BY', 'LABELS', ...(wide ? ['VALUES', 'OBJECT', 'SERVER'] : []), 'PROBLEM'];
+  const header = ['NAME', 'SOURCE', 'MODE', 'REACHABLE', 'LAST-SEEN', 'SHARD', 'SELECTED-BY', 'LABELS', ...(wide ? ['VALUES', 'OBJECT', 'SERVER'] : []), 'PROBLEM'];
   const lines = rows.map((r) => [
     r.name,
     r.source,
     r.mode,
     r.reach.reachable,
     lastSeenCell(r),
+    shardCell(r.shard),
     r.selectedBy.join(',') || '-',
     labelsOf(r) || '-',
     ...(wide ? [valuesCell(r.values) || '-', r.definedBy, r.reach.server ?? '-'] : []),

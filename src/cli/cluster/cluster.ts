@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { clusterOptions, examples } from '../options.js';
+import { clusterOptions, examples, operatorNamespaceOption } from '../options.js';
 import type { AddFlags } from './cluster-add.js';
 import type { PullFlags } from './cluster-pull.js';
-import type { ListOutput } from './cluster-list.js';
+import type { ListFlags, ListOutput } from './cluster-list.js';
 import type { ClusterFlags } from '../cluster.js';
 
 /** The output formats of `syncprims get clusters` / `syncprims cluster list`. */
@@ -68,8 +68,9 @@ A push cluster is not turned into a pull one, nor back: delete its Secret first.
   const list = cluster.command('list').alias('ls').description('list the clusters of a namespace (as syncprims get clusters)');
   clusterOptions(list);
   list.option('-o, --output <format>', `output format: ${CLUSTER_OUTPUTS.join(', ')}`, 'table');
+  operatorNamespaceOption(list);
   examples(list, ['syncprims cluster list -n fleet', 'syncprims get clusters -n fleet -o wide']);
-  list.action((flags: ClusterFlags & { output: string }) => getClusters(flags));
+  list.action((flags: ClusterFlags & { output: string; operatorNamespace?: string }) => getClusters(flags));
 }
 
 /** `syncprims cluster revoke`: a pull cluster's identity taken away (cluster-pull.ts). */
@@ -88,8 +89,8 @@ function addRevokeCommand(cluster: Command): void {
   });
 }
 
-/** `syncprims get clusters` and `syncprims cluster list`: name, source, reachability, what selects each, labels, problem. */
-export async function getClusters(flags: ClusterFlags & { output: string }): Promise<void> {
+/** `syncprims get clusters` and `syncprims cluster list`: name, source, reachability, the replica holding it, what selects each, labels, problem. */
+export async function getClusters(flags: Omit<ListFlags, 'output'> & { output: string }): Promise<void> {
   const { UsageError } = await import('../errors.js');
   if (!CLUSTER_OUTPUTS.includes(flags.output as ListOutput)) throw new UsageError(`-o ${flags.output}: clusters are shown as ${CLUSTER_OUTPUTS.join(', ')}`);
   const { listClusters } = await import('./cluster-list.js');

@@ -17,6 +17,8 @@ import { FLEET_CLUSTER_LABEL } from '../../fleet/children.js';
 
 export const PROBLEMS = [
   'OperatorNotRunning',
+  'ReplicaNotRenewing',
+  'ShardUnheld',
   'StuckFinalizer',
   'ClusterUnreachable',
   'FleetSyncNotReady',
@@ -38,7 +40,7 @@ export interface Finding {
   severity: Severity;
   /** The namespace it is in ('' for none). */
   namespace: string;
-  /** `Kind/name` of the sync, `Secret/name` or `Cluster/name` of a cluster, `-` for none. */
+  /** `Kind/name` of the sync, `Secret/name` or `Cluster/name` of a cluster, `Namespace/name`, `Lease/name`, `-` for none. */
   object: string;
   message: string;
   /** What to do about it. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { DoctorFlags } from './doctor-run.js';
-import { allNamespacesOption, clusterOptions, examples, outputOption } from '../options.js';
+import { allNamespacesOption, clusterOptions, examples, operatorNamespaceOption, outputOption } from '../options.js';
 
 /** `syncprims doctor`: what is stuck, and what to do about it. */
 export function addDoctorCommand(program: Command): void {
@@ -11,12 +11,18 @@ export function addDoctorCommand(program: Command): void {
   allNamespacesOption(cmd);
   outputOption(cmd);
   cmd.option('--stuck-after <duration>', 'a sync being deleted whose finalizer has waited this long is stuck', '5m');
+  operatorNamespaceOption(cmd, 'the checks of run --shards');
   cmd.addHelpText(
     'after',
     `
 It reports, one per line, with what to do:
   OperatorNotRunning    no live operator Lease (label syncprims.dev/operator-lease=true) watches a namespace
                         that has syncs; for a ProxySync, none in its cluster watches its Sync's namespace
+  ReplicaNotRenewing    (run --shards) a replica that holds clusters or namespaces but has not renewed its
+                        membership Lease (renewTime + leaseDurationSeconds passed, 5s allowed for clock skew)
+  ShardUnheld           (run --shards) a cluster that RemoteSyncs or ProxySyncs name, or a namespace with Syncs
+                        or FleetSyncs, whose key Lease no live replica holds, for 2 lease durations (a handover
+                        takes seconds)
   StuckFinalizer        deleted longer than --stuck-after ago and still held by its finalizer, and why
   ClusterUnreachable    a cluster that syncs cannot reach (Ready reason ClusterUnreachable), and since when
   FleetSyncNotReady     a FleetSync that is not Ready, naming its failing clusters (and why) from its status
@@ -28,6 +34,8 @@ It reports, one per line, with what to do:
   MissingDependency     a dependsOn entry naming a sync that does not exist
   DependencyForbidden   a dependency in another namespace, refused by the operator
   CannotCheck           (a warning) something it could not look at, and why
+Under run --shards (membership Leases in --operator-namespace), a last line says how many replicas are
+live and what each holds (in -o json|yaml: shards).
 It needs list on syncs, remotesyncs, proxysyncs and fleetsyncs, list on leases.coordination.k8s.io in all
 namespaces, list on the kubeconfig Secrets of namespaces with FleetSyncs that have overrides or
 substitute (their metadata: without it, the clusters of those reasons in the FleetSync's status are

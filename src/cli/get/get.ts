@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { GetFlags } from './get-run.js';
 import { KIND_HELP } from '../kind-name.js';
-import { allNamespacesOption, clusterOptions, examples, OUTPUT_FORMATS } from '../options.js';
+import { allNamespacesOption, clusterOptions, examples, operatorNamespaceOption, OUTPUT_FORMATS } from '../options.js';
 
 /** `syncprims get [kind[/name]]`: the syncs, their state at a glance. */
 export function addGetCommand(program: Command): void {
@@ -16,6 +16,7 @@ export function addGetCommand(program: Command): void {
   cmd
     .option('--status-selector <selector>', 'only syncs whose Ready is: ready=true, ready=false, ready=unknown, ready!=true')
     .option('-w, --watch', 'after the list, print a line for each change until interrupted');
+  operatorNamespaceOption(cmd, 'get clusters\' SHARD');
   examples(cmd, [
     'syncprims get -A',
     'syncprims get -A --status-selector ready=false      # everything failing',
@@ -23,9 +24,9 @@ export function addGetCommand(program: Command): void {
     'syncprims get fsy -n fleet -o wide                   # the FleetSyncs: phase, clusters ready/selected, revisions',
     'syncprims get sync/app -o yaml',
     'syncprims get --watch',
-    'syncprims get clusters -n fleet -o wide              # the cluster inventory, reachability, what selects each',
+    'syncprims get clusters -n fleet -o wide              # the cluster inventory, reachability, the replica holding each, what selects each',
   ]);
-  cmd.action(async (target: string | undefined, flags: GetFlags) => {
+  cmd.action(async (target: string | undefined, flags: GetFlags & { operatorNamespace?: string }) => {
     if (target === 'clusters' || target === 'cluster') {
       const { getClusters } = await import('../cluster/cluster.js');
       return getClusters(flags);

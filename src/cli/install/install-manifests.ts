@@ -24,6 +24,11 @@ export interface InstallOptions {
    * another), and the operator's own account may write no kind of theirs.
    */
   multiTenant?: boolean;
+  /**
+   * `--replicas N`: N replicas sharing the work (`syncprims run --shards`: each holds some of
+   * the remote clusters and namespaces, docs/shards.md) instead of two electing a leader.
+   */
+  replicas?: number;
 }
 
 export const DEFAULT_NAMESPACE = 'syncprims-system';
@@ -65,12 +70,16 @@ export function defaultServiceAccountOf(opts: Pick<InstallOptions, 'defaultServi
   return opts.defaultServiceAccount ?? (opts.multiTenant ? 'default' : undefined);
 }
 
-/** The operator's arguments in the Deployment. */
-export function operatorArgs(namespace: string, opts: Pick<InstallOptions, 'clusterId' | 'defaultServiceAccount' | 'multiTenant'>): string[] {
+/** Without --replicas: two replicas, one leading, the other standing by. */
+const ELECTED_REPLICAS = 2;
+
+/** The operator's arguments in the Deployment: sharded with `replicas`, else electing a leader. */
+export function operatorArgs(namespace: string, opts: Pick<InstallOptions, 'clusterId' | 'defaultServiceAccount' | 'multiTenant' | 'replicas'>): string[] {
   const account = defaultServiceAccountOf(opts);
   return [
     'run',
-    '--leader-elect',
+    opts.replicas === undefined ? '--leader-elect' : '--shards',
+    // With --shards: where the membership and key Leases are.
     `--leader-election-namespace=${namespace}`,
     `--metrics-addr=:${METRICS_PORT}`,
     `--health-addr=:${HEALTH_PORT}`,
@@ -79,7 +88,7 @@ export function operatorArgs(namespace: string, opts: Pick<InstallOptions, 'clus
   ];
 }
 
-/** Two replicas, one leading; probes on /healthz and /readyz; non-root, read-only root filesystem. */
+/** Two replicas, one leading (or `replicas`, sharded); probes on /healthz and /readyz; non-root, read-only root filesystem. */
 function deployment(namespace: string, opts: InstallOptions): KubeObject {
   const probe = (path: string, periodSeconds: number) => ({ httpGet: { path, port: 'health' }, periodSeconds, timeoutSeconds: 2 });
   return {
@@ -87,7 +96,7 @@ function deployment(namespace: string, opts: InstallOptions): KubeObject {
     kind: 'Deployment',
     metadata: { name: OPERATOR_NAME, namespace, labels: { ...OPERATOR_LABELS } },
     spec: {
-      replicas: 2,
+      replicas: opts.replicas ?? ELECTED_REPLICAS,
       selector: { matchLabels: { ...OPERATOR_LABELS } },
       template: {
         metadata: { labels: { ...OPERATOR_LABELS } },

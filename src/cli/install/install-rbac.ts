@@ -128,7 +128,11 @@ function readRules(): PolicyRule[] {
   return [{ apiGroups: ['*'], resources: ['*'], verbs: READ }];
 }
 
-/** The leader Lease and the liveness Leases live in the operator's namespace. */
+/**
+ * The leader Lease, the liveness Leases and, with `--shards` (`install --replicas N`), the
+ * membership Lease of each replica and the Lease of each shard key live in the operator's
+ * namespace: sharding lists and watches them, creates, updates and deletes them.
+ */
 function leaseRules(): PolicyRule[] {
   return [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] }];
 }

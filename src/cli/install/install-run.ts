@@ -1,5 +1,7 @@
 // `syncprims install`: what it does (install.ts declares it).
 import type { ClusterFlags } from '../cluster.js';
+import { UsageError } from '../errors.js';
+import { wholeNumberFlag } from '../flag-values.js';
 import { installManifests, type InstallOptions } from './install-manifests.js';
 import { listOf, toJson, yamlStream } from '../output.js';
 
@@ -8,13 +10,25 @@ export interface InstallFlags extends ClusterFlags {
   clusterId?: string;
   defaultServiceAccount?: string;
   multiTenant?: boolean;
+  /** `--replicas N` as given: a whole number, at least 1. */
+  replicas?: string;
   apply?: boolean;
   output: 'yaml' | 'json';
 }
 
 export function installOptions(flags: InstallFlags): InstallOptions {
   const { image, namespace, clusterId, defaultServiceAccount, multiTenant } = flags;
-  return { image, namespace, clusterId, defaultServiceAccount, multiTenant: multiTenant ?? false };
+  return { image, namespace, clusterId, defaultServiceAccount, multiTenant: multiTenant ?? false, ...replicasOf(flags.replicas) };
+}
+
+/** `{replicas}` when --replicas is given (checked), nothing otherwise. */
+function replicasOf(text: string | undefined): { replicas?: number } {
+  if (text === undefined) return {};
+  try {
+    return { replicas: wholeNumberFlag('--replicas', text, 'replicas') };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 export async function install(flags: InstallFlags): Promise<void> {
