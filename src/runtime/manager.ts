@@ -84,7 +84,7 @@ export class Manager {
     });
     this.events = new EventRecorder(opts.client, { log: opts.logger });
     if (opts.shards && opts.leaderElection) throw new Error('sharding and leader election do not go together: each replica works its share');
-    this.shards = opts.shards && new Shards({ client: opts.client, cache: this.cache, logger: opts.logger, metrics: this.metrics, ...opts.shards });
+    this.shards = opts.shards && new Shards({ client: opts.client, cache: this.cache, logger: opts.logger, metrics: this.metrics, watchNamespace: opts.namespace, ...opts.shards });
     this.metrics.trackClient(opts.client, this.log);
     opts.client.observe((r) => {
       this.metrics.clusterRequests.inc({ cluster: opts.client.name, method: r.method, code: String(r.status ?? 'none') });

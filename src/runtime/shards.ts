@@ -23,6 +23,7 @@ import type { ClusterCache } from './cache.js';
 import type { Informer, InformerEvent } from './informer.js';
 import { LeaderElector } from './leader-election.js';
 import { LeaseLock, microTime, type Lease } from './lease-lock.js';
+import { operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
 import { ownerOf } from './rendezvous.js';
@@ -36,6 +37,8 @@ export interface ShardsOptions {
   namespace: string;
   /** This replica's name among the members (unique among live replicas). */
   member: string;
+  /** `--namespace`: put on the membership Lease, which also says (to `doctor`) that an operator watching it is alive. */
+  watchNamespace?: string;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -107,7 +110,7 @@ export class Shards {
       namespace: opts.namespace,
       name: memberLeaseName(opts.member),
       identity: opts.member,
-      labels: { [SHARD_MEMBER_LABEL]: 'true' },
+      labels: { [SHARD_MEMBER_LABEL]: 'true', ...operatorLeaseLabels(opts.watchNamespace) },
       leaseDurationMs: this.leaseDurationMs,
       renewDeadlineMs: this.renewDeadlineMs,
       retryPeriodMs: this.retryPeriodMs,
