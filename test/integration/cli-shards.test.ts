@@ -17,7 +17,7 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { applyProxySync, applyRemoteSync, serviceAccountKubeconfig } from '../support/remote.js';
-import { keyLeaseAt, memberLeaseAt, microTime } from '../support/shard-leases.js';
+import { keyLeaseAt, LEASE_SECONDS, memberLeaseAt, microTime } from '../support/shard-leases.js';
 import { applySync } from '../support/syncs.js';
 
 const MGMT = kubeconfigPath('mgmt');
@@ -167,7 +167,7 @@ describe('sharded', () => {
         severity: 'error',
         namespace: opNs(),
         object: 'Lease/syncprims-member-replica-2',
-        message: expect.stringMatching(/^replica replica-2 holds 1 cluster but has not renewed its membership Lease since \S+ \(10m ago\): it lapses 15s after a renewal, and 5s more are allowed for the clocks/),
+        message: expect.stringMatching(new RegExp(`^replica replica-2 holds 1 cluster but has not renewed its membership Lease since \\S+ \\(10m ago\\): it lapses ${LEASE_SECONDS}s after a renewal, and 5s more are allowed for the clocks`)),
         action: expect.stringContaining(`the live replicas (replica-1) should take its keys`),
         since: expect.any(String),
       },
@@ -194,7 +194,7 @@ describe('sharded', () => {
     const found = await eventually(
       'ShardUnheld once 2 lease durations have passed since the syncs were made',
       async () => {
-        if (Date.now() < syncsMadeAt + 31_000) return undefined;
+        if (Date.now() < syncsMadeAt + (2 * LEASE_SECONDS + 1) * 1000) return undefined;
         const unheld = (await doctorJson()).findings.filter((f) => f.problem === 'ShardUnheld');
         return unheld.length >= 3 ? unheld : undefined;
       },

@@ -4,8 +4,11 @@
 import { memberLeaseName, SHARD_KEY_ANNOTATION, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, shardLeaseName, type ShardKey } from '../../src/api/shard-marks.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 
+/** The leaseDurationSeconds of the Leases made here: short, so that doctor's grace (two of them) passes within a test. */
+export const LEASE_SECONDS = 6;
+
 export interface MemberOptions {
-  /** leaseDurationSeconds (default 15). */
+  /** leaseDurationSeconds (default LEASE_SECONDS). */
   seconds?: number;
   /** holderIdentity (default: the member's name). */
   holder?: string;
@@ -24,7 +27,7 @@ export function memberLeaseAt(namespace: string, member: string, renewedAt: numb
     metadata: { name: memberLeaseName(member), namespace, labels: { [SHARD_MEMBER_LABEL]: 'true' } },
     spec: {
       holderIdentity: opts.holder ?? member,
-      leaseDurationSeconds: opts.seconds ?? 15,
+      leaseDurationSeconds: opts.seconds ?? LEASE_SECONDS,
       renewTime: microTime(renewedAt),
       ...(opts.acquiredAt === undefined ? {} : { acquireTime: microTime(opts.acquiredAt) }),
     },
@@ -42,6 +45,6 @@ export function keyLeaseAt(namespace: string, key: ShardKey, holder: string, tak
       ...(opts.labelled === false ? {} : { labels: { [SHARD_LEASE_LABEL]: key.kind } }),
       annotations: { [SHARD_KEY_ANNOTATION]: key.id },
     },
-    spec: { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: microTime(takenAt), renewTime: microTime(takenAt) },
+    spec: { holderIdentity: holder, leaseDurationSeconds: LEASE_SECONDS, acquireTime: microTime(takenAt), renewTime: microTime(takenAt) },
   };
 }
