@@ -10,7 +10,7 @@ import { UnknownKindError, type Discovery } from '../kube/discovery.js';
 import type { ClusterCache } from '../runtime/cache.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KeyInUse } from '../runtime/shards.js';
-import { CLUSTER_API_VERSIONS, CLUSTER_PROFILE_VERSIONS } from '../clusters/inventory-sources.js';
+import { CLUSTER_API_VERSIONS, CLUSTER_PROFILE_VERSIONS, clusterProfileCluster, projectClusterProfile } from '../clusters/inventory-sources.js';
 
 /** The shard key of a sync of `kind`. */
 export function shardKeyOf(kind: Kind, obj: KubeObject): ShardKey {
@@ -22,10 +22,14 @@ export function shardKeyOf(kind: Kind, obj: KubeObject): ShardKey {
   return namespaceShardKey(namespace);
 }
 
-/** The cluster key a pinned object stands for: a Secret for itself; a Cluster or ClusterProfile for its `<name>-kubeconfig`. */
+/**
+ * The cluster key a pinned object stands for: a Secret for itself; a Cluster for its `<name>-kubeconfig`; a
+ * ClusterProfile for the Secret its access provider names (as its FleetSync children name it), else `<name>-kubeconfig`.
+ */
 export function pinnedKeyOf(obj: KubeObject): string {
   const name = obj.metadata.name ?? '';
-  const secret = obj.kind === 'Secret' ? name : clusterApiKubeconfigSecret(name);
+  const profileSecret = obj.kind === 'ClusterProfile' ? clusterProfileCluster(obj).ref.kubeConfig?.secretRef.name : undefined;
+  const secret = obj.kind === 'Secret' ? name : (profileSecret ?? clusterApiKubeconfigSecret(name));
   return shardKeyString(clusterShardKey(obj.metadata.namespace ?? '', secret));
 }
 
@@ -75,10 +79,11 @@ export class ShardKeysInUse {
   }
 }
 
-/** The objects that may carry a pin, watched as metadata: Secrets, and Clusters and ClusterProfiles where served (at start). */
+/** The objects that may carry a pin: Secrets and Clusters as metadata, ClusterProfiles as the inventory projects them; the two CRDs where served (at start). */
 export async function pinInformers(cache: ClusterCache, discovery: Discovery, namespace: string | undefined): Promise<Informer<KubeObject>[]> {
-  const selector = { namespace, labelSelector: SHARD_PIN_LABEL, metadataOnly: true };
-  const informers = [await cache.informer('v1', 'Secret', selector)];
+  const metadata = { namespace, labelSelector: SHARD_PIN_LABEL, metadataOnly: true };
+  const projected = { namespace, labelSelector: SHARD_PIN_LABEL, project: { name: 'shard-pin-cluster-profile', fn: projectClusterProfile } };
+  const informers = [await cache.informer('v1', 'Secret', metadata)];
   for (const [kind, versions] of [['Cluster', CLUSTER_API_VERSIONS], ['ClusterProfile', CLUSTER_PROFILE_VERSIONS]] as const) {
     for (const apiVersion of versions) {
       try {
@@ -87,7 +92,7 @@ export async function pinInformers(cache: ClusterCache, discovery: Discovery, na
         if (err instanceof UnknownKindError) continue;
         throw err;
       }
-      informers.push(await cache.informer(apiVersion, kind, selector));
+      informers.push(await cache.informer(apiVersion, kind, kind === 'Cluster' ? metadata : projected));
       break;
     }
   }

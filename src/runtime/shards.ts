@@ -307,19 +307,25 @@ export class Shards {
       else if (!mine && this.holds(k) && !this.releasing.has(k)) void this.handOver(use.key, false);
     }
     for (const [k, h] of this.held) if (!inUse.has(k) && !this.releasing.has(k)) void this.handOver(h.key, true);
-    const taken: string[] = [];
-    for (let i = 0; i < take.length; i += ACQUIRE_CONCURRENCY) {
-      const batch = take.slice(i, i + ACQUIRE_CONCURRENCY);
-      const results = await Promise.all(batch.map((key) => this.acquire(key)));
-      batch.forEach((key, j) => results[j] && taken.push(shardKeyString(key)));
-    }
-    if (taken.length > 0) {
-      this.log.info({ taken: taken.length, held: this.held.size, members: live.length }, 'took shard keys');
-      this.opts.metrics?.shardHandovers.inc({ direction: 'acquired' }, taken.length);
-      this.report();
-      this.tell(this.acquiredListeners, taken);
-    }
+    if (take.length > 0) await this.takeAll(take, live.length);
     await this.collectLongGone();
+  }
+
+  /** Takes the Leases of `keys`, a few at once; each batch's work starts at once (a thousand keys are not all waited for). */
+  private async takeAll(keys: ShardKey[], members: number): Promise<void> {
+    this.log.info({ keys: keys.length, members }, 'taking shard keys');
+    let taken = 0;
+    for (let i = 0; i < keys.length && this.fresh(); i += ACQUIRE_CONCURRENCY) {
+      const batch = keys.slice(i, i + ACQUIRE_CONCURRENCY);
+      const results = await Promise.all(batch.map((key) => this.acquire(key)));
+      const got = batch.filter((_, j) => results[j]).map(shardKeyString);
+      taken += got.length;
+      this.tell(this.acquiredListeners, got);
+    }
+    if (taken === 0) return;
+    this.log.info({ taken, held: this.held.size, members }, 'took shard keys');
+    this.opts.metrics?.shardHandovers.inc({ direction: 'acquired' }, taken);
+    this.report();
   }
 
   /** Takes `key`'s Lease: created, free, ours from before, or its holder's membership confirmed lapsed. */

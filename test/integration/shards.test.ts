@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { clusterShardKey, namespaceShardKey, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, SHARD_PIN_LABEL, shardLeaseName } from '../../src/api/shard-marks.js';
 import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { writesSince, type AuditEvent } from '../support/audit.js';
+import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterClient } from '../support/controlplane.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
@@ -240,16 +240,26 @@ describe('three replicas sharing twelve clusters', () => {
     // Woken, its work goes on for a moment (its timers have not run yet): the fences stop its writes.
     paused.op.child.kill('SIGCONT');
     const rejoined = await eventually('it rejoined and took keys again', async () => {
-      const line = paused.op.logs.find((l) => l.msg === 'took shard keys' && Date.parse(String(l.time)) > pausedAt);
+      const line = paused.op.logs.find((l) => l.msg === 'taking shard keys' && Date.parse(String(l.time)) > pausedAt);
       return line ? Date.parse(String(line.time)) : undefined;
     }, 60_000, 200);
     await heldBy(replicas, 'every key held again');
     const edges = await edgeWrites(since);
     const mgmtWrites = (await writesSince('mgmt', since, OPERATOR_USER_AGENT)).filter((w) => w.objectRef?.namespace === ns());
     const its = [...[...edges.values()].flat(), ...mgmtWrites].filter((w) => instanceIn(w) === paused.id);
-    // What it had sent before the pause was received within a moment of it; then nothing until it held keys again.
+    // What it had sent before the pause was received within a moment of it; then nothing until it began taking keys again.
     const received = (w: AuditEvent): number => Date.parse(w.requestReceivedTimestamp);
     expect(its.filter((w) => received(w) > pausedAt + 500 && received(w) < rejoined).map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+    // And each write it made to a cluster after the pause came after it had taken that cluster's Lease again (a write of its own, answered).
+    const leaseWrites = (await requestsSince('mgmt', new Date(pausedAt), OPERATOR_USER_AGENT)).filter(
+      (w) => w.objectRef?.resource === 'leases' && instanceIn(w) === paused.id && ['update', 'create'].includes(w.verb) && (w.responseStatus?.code ?? 0) < 300,
+    );
+    for (const [name, writes] of edges) {
+      const lease = shardLeaseName(clusterShardKey(ns(), `${name}-kubeconfig`));
+      const retaken = Math.min(...leaseWrites.filter((w) => w.objectRef?.name === lease).map(completedAt));
+      const late = writes.filter((w) => instanceIn(w) === paused.id && received(w) > pausedAt + 500);
+      expect([name, late.filter((w) => !(received(w) > retaken)).length]).toEqual([name, 0]);
+    }
     expectTurns(edges);
     expect(itsClusters.filter((name) => edges.get(name)!.some((w) => instanceIn(w) !== paused.id)).length).toBeGreaterThan(0);
   }, 240_000);

@@ -61,6 +61,11 @@ describe('shard names', () => {
     expect(shardKeyOf('RemoteSync', { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { namespace: 'team', name: 'd' }, spec: {} })).toEqual(namespaceShardKey('team'));
     expect(pinnedKeyOf({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'team', name: 'edge-1-kubeconfig' } })).toBe('cluster:team/edge-1-kubeconfig');
     expect(pinnedKeyOf({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', metadata: { namespace: 'team', name: 'edge-1' } })).toBe('cluster:team/edge-1-kubeconfig');
+    // A ClusterProfile stands for the Secret its access provider names (what its FleetSync children name), else <name>-kubeconfig.
+    const provider = { name: 'secretreader', cluster: { extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { name: 'creds-of-edge-1', key: 'config' } }] } };
+    const profile = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ClusterProfile', metadata: { namespace: 'team', name: 'edge-1' } };
+    expect(pinnedKeyOf({ ...profile, status: { accessProviders: [provider] } })).toBe('cluster:team/creds-of-edge-1');
+    expect(pinnedKeyOf(profile)).toBe('cluster:team/edge-1-kubeconfig');
   });
 });
 
