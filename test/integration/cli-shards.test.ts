@@ -1,5 +1,6 @@
+// Lane: own clusters (test/support/lanes-runner.js: it runs beside the shared-cluster files).
 // Who holds what under `syncprims run --shards`, as `get clusters` (SHARD) and `doctor` show it
-// on mgmt (docs/shards.md, "Who holds what"). No operator runs: the membership and key Leases are
+// on the own lane's cluster (docs/shards.md, "Who holds what"). No operator runs: the membership and key Leases are
 // made by hand in a namespace of their own, as the replicas write them (test/support/shard-leases.ts),
 // and the one live replica's membership Lease is renewed by the test every 2 s, as a replica does.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -12,7 +13,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 import type { ShardHolding } from '../../src/views/shard-holders.js';
 import { assertCliBuilt, runCli, tableCells, tempDir } from '../support/cli.js';
-import { clusterClient, ensureClusters, kubeconfigPath } from '../support/controlplane.js';
+import { clusterClient, ensureClusters, kubeconfigPath, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
@@ -20,11 +21,12 @@ import { applyProxySync, applyRemoteSync, serviceAccountKubeconfig } from '../su
 import { keyLeaseAt, LEASE_SECONDS, memberLeaseAt, microTime } from '../support/shard-leases.js';
 import { applySync } from '../support/syncs.js';
 
-const MGMT = kubeconfigPath('mgmt');
+const CLUSTER = OWN_LANE_CLUSTER;
+const KUBECONFIG = kubeconfigPath(CLUSTER);
 /** The clusters and syncs. */
-const ns = useTestNamespace('mgmt', 'cli-shards');
+const ns = useTestNamespace(CLUSTER, 'cli-shards');
 /** The operator's namespace: its Leases (--operator-namespace). */
-const opNs = useTestNamespace('mgmt', 'cli-shards-op');
+const opNs = useTestNamespace(CLUSTER, 'cli-shards-op');
 const dir = tempDir('syncprims-cli-shards-');
 let client: KubeClient;
 let renewing: NodeJS.Timeout | undefined;
@@ -32,8 +34,8 @@ let renewing: NodeJS.Timeout | undefined;
 let syncsMadeAt = 0;
 
 const leases = (name = '') => `/apis/coordination.k8s.io/v1/namespaces/${opNs()}/leases${name && `/${name}`}`;
-const getClusters = (...args: string[]) => runCli(['get', 'clusters', '--kubeconfig', MGMT, '-n', ns(), '--operator-namespace', opNs(), ...args]);
-const doctor = (...args: string[]) => runCli(['doctor', '--kubeconfig', MGMT, '-n', ns(), '--operator-namespace', opNs(), ...args]);
+const getClusters = (...args: string[]) => runCli(['get', 'clusters', '--kubeconfig', KUBECONFIG, '-n', ns(), '--operator-namespace', opNs(), ...args]);
+const doctor = (...args: string[]) => runCli(['doctor', '--kubeconfig', KUBECONFIG, '-n', ns(), '--operator-namespace', opNs(), ...args]);
 
 /** The SHARD cell of each cluster, by name. */
 async function shardCells(run: Promise<{ code: number; stdout: string; stderr: string }> = getClusters()): Promise<Record<string, string>> {
@@ -68,9 +70,9 @@ const MIN = 60_000;
 
 beforeAll(async () => {
   assertCliBuilt();
-  await ensureClusters(['mgmt']);
-  client = await clusterClient('mgmt');
-  await installCrds('mgmt');
+  await ensureClusters([CLUSTER]);
+  client = await clusterClient(CLUSTER);
+  await installCrds(CLUSTER);
   await Promise.all([
     clusterSecret('edge-a-kubeconfig', 'edge-a'),
     clusterSecret('edge-b-kubeconfig', 'edge-b'),
@@ -112,7 +114,7 @@ describe('not sharded (no membership Lease)', () => {
       { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: ['list'] },
     ];
     const file = path.join(dir, 'reader.kubeconfig');
-    writeFileSync(file, await serviceAccountKubeconfig(client, 'mgmt', ns(), 'reader', rules));
+    writeFileSync(file, await serviceAccountKubeconfig(client, CLUSTER, ns(), 'reader', rules));
     const run = runCli(['get', 'clusters', '--kubeconfig', file, '-n', ns(), '--operator-namespace', opNs()]);
     expect(await shardCells(run)).toEqual({ 'edge-a': '?', 'edge-b': '?', 'edge-c': '?', 'edge-d': '?', 'edge-e': '?' });
     const json = JSON.parse((await runCli(['get', 'clusters', '--kubeconfig', file, '-n', ns(), '--operator-namespace', opNs(), '-o', 'json'])).stdout) as { clusters: { shard: ShardHolding }[] };
@@ -151,7 +153,7 @@ describe('sharded', () => {
     expect(shard['edge-d']).toEqual({ state: 'none', lease: shardLeaseName(key('edge-d-kubeconfig')), holder: 'replica-gone', why: 'its holder replica-gone is not live: its membership Lease syncprims-member-replica-gone is gone' });
 
     // Without --operator-namespace, the Leases are looked for in syncprims-system, where there are none here.
-    const elsewhere = runCli(['get', 'clusters', '--kubeconfig', MGMT, '-n', ns()]);
+    const elsewhere = runCli(['get', 'clusters', '--kubeconfig', KUBECONFIG, '-n', ns()]);
     expect(await shardCells(elsewhere)).toEqual({ 'edge-a': '-', 'edge-b': '-', 'edge-c': '-', 'edge-d': '-', 'edge-e': '-' });
   }, 60_000);
 
