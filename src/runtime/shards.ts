@@ -321,32 +321,38 @@ export class Shards {
 
   /** Takes `key`'s Lease: created, free, ours from before, or its holder's membership confirmed lapsed. */
   private async acquire(key: ShardKey): Promise<boolean> {
-    const name = shardLeaseName(key);
-    const lease = this.keyLeases?.store.get(`${this.opts.namespace}/${name}`);
+    const lease = this.keyLeases?.store.get(`${this.opts.namespace}/${shardLeaseName(key)}`);
     const holder = lease?.spec?.holderIdentity ?? '';
-    if (lease && holder !== '' && holder !== this.member && !(await this.holderGone(holder))) return false;
+    const another = holder !== '' && holder !== this.member;
+    if (another && !(await this.holderGone(holder))) return false;
     const epoch = this.epoch;
-    const lock = this.lockOf(key);
-    const stamp = microTime(new Date());
-    const spec = {
-      holderIdentity: this.member,
-      leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
-      acquireTime: stamp,
-      renewTime: stamp,
-      leaseTransitions: (lease?.spec?.leaseTransitions ?? 0) + (holder === this.member ? 0 : 1),
-    };
     try {
-      const call = { deadline: performance.now() + this.renewDeadlineMs, signal: this.loop.signal };
-      const written = lease ? await lock.update(lease, spec, call) : await lock.create(spec, call);
+      const written = await this.writeHolder(key, lease);
       if (epoch !== this.epoch || !this.fresh()) return false;
       this.held.set(shardKeyString(key), { key, epoch, written: written.metadata.resourceVersion ?? '', echoed: false });
-      if (holder !== '' && holder !== this.member) this.log.info({ key: shardKeyString(key), from: holder }, 'took over a shard key from a replica that stopped renewing');
+      if (another) this.log.info({ key: shardKeyString(key), from: holder }, 'took over a shard key from a replica that stopped renewing');
       return true;
     } catch (err) {
       const lost = err instanceof ApiError && err.conflict;
       this.log[lost ? 'debug' : 'warn']({ key: shardKeyString(key), err: String(err) }, 'could not take a shard Lease; trying again');
       return false;
     }
+  }
+
+  /** Writes us as the holder of `key`'s Lease: over `lease` (guarded by its resourceVersion), or a new one. */
+  private writeHolder(key: ShardKey, lease: Lease | undefined): Promise<Lease> {
+    const stamp = microTime(new Date());
+    const ours = lease?.spec?.holderIdentity === this.member;
+    const spec = {
+      holderIdentity: this.member,
+      leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
+      acquireTime: stamp,
+      renewTime: stamp,
+      leaseTransitions: (lease?.spec?.leaseTransitions ?? 0) + (ours ? 0 : 1),
+    };
+    const call = { deadline: performance.now() + this.renewDeadlineMs, signal: this.loop.signal };
+    const lock = this.lockOf(key);
+    return lease ? lock.update(lease, spec, call) : lock.create(spec, call);
   }
 
   /** Whether `holder` is gone: its membership Lease, read now, is missing or holds the record we saw a lease duration ago. */

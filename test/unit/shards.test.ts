@@ -53,14 +53,14 @@ describe('shard names', () => {
     expect(shardLeaseName(namespaceShardKey('team'))).toMatch(/^syncprims-shard-n-[0-9a-f]{24}$/);
     expect(shardLeaseName(key)).not.toBe(shardLeaseName(clusterShardKey('team', 'edge-2-kubeconfig')));
     expect(memberLeaseName('host-1-abc')).toBe('syncprims-member-host-1-abc');
-    const byRef = shardKeyOf('RemoteSync', { metadata: { namespace: 'team', name: 'a' }, spec: { clusterRef: { name: 'edge-1' } } });
-    const bySecret = shardKeyOf('ProxySync', { metadata: { namespace: 'team', name: 'b' }, spec: { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } } } });
+    const byRef = shardKeyOf('RemoteSync', { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { namespace: 'team', name: 'a' }, spec: { clusterRef: { name: 'edge-1' } } });
+    const bySecret = shardKeyOf('ProxySync', { apiVersion: 'syncprims.dev/v1alpha1', kind: 'ProxySync', metadata: { namespace: 'team', name: 'b' }, spec: { kubeConfig: { secretRef: { name: 'edge-1-kubeconfig' } } } });
     expect(byRef).toEqual(key);
     expect(bySecret).toEqual(key);
-    expect(shardKeyOf('Sync', { metadata: { namespace: 'team', name: 'c' }, spec: {} })).toEqual(namespaceShardKey('team'));
-    expect(shardKeyOf('RemoteSync', { metadata: { namespace: 'team', name: 'd' }, spec: {} })).toEqual(namespaceShardKey('team'));
-    expect(pinnedKeyOf({ kind: 'Secret', metadata: { namespace: 'team', name: 'edge-1-kubeconfig' } })).toBe('cluster:team/edge-1-kubeconfig');
-    expect(pinnedKeyOf({ kind: 'Cluster', metadata: { namespace: 'team', name: 'edge-1' } })).toBe('cluster:team/edge-1-kubeconfig');
+    expect(shardKeyOf('Sync', { apiVersion: 'syncprims.dev/v1alpha1', kind: 'Sync', metadata: { namespace: 'team', name: 'c' }, spec: {} })).toEqual(namespaceShardKey('team'));
+    expect(shardKeyOf('RemoteSync', { apiVersion: 'syncprims.dev/v1alpha1', kind: 'RemoteSync', metadata: { namespace: 'team', name: 'd' }, spec: {} })).toEqual(namespaceShardKey('team'));
+    expect(pinnedKeyOf({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'team', name: 'edge-1-kubeconfig' } })).toBe('cluster:team/edge-1-kubeconfig');
+    expect(pinnedKeyOf({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Cluster', metadata: { namespace: 'team', name: 'edge-1' } })).toBe('cluster:team/edge-1-kubeconfig');
   });
 });
 

@@ -191,13 +191,12 @@ async function run(flags: RunFlags): Promise<void> {
   if (flags.uiAddr !== undefined) addrFlag('--ui-addr', flags.uiAddr);
   if (flags.webhookAddr !== undefined) addrFlag('--webhook-addr', flags.webhookAddr);
   addrFlag('--debug-addr', flags.debugAddr);
-  if (flags.shards && flags.leaderElect) throw new Error('--shards and --leader-elect do not go together: with --shards every replica works its share, none stands by');
   const leaderElection = flags.leaderElect ? leaderElectionOf(flags) : undefined;
   useSourceFlags(flags);
   const name = kc.getCurrentContext() || 'local';
   const instance = newInstanceId();
   const userAgent = operatorUserAgent(name, instance);
-  const shards = flags.shards ? { ...leaderElectionOf(flags), member: instance } : undefined;
+  const shards = shardsOf(flags, instance);
   const client = await KubeClient.create(name, kc, userAgent);
   const manager = new Manager({
     client,
@@ -347,6 +346,14 @@ function leaderElectionOf(flags: RunFlags) {
     throw new Error(`--leader-election-renew-deadline ${flags.leaderElectionRenewDeadline}: want more than 1.2 x --leader-election-retry-period ${flags.leaderElectionRetryPeriod}`);
   }
   return { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader', leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
+/** --shards: this replica's membership, timed by the leader election flags; its name is the instance id. */
+function shardsOf(flags: RunFlags, instance: string) {
+  if (!flags.shards) return undefined;
+  if (flags.leaderElect) throw new Error('--shards and --leader-elect do not go together: with --shards every replica works its share, none stands by');
+  const { namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = leaderElectionOf(flags);
+  return { namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs, member: instance };
 }
 
 /** The liveness Lease (without --leader-elect): in the namespace watched, else the leader election namespace; at least 2 s. */
