@@ -777,6 +777,50 @@ function warningsLine(r: Report): string[] {
   ];
 }
 
+/** When the machine was busy with other work: the wall times are not those of a quiet machine. */
+function loadNote(r: Report): string {
+  const loads = [r.load, ...r.cases.flatMap((c) => c.load)].filter((x) => !Number.isNaN(x));
+  const cpus = os.cpus().length;
+  if (loads.length === 0 || Math.max(...loads) <= cpus) return '';
+  return (
+    ` The machine was busy with other work during this run (1-minute load ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} on ${cpus} CPUs, the load row): ` +
+    `read the wall times against each other within this run only, not against sections measured on a quiet machine.`
+  );
+}
+
+/** The figures of the table in sentences: what was done once, the CPU and memory per replica, the take-over, at rest. */
+function reading(r: Report): string[] {
+  const byReplicas = (k: number): CaseResult | undefined => r.cases.find((c) => c.sharded && c.replicas === k);
+  const one = byReplicas(1);
+  const sharded = r.cases.filter((c) => c.sharded);
+  if (!one || sharded.length < 2) return [];
+  const base = r.cases.find((c) => !c.sharded);
+  const edgePer = (c: CaseResult): string => per(sum(c.figures.map((f) => f.requests.edges)), r.n);
+  const list = (f: (c: CaseResult) => string): string => sharded.map((c) => `${f(c)} (${c.replicas})`).join(', ');
+  const twice = sum(r.cases.map((c) => c.edges.byMany + c.change.edges.byMany + c.mgmt.byMany));
+  const maxCpu = (c: CaseResult): number => Math.max(...c.figures.map((f) => f.cpuMs));
+  const totalCpu = (c: CaseResult): number => sum(c.figures.map((f) => f.cpuMs));
+  const maxHwm = (c: CaseResult): number => Math.max(...c.figures.map((f) => f.hwmKiB));
+  const killed = sharded.filter((c) => c.change.killed);
+  const leaseSeconds = r.lease[0] ?? '?';
+  const quietPerReplica = (c: CaseResult): string => (c.quiet.requests.mgmt / (c.quiet.ms / 1000) / c.replicas).toFixed(2);
+  return [
+    '',
+    `**Reading.** Requests per identity to the edges over the rollout, by replicas: ${list(edgePer)}${base ? ` (baseline ${edgePer(base)})` : ''}; ` +
+      `writes per identity from the edges' audit logs ${list((c) => per(c.edges.writes, r.n))}; identities written by more than one process, in every window of every case ` +
+      `(rollouts, and the changes after the kills): **${int(twice)}**. ` +
+      `CPU over the rollout: the busiest replica ${list((c) => `${((maxCpu(c) / maxCpu(one)) * 100).toFixed(0)}%`)} of one replica's; all replicas summed ${list((c) => `${(totalCpu(c) / totalCpu(one)).toFixed(2)}x`)}: ` +
+      `each replica still watches the whole namespace (every Secret and RemoteSync in its own cache) and keeps its own membership and passes, which is the likely part of the sum that grows with the replicas. ` +
+      `Peak RSS per replica: ${list((c) => mib(maxHwm(c)))} (the caches are not sharded, the clusters opened are). ` +
+      (killed.length
+        ? `Take-over after \`kill -9\`: every key Lease held by a live replica ${killed.map((c) => `${s2(c.change.keysHeldMs)} (${c.replicas} replicas, ${int(c.change.killed!.clusterKeys)} cluster keys and the namespace's taken over)`).join(', ')} ` +
+          `after the kill, with a lease duration of ${leaseSeconds}: the others count a member dead one lease duration after they last saw it renew, by their own clocks. ` +
+          `The change made right after the kill was Ready everywhere after ${killed.map((c) => `${s2(c.change.readyMs)} (${c.replicas})`).join(', ')}, against ${s2(one.change.readyMs)} for the same change with 1 replica and no kill. `
+        : '') +
+      `At rest the replicas wrote ${list((c) => int(c.quiet.mgmtWrites.keyLeaseWrites ?? 0))} key Leases; mgmt's requests per second per replica: ${list(quietPerReplica)} (each renews its membership Lease every retry period, ${r.lease[2] ?? '?'}).`,
+  ];
+}
+
 function writeReport(r: Report): void {
   const also = (process.env.SHARDS_BENCH_ALSO ?? '')
     .split(',')
@@ -787,10 +831,11 @@ function writeReport(r: Report): void {
     '',
     `${facts(r)} Ratios in parentheses are against \`--shards\` with 1 replica of the same run. ` +
       `**On this ${os.cpus().length}-core machine more replicas cannot be faster in wall time**: the replicas, the three API servers and etcd share the same cores, ` +
-      `so the figures to watch are the CPU per replica (each replica's share of the work) and the requests per identity to the edges (the same with 1, 2 and 3 replicas: nothing done twice), ` +
-      `and the identities written by more than one process (0: each cluster worked by one replica).`,
+      `so the figures to watch are the CPU per replica (each replica's share of the work), the requests per identity to the edges (the same with 1, 2 and 3 replicas if nothing is done twice), ` +
+      `and the identities written by more than one process (0 if each cluster is worked by one replica at a time).${loadNote(r)}`,
     '',
     ...table(r),
+    ...reading(r),
     ...warningsLine(r),
     ...also.flatMap((a) => ['', facts(a), '', ...table(a), ...warningsLine(a)]),
     '',
