@@ -6,7 +6,7 @@
 # and run with `node --expose-gc`. Each writes docs/benchmarks/NAME.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all=(controlplane informer sync deps sources transport remote hostile fleet rollout proxysync pull ui many-syncs writes noop-resync module-memory parse kustomize helm git-oci)
+all=(controlplane informer sync deps sources transport remote hostile fleet rollout shards proxysync pull ui many-syncs writes noop-resync module-memory parse kustomize helm git-oci)
 selected=("${@:-${all[@]}}")
 [ "${1:-}" = "--assemble" ] && selected=()
 compiled=""
