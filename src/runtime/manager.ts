@@ -181,6 +181,7 @@ export class Manager {
   private async shutDownOnce(graceMs: number): Promise<void> {
     this.stopping = true;
     this.stopRequested.abort();
+    this.shards?.stopTaking();
     this.log.info('shutting down: finishing in-flight reconciles');
     await Promise.all(this.controllers.map((c) => c.stop(graceMs)));
     await this.shards?.stop().catch((err: unknown) => this.log.warn({ err: String(err) }, 'leaving the shards failed'));

@@ -22,12 +22,13 @@ import { sleep } from './backoff.js';
 import type { ClusterCache } from './cache.js';
 import type { Informer, InformerEvent } from './informer.js';
 import { LeaderElector } from './leader-election.js';
-import { LeaseLock, microTime, type Lease } from './lease-lock.js';
+import type { Lease } from './lease-lock.js';
 import { operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
 import { ownerOf } from './rendezvous.js';
 import { currentShardKey, withinShardKey } from './shard-context.js';
+import { ShardLocks } from './shard-locks.js';
 import { ShardMembers } from './shard-members.js';
 
 export interface ShardsOptions {
@@ -74,6 +75,7 @@ const LONG_GONE_FACTOR = 10;
 export class Shards {
   readonly member: string;
   private readonly members: ShardMembers;
+  private readonly locks: ShardLocks;
   private readonly elector: LeaderElector;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
@@ -87,6 +89,12 @@ export class Shards {
   private readonly drained = new Map<string, () => void>();
   private keysInUse: () => Map<string, KeyInUse> = () => new Map();
   private keyLeases?: Informer<LeaseObject>;
+  /** Set when shutdown begins: no key is taken any more (those held are kept until stop()). */
+  private leaving = false;
+  /** The owners last computed, and from what (the live members, and the keys-in-use map they were computed for). */
+  private owners?: { live: string; inUse: Map<string, KeyInUse>; of: Map<string, string | undefined> };
+  /** Holders confirmed gone (or not) in this pass: one read of a member's Lease, whatever number of keys it held. */
+  private gone = new Map<string, Promise<boolean>>();
   private passScheduled = false;
   private passing = false;
   private passAgain = false;
@@ -105,6 +113,7 @@ export class Shards {
     this.drainMs = opts.drainMs ?? 10_000;
     this.log = opts.logger.child({ component: 'shards', member: opts.member });
     this.members = new ShardMembers(this.leaseDurationMs);
+    this.locks = new ShardLocks(opts.client, opts.namespace, opts.member, Math.ceil(this.leaseDurationMs / 1000));
     this.elector = new LeaderElector({
       client: opts.client,
       namespace: opts.namespace,
@@ -193,6 +202,11 @@ export class Shards {
     return [...this.held.keys()].filter((k) => this.holds(k));
   }
 
+  /** Shutdown has begun: take no more keys (a replica that is leaving would only have to give them up again). */
+  stopTaking(): void {
+    this.leaving = true;
+  }
+
   /** Leaves: gives up every key (emptied, so that the others take them at once) and deletes the membership Lease. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
@@ -203,7 +217,7 @@ export class Shards {
     await this.membership?.catch(() => undefined);
     this.held.clear();
     this.report();
-    const lock = new LeaseLock(this.opts.client, this.opts.namespace, memberLeaseName(this.member));
+    const lock = this.locks.ofMember(this.member);
     const own = await lock.get({ deadline }).catch(() => undefined);
     if (own) await lock.delete(own, { deadline }).catch((err: unknown) => this.log.warn({ err: String(err) }, 'could not delete the membership Lease'));
     this.log.info({ released: keys.length }, 'left the shards');
@@ -300,16 +314,29 @@ export class Shards {
     const live = [...new Set([...this.members.live(), this.member])].sort();
     this.opts.metrics?.shardMembers.set(live.length);
     const inUse = this.keysInUse();
+    const owners = this.ownersOf(live, inUse);
     const take: ShardKey[] = [];
     for (const [k, use] of inUse) {
-      const mine = ownerOf(k, live, use.pin) === this.member;
+      const mine = owners.get(k) === this.member;
       if (mine && !this.holds(k)) take.push(use.key);
       else if (!mine && this.holds(k) && !this.releasing.has(k)) void this.handOver(use.key, false);
     }
     for (const [k, h] of this.held) if (!inUse.has(k) && !this.releasing.has(k)) void this.handOver(h.key, true);
-    if (take.length > 0) await this.takeAll(take, live.length);
+    this.gone = new Map();
+    if (take.length > 0 && !this.leaving) await this.takeAll(take, live.length);
     await this.collectLongGone();
   }
+
+  /** Each key's owner: hashed again only when the live members or the keys in use changed (a pass runs on every renewal). */
+  private ownersOf(live: string[], inUse: Map<string, KeyInUse>): Map<string, string | undefined> {
+    const id = live.join(',');
+    if (this.owners?.live === id && this.owners.inUse === inUse) return this.owners.of;
+    const of = new Map<string, string | undefined>();
+    for (const [k, use] of inUse) of.set(k, ownerOf(k, live, use.pin));
+    this.owners = { live: id, inUse, of };
+    return of;
+  }
+
 
   /** Takes the Leases of `keys`, a few at once; each batch's work starts at once (a thousand keys are not all waited for). */
   private async takeAll(keys: ShardKey[], members: number): Promise<void> {
@@ -333,10 +360,10 @@ export class Shards {
     const lease = this.keyLeases?.store.get(`${this.opts.namespace}/${shardLeaseName(key)}`);
     const holder = lease?.spec?.holderIdentity ?? '';
     const another = holder !== '' && holder !== this.member;
-    if (another && !(await this.holderGone(holder))) return false;
+    if (another && !(await this.goneInThisPass(holder))) return false;
     const epoch = this.epoch;
     try {
-      const written = await this.writeHolder(key, lease);
+      const written = await this.locks.take(key, lease, { deadline: performance.now() + this.renewDeadlineMs, signal: this.loop.signal });
       if (epoch !== this.epoch || !this.fresh()) return false;
       this.held.set(shardKeyString(key), { key, epoch, written: written.metadata.resourceVersion ?? '', echoed: false });
       if (another) this.log.info({ key: shardKeyString(key), from: holder }, 'took over a shard key from a replica that stopped renewing');
@@ -348,26 +375,17 @@ export class Shards {
     }
   }
 
-  /** Writes us as the holder of `key`'s Lease: over `lease` (guarded by its resourceVersion), or a new one. */
-  private writeHolder(key: ShardKey, lease: Lease | undefined): Promise<Lease> {
-    const stamp = microTime(new Date());
-    const ours = lease?.spec?.holderIdentity === this.member;
-    const spec = {
-      holderIdentity: this.member,
-      leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
-      acquireTime: stamp,
-      renewTime: stamp,
-      leaseTransitions: (lease?.spec?.leaseTransitions ?? 0) + (ours ? 0 : 1),
-    };
-    const call = { deadline: performance.now() + this.renewDeadlineMs, signal: this.loop.signal };
-    const lock = this.lockOf(key);
-    return lease ? lock.update(lease, spec, call) : lock.create(spec, call);
+
+  private goneInThisPass(holder: string): Promise<boolean> {
+    let answer = this.gone.get(holder);
+    if (!answer) this.gone.set(holder, (answer = this.holderGone(holder)));
+    return answer;
   }
 
   /** Whether `holder` is gone: its membership Lease, read now, is missing or holds the record we saw a lease duration ago. */
   private async holderGone(holder: string): Promise<boolean> {
     if (this.members.isLive(holder)) return false;
-    const lock = new LeaseLock(this.opts.client, this.opts.namespace, memberLeaseName(holder));
+    const lock = this.locks.ofMember(holder);
     const now = await lock.get({ deadline: performance.now() + this.renewDeadlineMs, signal: this.loop.signal }).catch(() => null);
     if (now === null) return false;
     if (now === undefined || (now.spec?.holderIdentity ?? '') === '') return true;
@@ -413,12 +431,17 @@ export class Shards {
       this.tell(this.releasedListeners, [k]);
       this.report();
     }
-    const lock = this.lockOf(key);
-    const lease = await lock.get({ deadline });
-    if (!lease || lease.spec?.holderIdentity !== this.member) return;
-    if (remove) await lock.delete(lease, { deadline });
-    else await lock.update(lease, { ...lease.spec, holderIdentity: '', renewTime: microTime(new Date()) }, { deadline });
+    const lock = this.locks.key(key);
+    // From the watched copy (one request per key, on a clean stop of a thousand); a conflict reads it again.
+    const cached = this.keyLeases?.store.get(`${this.opts.namespace}/${lock.name}`);
+    try {
+      await this.locks.free(lock, cached?.spec?.holderIdentity === this.member ? cached : await lock.get({ deadline }), remove, deadline);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.conflict)) throw err;
+      await this.locks.free(lock, await lock.get({ deadline }), remove, deadline);
+    }
   }
+
 
   /** Deletes the membership Leases of replicas long dead (killed: a clean stop deletes its own). */
   private async collectLongGone(): Promise<void> {
@@ -427,16 +450,13 @@ export class Shards {
     this.lastCollect = now;
     for (const member of this.members.longGone(LONG_GONE_FACTOR)) {
       if (member === this.member) continue;
-      const lock = new LeaseLock(this.opts.client, this.opts.namespace, memberLeaseName(member));
+      const lock = this.locks.ofMember(member);
       const lease = await lock.get({ deadline: now + this.renewDeadlineMs }).catch(() => undefined);
       if (lease && this.members.unchanged(lease, member)) await lock.delete(lease, { deadline: performance.now() + this.renewDeadlineMs }).catch(() => undefined);
       if (!lease) this.members.forget(member);
     }
   }
 
-  private lockOf(key: ShardKey): LeaseLock {
-    return new LeaseLock(this.opts.client, this.opts.namespace, shardLeaseName(key), { [SHARD_LEASE_LABEL]: key.kind }, { [SHARD_KEY_ANNOTATION]: key.id });
-  }
 
   private report(): void {
     const metrics = this.opts.metrics;

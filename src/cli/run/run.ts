@@ -100,9 +100,9 @@ export function addRunCommand(program: Command): void {
       'namespace of the Lease syncprims-leader; without --leader-elect and --namespace, also of the liveness Lease syncprims-operator',
       'syncprims-system',
     )
-    .option('--leader-election-lease-duration <duration>', 'with --leader-elect: how long a standby waits, after it last saw the leader renew, before it takes the Lease', '15s')
-    .option('--leader-election-renew-deadline <duration>', 'with --leader-elect: how long the leader goes on leading without a successful renewal (less than the lease duration)', '10s')
-    .option('--leader-election-retry-period <duration>', 'with --leader-elect: the pause between attempts to take or renew the Lease', '2s')
+    .option('--leader-election-lease-duration <duration>', 'with --leader-elect: how long a standby waits, after it last saw the leader renew, before it takes the Lease; with --shards: how long a replica counts as live after its membership Lease last changed', '15s')
+    .option('--leader-election-renew-deadline <duration>', 'with --leader-elect: how long the leader goes on leading without a successful renewal (less than the lease duration); with --shards: how long a replica goes on writing without renewing its membership', '10s')
+    .option('--leader-election-retry-period <duration>', 'with --leader-elect (or --shards): the pause between attempts to take or renew the Lease', '2s')
     .option(
       '--liveness-lease-duration <duration>',
       'without --leader-elect: how long the Lease syncprims-operator (in the --namespace watched, else the leader election namespace) says this operator is alive after its last renewal (renewed every 2/15 of it); `syncprims doctor` reads it',
