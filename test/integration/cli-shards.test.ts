@@ -18,7 +18,10 @@ import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { applyProxySync, applyRemoteSync, serviceAccountKubeconfig } from '../support/remote.js';
-import { keyLeaseAt, LEASE_SECONDS, memberLeaseAt, microTime } from '../support/shard-leases.js';
+import { keyLeaseAt, memberLeaseAt, microTime } from '../support/shard-leases.js';
+
+/** The Leases here last 6 s, not 15: doctor's grace (two of them) passes within the test. */
+const LEASE_SECONDS = 6;
 import { applySync } from '../support/syncs.js';
 
 const CLUSTER = OWN_LANE_CLUSTER;
@@ -126,20 +129,20 @@ describe('sharded', () => {
   test('SHARD: the live holder of each cluster, or (none): a holder not renewing, no Lease, a holder gone', async () => {
     const now = Date.now();
     // replica-1: live (renewed here every 2 s); replica-2: stopped renewing 10 minutes ago; replica-gone: no membership Lease.
-    await createLease(memberLeaseAt(opNs(), 'replica-1', now, { acquiredAt: now - 10 * MIN }));
+    await createLease(memberLeaseAt(opNs(), 'replica-1', now, { seconds: LEASE_SECONDS, acquiredAt: now - 10 * MIN }));
     renewing = setInterval(() => {
       void client
         .request({ method: 'PATCH', path: leases(memberLeaseName('replica-1')), contentType: 'application/merge-patch+json', body: { spec: { renewTime: microTime(Date.now()) } } })
         .catch(() => undefined);
     }, 2_000);
-    await createLease(memberLeaseAt(opNs(), 'replica-2', now - 10 * MIN, { acquiredAt: now - 60 * MIN }));
+    await createLease(memberLeaseAt(opNs(), 'replica-2', now - 10 * MIN, { seconds: LEASE_SECONDS, acquiredAt: now - 60 * MIN }));
     await Promise.all([
-      createLease(keyLeaseAt(opNs(), key('edge-a-kubeconfig'), 'replica-1', now - 5 * MIN)),
-      createLease(keyLeaseAt(opNs(), key('edge-b-kubeconfig'), 'replica-2', now - 30 * MIN)),
+      createLease(keyLeaseAt(opNs(), key('edge-a-kubeconfig'), 'replica-1', now - 5 * MIN, { seconds: LEASE_SECONDS })),
+      createLease(keyLeaseAt(opNs(), key('edge-b-kubeconfig'), 'replica-2', now - 30 * MIN, { seconds: LEASE_SECONDS })),
       // edge-c: no key Lease.
-      createLease(keyLeaseAt(opNs(), key('edge-d-kubeconfig'), 'replica-gone', now - 30 * MIN)),
-      createLease(keyLeaseAt(opNs(), key('creds-e'), 'replica-1', now - 5 * MIN)),
-      createLease(keyLeaseAt(opNs(), namespaceShardKey(ns()), 'replica-1', now - 5 * MIN)),
+      createLease(keyLeaseAt(opNs(), key('edge-d-kubeconfig'), 'replica-gone', now - 30 * MIN, { seconds: LEASE_SECONDS })),
+      createLease(keyLeaseAt(opNs(), key('creds-e'), 'replica-1', now - 5 * MIN, { seconds: LEASE_SECONDS })),
+      createLease(keyLeaseAt(opNs(), namespaceShardKey(ns()), 'replica-1', now - 5 * MIN, { seconds: LEASE_SECONDS })),
     ]);
 
     expect(await shardCells()).toEqual({ 'edge-a': 'replica-1', 'edge-b': '(none)', 'edge-c': '(none)', 'edge-d': '(none)', 'edge-e': 'replica-1' });

@@ -4,8 +4,8 @@
 import { memberLeaseName, SHARD_KEY_ANNOTATION, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, shardLeaseName, type ShardKey } from '../../src/api/shard-marks.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
 
-/** The leaseDurationSeconds of the Leases made here: short, so that doctor's grace (two of them) passes within a test. */
-export const LEASE_SECONDS = 6;
+/** The leaseDurationSeconds of the Leases made here unless told (the operator's default). */
+export const LEASE_SECONDS = 15;
 
 export interface MemberOptions {
   /** leaseDurationSeconds (default LEASE_SECONDS). */
@@ -35,7 +35,7 @@ export function memberLeaseAt(namespace: string, member: string, renewedAt: numb
 }
 
 /** A shard key's Lease in `namespace`, taken by `holder` ('' released) at `takenAt` (ms since the epoch). */
-export function keyLeaseAt(namespace: string, key: ShardKey, holder: string, takenAt: number, opts: { labelled?: boolean } = {}): Lease {
+export function keyLeaseAt(namespace: string, key: ShardKey, holder: string, takenAt: number, opts: { labelled?: boolean; seconds?: number } = {}): Lease {
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
@@ -45,6 +45,6 @@ export function keyLeaseAt(namespace: string, key: ShardKey, holder: string, tak
       ...(opts.labelled === false ? {} : { labels: { [SHARD_LEASE_LABEL]: key.kind } }),
       annotations: { [SHARD_KEY_ANNOTATION]: key.id },
     },
-    spec: { holderIdentity: holder, leaseDurationSeconds: LEASE_SECONDS, acquireTime: microTime(takenAt), renewTime: microTime(takenAt) },
+    spec: { holderIdentity: holder, leaseDurationSeconds: opts.seconds ?? LEASE_SECONDS, acquireTime: microTime(takenAt), renewTime: microTime(takenAt) },
   };
 }
