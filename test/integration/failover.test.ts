@@ -168,8 +168,10 @@ describe('a paused leader', () => {
   test('SIGSTOPped while it applies and resumed after a standby took over: it writes nothing it had not sent (the write fence), and leaves', async () => {
     await Promise.all(started.map((op) => op.stop('SIGKILL')));
     const since = new Date();
-    // One worker, one request at a time (--concurrency also bounds the applies of a reconcile): at
-    // most one write can be on its way when the process is paused, past the fence already.
+    // One worker (--concurrency 1), whose reconcile has at most 2 x --concurrency applies in flight
+    // (SyncPipeline's concurrency): at most 2 writes can be on their way when the process is paused,
+    // past the fence already (checked, but not yet flushed to the socket: the server then receives
+    // them when the process wakes; a run of 2026-12-03 saw two such applies, 2 ms apart).
     const old = await start(1);
     await old.waitForLog('the first to lead', (l) => l.msg.startsWith('became leader'));
     const standby = await start();
@@ -209,6 +211,6 @@ describe('a paused leader', () => {
     process.stdout.write(`failover: paused leader: ${writes.filter((w) => instanceIn(w) === oldId).length} writes before the pause, ${late.length} after the new leader's first\n`);
     // What was on its way when it was paused may still land (as with client-go); nothing it began after.
     // (Without the fence, 4 or 5 writes land here: the rest of the reconcile it was in.)
-    expect(late.length).toBeLessThanOrEqual(1);
+    expect(late.length).toBeLessThanOrEqual(2);
   }, 600_000);
 });
