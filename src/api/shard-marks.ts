@@ -45,8 +45,11 @@ export function memberLeaseName(member: string): string {
   return `syncprims-member-${member}`;
 }
 
+/** How the name of a shard key's Lease begins, by the kind of key. */
+export const KEY_LEASE_PREFIXES: Readonly<Record<ShardKeyKind, string>> = { cluster: 'syncprims-shard-c-', namespace: 'syncprims-shard-n-' };
+
 /** The name of a shard key's Lease: a hash of the key (names, namespaces and `/` would not all fit a name). */
 export function shardLeaseName(key: ShardKey): string {
   const digest = createHash('sha256').update(shardKeyString(key)).digest('hex').slice(0, 24);
-  return `syncprims-shard-${key.kind === 'cluster' ? 'c' : 'n'}-${digest}`;
+  return `${KEY_LEASE_PREFIXES[key.kind]}${digest}`;
 }

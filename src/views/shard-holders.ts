@@ -5,7 +5,7 @@
 // hands: it is good while its holder's membership Lease is renewed. Pure; `get clusters`
 // (SHARD) and `doctor` read it. Times are compared with this machine's clock, allowing
 // CLOCK_SKEW_MS for the clocks of the replicas that wrote them.
-import { memberLeaseName, SHARD_KEY_ANNOTATION, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, shardLeaseName, type ShardKey, type ShardKeyKind } from '../api/shard-marks.js';
+import { KEY_LEASE_PREFIXES, memberLeaseName, SHARD_KEY_ANNOTATION, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, shardLeaseName, type ShardKey, type ShardKeyKind } from '../api/shard-marks.js';
 import type { Lease } from '../runtime/lease-lock.js';
 
 /** A Lease that says no leaseDurationSeconds is judged with the operator's default (15 s). */
@@ -58,9 +58,8 @@ export type ShardHolding =
   | { state: 'held'; holder: string; lease: string }
   | { state: 'none'; lease: string; holder?: string; why: string };
 
-/** The beginnings of the names shard-marks.ts gives: a membership Lease, a cluster key's Lease, a namespace key's Lease. */
+/** How a membership Lease's name begins (a key Lease's: KEY_LEASE_PREFIXES). */
 const MEMBER_PREFIX = memberLeaseName('');
-export const KEY_LEASE_PREFIXES: Record<ShardKeyKind, string> = { cluster: 'syncprims-shard-c-', namespace: 'syncprims-shard-n-' };
 
 const labelsOf = (l: Lease): Record<string, string> => (l.metadata.labels as Record<string, string> | undefined) ?? {};
 const annotationsOf = (l: Lease): Record<string, string> => (l.metadata.annotations as Record<string, string> | undefined) ?? {};

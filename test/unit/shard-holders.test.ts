@@ -5,7 +5,8 @@ import { clusterShardKey, memberLeaseName, namespaceShardKey, shardLeaseName, ty
 import { secretCluster, clusterApiCluster, clusterProfileCluster } from '../../src/clusters/inventory-sources.js';
 import { ApiError } from '../../src/kube/errors.js';
 import type { Lease } from '../../src/runtime/lease-lock.js';
-import { CLOCK_SKEW_MS, heldByHolder, holdingOf, isSharded, KEY_LEASE_PREFIXES, memberOf, shardCell, shardStateOf } from '../../src/views/shard-holders.js';
+import { CLOCK_SKEW_MS, heldByHolder, holdingOf, isSharded, memberOf, shardCell, shardStateOf } from '../../src/views/shard-holders.js';
+import { KEY_LEASE_PREFIXES } from '../../src/api/shard-marks.js';
 import { clusterHolding, inventoryShardKey, readShards } from '../../src/views/shard-read.js';
 import { keyLeaseAt, memberLeaseAt, microTime, type MemberOptions } from '../support/shard-leases.js';
 
