@@ -3,6 +3,8 @@
 // servers, and (bench/rollout.ts) the MutatingAdmissionPolicy that gives each
 // child its namespace at admission; bench/fleet.ts gives it by substitution.
 import { readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { GROUP, KIND_NAMES, VERSION } from '../src/api/kinds.js';
 import { mapLimit } from '../src/apply/map-limit.js';
@@ -10,7 +12,7 @@ import { KubeClient } from '../src/kube/client.js';
 import type { ResourceInfo } from '../src/kube/resources.js';
 import { loadKubeConfigFile } from '../src/kube/config.js';
 import { confinedIdentity, tokenKubeconfig } from './identities.js';
-import { controlplane, type ControlPlaneDir, LOCAL, ROOT, sleep, stopOperators } from './support.js';
+import { controlplane, type ControlPlaneDir, installCrds, LOCAL, ROOT, sleep, stopOperators } from './support.js';
 
 /** One simulated cluster: a namespace `fleet-<i>` of one of the API servers, and a kubeconfig confined to it. */
 export interface Identity {
@@ -152,6 +154,28 @@ export async function onOwnPlane(o: OwnPlane, body: (clients: Map<string, KubeCl
     rmSync(path.join(o.plane.dir, 'etcd'), { recursive: true, force: true });
     rmSync(o.operatorDir, { recursive: true, force: true });
   }
+}
+
+/** What a fleet benchmark starts from (onFleetPlane): its clients, mgmt's, the identities, how long they took, the load then. */
+export interface FleetPlane {
+  clients: Map<string, KubeClient>;
+  mgmt: KubeClient;
+  fleet: Identity[];
+  identitiesMs: number;
+  load: number;
+}
+
+/** The fleet benchmarks' start: the plane of `prefix` (benchPlaces) with our CRDs on mgmt and `n` identities over its servers; then `body`. */
+export async function onFleetPlane(prefix: string, n: number, body: (f: FleetPlane) => Promise<void>): Promise<void> {
+  const { mgmt: MGMT, servers, plane, kubeconfigFile, operatorDir } = benchPlaces(prefix);
+  await onOwnPlane({ plane, clusters: [MGMT, ...servers], kubeconfigFile, userAgent: `${prefix}/bench`, operatorDir }, async (clients) => {
+    const mgmt = clients.get(MGMT)!;
+    await installCrds(mgmt);
+    console.log(`creating ${n} identities...`);
+    const t0 = performance.now();
+    const fleet = await createIdentities(clients, { n, servers, partOf: prefix, kubeconfigFile });
+    await body({ clients, mgmt, fleet, identitiesMs: performance.now() - t0, load: os.loadavg()[0] ?? NaN });
+  });
 }
 
 /**

@@ -48,13 +48,13 @@ import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
 import { largestProfile, summarizeProfile, type ProfileSummary } from './cpu-profile.js';
-import { benchPlaces, createIdentities, onOwnPlane, resource, runOrReport, type Identity, type RunFacts } from './fleet-setup.js';
+import { benchPlaces, onFleetPlane, resource, runOrReport, type Identity, type RunFacts } from './fleet-setup.js';
 import { configMaps, LABEL_PART_OF, secretObject } from './identities.js';
-import { buildOperator, createNamespace, installCrds, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until } from './support.js';
+import { buildOperator, createNamespace, int, LOCAL, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until } from './support.js';
 import { memoryKiB, readyOf, readyTrue, Tracker } from './tracker.js';
 
 const PREFIX = 'bench-fleet';
-const { mgmt: MGMT, servers: SERVERS, plane: PLANE, kubeconfigFile, results: RESULTS, operatorDir: OPERATOR_DIR, operator: OPERATOR } = benchPlaces(PREFIX);
+const { mgmt: MGMT, plane: PLANE, results: RESULTS, operatorDir: OPERATOR_DIR, operator: OPERATOR } = benchPlaces(PREFIX);
 const N = Number(process.env.FLEET_N ?? 1000);
 const FLEET_OBJECTS = Number(process.env.FLEET_OBJECTS ?? 10);
 const TIMEOUT_MS = Number(process.env.FLEET_TIMEOUT_MS ?? 1_200_000);
@@ -292,14 +292,7 @@ interface Report extends RunFacts {
 
 async function main(): Promise<void> {
   const build = await buildOperator(OPERATOR_DIR);
-  await onOwnPlane({ plane: PLANE, clusters: [MGMT, ...SERVERS], kubeconfigFile, userAgent: `${PREFIX}/bench`, operatorDir: OPERATOR_DIR }, async (clients) => {
-    const mgmt = clients.get(MGMT)!;
-    await installCrds(mgmt);
-    console.log(`creating ${N} identities...`);
-    const t0 = performance.now();
-    const fleet = await createIdentities(clients, { n: N, servers: SERVERS, partOf: PREFIX, kubeconfigFile });
-    const identitiesMs = performance.now() - t0;
-    const load = os.loadavg()[0] ?? NaN;
+  await onFleetPlane(PREFIX, N, async ({ clients, mgmt, fleet, identitiesMs, load }) => {
     const results: Partial<Record<CaseKind, CaseResult>> = {};
     for (const [k, kind] of CASES.entries()) {
       if (k > 0) await clearRemote(clients, fleet);

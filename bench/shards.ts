@@ -54,13 +54,13 @@ import type { KubeClient } from '../src/kube/client.js';
 import { collectionPath, type KubeObject } from '../src/kube/resources.js';
 import { sampleValue } from '../test/support/prometheus.js';
 import { CollectionWatch } from './collection-watch.js';
-import { benchPlaces, createIdentities, onOwnPlane, resource, runOrReport, type Identity, type RunFacts } from './fleet-setup.js';
+import { benchPlaces, onFleetPlane, resource, runOrReport, type Identity, type RunFacts } from './fleet-setup.js';
 import { configMaps, LABEL_PART_OF, secretObject } from './identities.js';
-import { buildOperator, createNamespace, installCrds, int, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until, type OperatorTarget } from './support.js';
+import { buildOperator, createNamespace, int, OperatorProcess, processCpuMs, ROOT, serverVersion, sleep, until, type OperatorTarget } from './support.js';
 import { memoryKiB, readyOf, readyTrue, Tracker } from './tracker.js';
 
 const PREFIX = 'bench-shards';
-const { mgmt: MGMT, servers: SERVERS, plane: PLANE, kubeconfigFile, operatorDir: OPERATOR_DIR, operator: OPERATOR } = benchPlaces(PREFIX);
+const { mgmt: MGMT, servers: SERVERS, plane: PLANE, operatorDir: OPERATOR_DIR, operator: OPERATOR } = benchPlaces(PREFIX);
 const N = Number(process.env.SHARDS_BENCH_IDENTITIES ?? 1000);
 const OBJECTS = Number(process.env.SHARDS_BENCH_OBJECTS ?? 10);
 const QUIET_MS = Number(process.env.SHARDS_BENCH_QUIET_MS ?? 30_000);
@@ -646,14 +646,7 @@ interface Report extends RunFacts {
 async function main(): Promise<void> {
   const start = performance.now();
   const build = await buildOperator(OPERATOR_DIR);
-  await onOwnPlane({ plane: PLANE, clusters: [MGMT, ...SERVERS], kubeconfigFile, userAgent: `${PREFIX}/bench`, operatorDir: OPERATOR_DIR }, async (clients) => {
-    const mgmt = clients.get(MGMT)!;
-    await installCrds(mgmt);
-    console.log(`creating ${N} identities...`);
-    const t0 = performance.now();
-    const fleet = await createIdentities(clients, { n: N, servers: SERVERS, partOf: PREFIX, kubeconfigFile });
-    const identitiesMs = performance.now() - t0;
-    const load = os.loadavg()[0] ?? NaN;
+  await onFleetPlane(PREFIX, N, async ({ clients, mgmt, fleet, identitiesMs, load }) => {
     const cases: CaseResult[] = [];
     for (const [k, spec] of CASES.entries()) {
       if (k > 0) await clearRemote(clients, fleet);
