@@ -127,7 +127,7 @@ describe('leader failover under load', () => {
     await first.waitForLog('the first to lead', (l) => l.msg.startsWith('became leader'));
     const standbys = [];
     for (let i = 0; i < KILLS + SPARES; i++) standbys.push(await start());
-    for (const op of standbys) await eventually('a standby ready', async () => ((await op.readyz()) === 200 ? true : undefined));
+    for (const op of standbys) await op.waitReady('a standby ready');
     const ids = new Map<OperatorProcess, string>();
     for (const op of [first, ...standbys]) ids.set(op, await instanceOf(op));
     expect(new Set(ids.values()).size).toBe(KILLS + SPARES + 1);
@@ -175,7 +175,7 @@ describe('a paused leader', () => {
     const old = await start(1);
     await old.waitForLog('the first to lead', (l) => l.msg.startsWith('became leader'));
     const standby = await start();
-    await eventually('the standby ready', async () => ((await standby.readyz()) === 200 ? true : undefined));
+    await standby.waitReady('the standby ready');
     const [oldId, newId] = [await instanceOf(old), await instanceOf(standby)];
 
     const names = Array.from({ length: 20 }, (_, i) => `p-${String(i).padStart(2, '0')}`);

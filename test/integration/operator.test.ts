@@ -199,7 +199,7 @@ describe('leader election', () => {
     const [first] = leader as [OperatorProcess];
     const standby = first === a ? b : a;
     // A standby has primed caches and is ready, but reconciles nothing.
-    await eventually('the standby to be ready', async () => ((await standby.readyz()) === 200 ? true : undefined));
+    await standby.waitReady('the standby to be ready');
     await createSyncs(client, ns(), ['le-1']);
     await eventually('le-1 reconciled', () => allObserved(ns(), 1));
     await eventually('the leader to count its reconcile', async () =>

@@ -473,7 +473,7 @@ describe('registration', () => {
     await applyRemoteSync(mgmt, ns(), 'register', { ...cluster, source: { inline: customResourceDefinitions() } });
     await waitForReady(mgmt, ns(), 'register', 'True', 'Succeeded', 60_000, REMOTESYNCS);
 
-    await eventually('the edge operator ready', async () => ((await regOp!.readyz()) === 200 ? true : undefined), 60_000);
+    await regOp!.waitReady('the edge operator ready');
     const ready = await proxyReady('reg-app', 'True', 'Succeeded', 120_000);
     const remote = await find<SyncObject>(reg, syncPath(ns(), 'reg-app'));
     expect(ready.status?.lastAppliedRevision).toBe(remote?.status?.lastAppliedRevision);

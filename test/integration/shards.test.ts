@@ -10,6 +10,7 @@ import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterClient } from '../support/controlplane.js';
+import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
 import { OperatorProcess } from '../support/operator.js';
@@ -39,6 +40,8 @@ interface LeaseObject {
 }
 
 beforeAll(async () => {
+  // This file may be the first on a fresh mgmt (CI's clean clone): the kinds must be served before a replica starts.
+  await installCrds('mgmt');
   mgmt = await clusterClient('mgmt');
   for (const edge of ['edge-1', 'edge-2'] as const) {
     const client = await clusterClient(edge);
@@ -163,7 +166,7 @@ describe('three replicas sharing twelve clusters', () => {
 
   test('each cluster and the namespace held by one live replica; a FleetSync whose children are on every replica, and dependsOn across replicas, converge', async () => {
     for (let i = 0; i < 3; i++) replicas.push(await startReplica());
-    for (const r of replicas) await eventually('a replica ready', async () => ((await r.op.readyz()) === 200 ? true : undefined), 60_000);
+    for (const r of replicas) await r.op.waitReady('a replica ready');
     await applyFleet('v1');
     const held = await heldBy(replicas, 'every key held');
     expect(new Set(held.values()).size).toBe(3);

@@ -128,6 +128,15 @@ export class OperatorProcess {
     return res.status;
   }
 
+  /** Waits for /readyz to answer 200; a timeout says the operator's last warning (what it waits for, e.g. a missing CRD). */
+  async waitReady(what = 'the operator ready', timeoutMs = 60_000): Promise<void> {
+    await eventually(what, async () => {
+      if ((await this.readyz()) === 200) return true;
+      const warned = [...this.logs].reverse().find((l) => l.level === 'warn' || l.level === 'error');
+      throw new Error(`/readyz says 503${warned ? `; its last warning: ${String(warned.msg)}` : ''}`);
+    }, timeoutMs);
+  }
+
   async metrics(): Promise<string> {
     const res = await fetch(`http://127.0.0.1:${this.ports.metrics}/metrics`);
     return res.text();
