@@ -168,6 +168,9 @@ async function share(
   return shared;
 }
 
+/** The syncs' stores indexed by shard key (--shards). */
+const SHARD_KEY_INDEX = 'syncprims-shard-key';
+
 /**
  * --shards: the keys in use (and the pins) go to the shards; a key taken queues its syncs (and
  * opens their clusters ahead); a key given up closes what its syncs had open.
@@ -176,9 +179,13 @@ async function shareOut(m: Manager, informers: Record<Kind, Informer<KubeObject>
   const shards = m.shards!;
   const inUse = new ShardKeysInUse(informers, await pinInformers(m.cache, m.cache.discovery, m.opts.namespace), () => shards.keysChanged());
   shards.useKeys(() => inUse.keys());
+  // By key, not a scan of every sync per batch of keys taken (a thousand clusters moving at a start).
+  for (const kind of KINDS) {
+    const store = informers[kind].store;
+    if (!store.hasIndex(SHARD_KEY_INDEX)) store.addIndex(SHARD_KEY_INDEX, (obj) => [shardKeyString(shardKeyOf(kind, obj))]);
+  }
   const each = (keys: string[], fn: (kind: Kind, obj: KubeObject) => void): void => {
-    const set = new Set(keys);
-    for (const kind of KINDS) for (const obj of informers[kind].store.list()) if (set.has(shardKeyString(shardKeyOf(kind, obj)))) fn(kind, obj);
+    for (const key of keys) for (const kind of KINDS) for (const obj of informers[kind].store.byIndex(SHARD_KEY_INDEX, key)) fn(kind, obj);
   };
   shards.onAcquired((keys) =>
     each(keys, (kind, obj) => {
