@@ -34,6 +34,7 @@ import { syncReconciler } from './sync.js';
 import { resolveRepositorySource, sourceLimits } from '../source/index.js';
 import { shardKeyString } from '../api/shard-marks.js';
 import type { WorkSharding } from '../runtime/controller.js';
+import { ForeignStatusWatch } from './foreign-status.js';
 import { pinInformers, shardKeyOf, ShardKeysInUse } from './shard-keys.js';
 
 export interface ControllerSettings {
@@ -209,10 +210,13 @@ function shardingOf(m: Manager, kind: Kind): WorkSharding | undefined {
 }
 
 /** The steps every kind shares (lifecycle.ts), for one kind. */
-function lifecycleDeps<K extends Kind>(m: Manager, kind: K, shared: Shared): LifecycleDeps & { kind: K } {
+function lifecycleDeps<K extends Kind>(m: Manager, kind: K, shared: Shared, noteWrite?: (written: KubeObject) => void): LifecycleDeps & { kind: K } {
   const { graph } = shared;
   const informer = shared.informers[kind];
-  const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => graph.noteWrite(kind, written));
+  const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => {
+    graph.noteWrite(kind, written);
+    noteWrite?.(written);
+  });
   informer.onEvent((e) => {
     if (e.type === 'deleted') writer.forget(e.object);
   });
@@ -227,7 +231,9 @@ function kindController(
   enqueue: Enqueue,
 ): Controller {
   const { owned } = shared;
-  const deps = lifecycleDeps(m, kind, shared);
+  const sharding = kind === 'RemoteSync' || kind === 'ProxySync' ? shardingOf(m, kind) : undefined;
+  const foreign = sharding && new ForeignStatusWatch(shared.informers[kind], (obj) => sharding.works(sharding.keyOf(obj)), (key) => enqueue(kind, key, 'its status was written by another replica'));
+  const deps = lifecycleDeps(m, kind, shared, foreign && ((written) => foreign.noteWrite(written)));
   const writer = deps.writer;
   let reconciler: Reconciler;
   const remote = (): RemoteSettings => ({

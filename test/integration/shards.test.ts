@@ -5,9 +5,10 @@
 // writing as the same identity in the same window, through a kill -9, a replica joining, and
 // one paused (SIGSTOP) until the others took its clusters over.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { clusterShardKey, namespaceShardKey, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, SHARD_PIN_LABEL, shardLeaseName } from '../../src/api/shard-marks.js';
+import { clusterShardKey, namespaceShardKey, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, SHARD_PIN_LABEL, shardKeyString, shardLeaseName } from '../../src/api/shard-marks.js';
 import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
+import { ownerOf } from '../../src/runtime/rendezvous.js';
 import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterClient } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
@@ -22,6 +23,8 @@ const edgeNs = { 'edge-1': useTestNamespace('edge-1', 'shards'), 'edge-2': useTe
 /** Short leases, in the proportions of the defaults (15 s, 10 s, 2 s). */
 const LEASE = ['--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
 const IDENTITIES_PER_EDGE = 5;
+/** Workers per controller (--concurrency); a reconcile has up to 2 x as many applies in flight. */
+const CONCURRENCY = 4;
 const OBJECTS = 8;
 
 let mgmt: KubeClient;
@@ -77,7 +80,7 @@ async function putCluster(name: string, kubeconfig: string, edge: 'edge-1' | 'ed
 }
 
 async function startReplica(): Promise<Replica> {
-  const op = await OperatorProcess.start('mgmt', ['--namespace', ns(), '--leader-election-namespace', ns(), '--shards', '--cluster-id', 'shards', '--concurrency', '4', '--log-level', 'debug', ...LEASE]);
+  const op = await OperatorProcess.start('mgmt', ['--namespace', ns(), '--leader-election-namespace', ns(), '--shards', '--cluster-id', 'shards', '--concurrency', String(CONCURRENCY), '--log-level', 'debug', ...LEASE]);
   started.push(op);
   const line = await op.waitForLog('the starting line', (l) => l.msg === 'starting');
   return { op, id: String(line.instance) };
@@ -164,12 +167,19 @@ describe('three replicas sharing twelve clusters', () => {
     return replicas[counts.indexOf(Math.max(...counts))]!;
   };
 
-  test('each cluster and the namespace held by one live replica; a FleetSync whose children are on every replica, and dependsOn across replicas, converge', async () => {
+  test('each cluster and the namespace held by the replica the hash names; a FleetSync whose children are on several replicas, and dependsOn across replicas, converge', async () => {
     for (let i = 0; i < 3; i++) replicas.push(await startReplica());
     for (const r of replicas) await r.op.waitReady('a replica ready');
     await applyFleet('v1');
-    const held = await heldBy(replicas, 'every key held');
-    expect(new Set(held.values()).size).toBe(3);
+    // Held as the hash over the three members names (not merely by someone: the first two may hold everything a moment before they see the third).
+    const ids = replicas.map((r) => r.id);
+    const clusterKey = (name: string): string => shardKeyString(clusterShardKey(ns(), `${name}-kubeconfig`));
+    const held = await eventually('every key held by the replica the hash names', async () => {
+      const h = await holders();
+      const hashed = [...h.clusters].every(([name, id]) => id === ownerOf(clusterKey(name), ids)) && h.namespace === ownerOf(shardKeyString(namespaceShardKey(ns())), ids);
+      return hashed ? h.clusters : undefined;
+    }, 60_000, 200);
+    expect(new Set(held.values()).size).toBeGreaterThanOrEqual(2);
     await fleetDone('v1');
     expect((await leases(SHARD_MEMBER_LABEL)).map((l) => l.spec?.holderIdentity).sort()).toEqual(replicas.map((r) => r.id).sort());
 
@@ -241,6 +251,7 @@ describe('three replicas sharing twelve clusters', () => {
     await heldBy(replicas.filter((r) => r !== paused), 'its clusters taken over');
     await fleetDone('v3');
     // Woken, its work goes on for a moment (its timers have not run yet): the fences stop its writes.
+    const wokeAt = Date.now();
     paused.op.child.kill('SIGCONT');
     const rejoined = await eventually('it rejoined and took keys again', async () => {
       const line = paused.op.logs.find((l) => l.msg === 'taking shard keys' && Date.parse(String(l.time)) > pausedAt);
@@ -250,9 +261,17 @@ describe('three replicas sharing twelve clusters', () => {
     const edges = await edgeWrites(since);
     const mgmtWrites = (await writesSince('mgmt', since, OPERATOR_USER_AGENT)).filter((w) => w.objectRef?.namespace === ns());
     const its = [...[...edges.values()].flat(), ...mgmtWrites].filter((w) => instanceIn(w) === paused.id);
-    // What it had sent before the pause was received within a moment of it; then nothing until it began taking keys again.
+    // What it had sent before the pause was received within a moment of it. What it had let through the
+    // fence but not yet flushed to its socket (a loop turn's worth: the pause falls in the middle of its
+    // work) lands when it wakes, as with client-go's leader election: at most what its reconciles in
+    // flight had on their way (2 children at a time, each with 2 x --concurrency applies, or a status and
+    // an Event; and the FleetSync's own). Nothing else until it began taking keys again.
     const received = (w: AuditEvent): number => Date.parse(w.requestReceivedTimestamp);
-    expect(its.filter((w) => received(w) > pausedAt + 500 && received(w) < rejoined).map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+    const flushedAtWake = (w: AuditEvent): boolean => received(w) >= wokeAt && received(w) <= wokeAt + 1_000;
+    const late = its.filter((w) => received(w) > pausedAt + 500 && received(w) < rejoined);
+    process.stdout.write(`shards: the paused replica: ${late.length} writes flushed when it woke, ${late.filter((w) => !flushedAtWake(w)).length} later before it took keys again\n`);
+    expect(late.filter((w) => !flushedAtWake(w)).map((w) => `${w.verb} ${w.requestURI}`)).toEqual([]);
+    expect(late.length).toBeLessThanOrEqual(2 * 2 * CONCURRENCY + 3);
     // And each write it made to a cluster after the pause came after it had taken that cluster's Lease again (a write of its own, answered).
     const leaseWrites = (await requestsSince('mgmt', new Date(pausedAt), OPERATOR_USER_AGENT)).filter(
       (w) => w.objectRef?.resource === 'leases' && instanceIn(w) === paused.id && ['update', 'create'].includes(w.verb) && (w.responseStatus?.code ?? 0) < 300,
@@ -260,11 +279,19 @@ describe('three replicas sharing twelve clusters', () => {
     for (const [name, writes] of edges) {
       const lease = shardLeaseName(clusterShardKey(ns(), `${name}-kubeconfig`));
       const retaken = Math.min(...leaseWrites.filter((w) => w.objectRef?.name === lease).map(completedAt));
-      const late = writes.filter((w) => instanceIn(w) === paused.id && received(w) > pausedAt + 500);
-      expect([name, late.filter((w) => !(received(w) > retaken)).length]).toEqual([name, 0]);
+      const after = writes.filter((w) => instanceIn(w) === paused.id && received(w) > pausedAt + 500 && !flushedAtWake(w));
+      expect([name, after.filter((w) => !(received(w) > retaken)).length]).toEqual([name, 0]);
     }
-    expectTurns(edges);
+    // Turns, but for what it flushed when it woke (what a lease-based fence cannot call back).
+    expectTurns(new Map([...edges].map(([name, writes]) => [name, writes.filter((w) => !(instanceIn(w) === paused.id && flushedAtWake(w)))])));
     expect(itsClusters.filter((name) => edges.get(name)!.some((w) => instanceIn(w) !== paused.id)).length).toBeGreaterThan(0);
+    // A status it flushed when it woke, over its successor's, is put right (controllers/foreign-status.ts).
+    await eventually('every child Ready at its generation after the wake', async () => {
+      const list = await mgmt.request<{ items: SyncObject[] }>({ path: syncPath(ns(), '', REMOTESYNCS) });
+      const children = list.items.filter((c) => c.metadata.name?.startsWith('fleet-'));
+      const ready = children.filter((c) => c.status?.observedGeneration === c.metadata.generation && c.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True'));
+      return children.length === clusters.size && ready.length === children.length ? true : undefined;
+    }, 60_000, 250);
   }, 240_000);
 
   test('a pin on a cluster\'s Secret moves it to the replica it names; a clean stop hands its clusters over at once, and their new holders write nothing', async () => {
