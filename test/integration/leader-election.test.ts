@@ -5,6 +5,7 @@
 // hang until their own deadline), so the tests see what was sent.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { KubeClient, RequestOptions } from '../../src/kube/client.js';
 import { TransportError } from '../../src/kube/errors.js';
 import { LeaderElector, MissingNamespaceError } from '../../src/runtime/leader-election.js';
@@ -263,6 +264,23 @@ describe('leader election', () => {
     expect(firstWrite).toBeGreaterThan(0);
     expect(b.requests[firstWrite]?.method).toBe('PUT');
     expect(events).toEqual(['a started', 'a stopped', 'b started']);
+  });
+
+  test('a leader paused past its renew deadline (its event loop blocked, as by SIGSTOP or a frozen VM) leads no more the moment it runs again, before any timer', async () => {
+    newLease();
+    const a = candidate('a').start();
+    await leading(a);
+    // Nothing of the process runs meanwhile: no timer, no answer of a renewal. The write fences
+    // (KubeClient.fenceWrites, runtime/shards.ts) ask isLeader() at each write, so this is what
+    // stops the first write of a woken process.
+    const until = performance.now() + FAST.renewDeadlineMs + 200;
+    while (performance.now() < until) {
+      // blocked
+    }
+    expect(a.elector.isLeader()).toBe(false);
+    // Its loop then notices and steps down.
+    await finished(a);
+    expect(events).toEqual(['a started', 'a stopped']);
   });
 
   test('a leader whose Lease is taken by force stops leading and writes nothing over it', async () => {
