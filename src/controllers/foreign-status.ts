@@ -1,28 +1,40 @@
-// --shards: a RemoteSync's or ProxySync's status written over by another replica after this one took
-// its cluster (a paused replica's write, let through its fence before the pause and flushed when it
-// woke: docs/shards.md) is put right by a reconcile here. A change of status alone reconciles nothing
-// otherwise (runtime/controller.ts needsReconcile); our own writes are known by their resourceVersion.
+// --shards: a status written over by another replica after this one took the object's key (a paused
+// replica's write, let through its fence before the pause and flushed when it woke: docs/shards.md)
+// is put right by a reconcile here (RemoteSyncs, ProxySyncs, FleetSyncs: controllers/index.ts). A
+// change of status alone reconciles nothing otherwise (runtime/controller.ts needsReconcile); our own
+// writes are known by their resourceVersion.
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeObject } from '../kube/resources.js';
 import { needsReconcile } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
 
-/** Our last writes of each object remembered (a reconcile writes progress, then a result). */
-const REMEMBERED = 4;
+/** Our last writes of each object remembered (a reconcile writes progress, then a result; a FleetSync counts often). */
+const REMEMBERED = 8;
+/**
+ * How long after a status change not known as ours it is judged: the watch may bring our own write
+ * before its answer does; then the object's latest version is ours, and nothing is done.
+ */
+const SETTLE_MS = 1_000;
 
 export class ForeignStatusWatch {
   /** uid -> the resourceVersions our last writes produced. */
   private readonly ours = new Map<string, string[]>();
+  /** Keys whose latest version is to be judged (once each). */
+  private readonly pending = new Set<string>();
 
-  constructor(informer: Pick<Informer<KubeObject>, 'onEvent'>, works: (obj: KubeObject) => boolean, wake: (key: string) => void) {
+  constructor(
+    private readonly informer: Pick<Informer<KubeObject>, 'onEvent' | 'store'>,
+    private readonly works: (obj: KubeObject) => boolean,
+    private readonly wake: (key: string) => void,
+    private readonly settleMs = SETTLE_MS,
+  ) {
     informer.onEvent((e) => {
-      const uid = e.object.metadata.uid ?? '';
-      if (e.type === 'deleted') this.ours.delete(uid);
+      if (e.type === 'deleted') this.ours.delete(e.object.metadata.uid ?? '');
       if (e.type !== 'updated' || !e.old || needsReconcile(e)) return;
       if (canonicalJson(e.old.status ?? {}) === canonicalJson(e.object.status ?? {})) return;
-      if (this.ours.get(uid)?.includes(e.object.metadata.resourceVersion ?? '')) return;
-      if (works(e.object)) wake(objectKey(e.object));
+      if (this.isOurs(e.object) || !works(e.object)) return;
+      this.judgeLater(objectKey(e.object));
     });
   }
 
@@ -34,5 +46,19 @@ export class ForeignStatusWatch {
     const list = this.ours.get(uid) ?? [];
     list.push(rv);
     this.ours.set(uid, list.slice(-REMEMBERED));
+  }
+
+  private isOurs(obj: KubeObject): boolean {
+    return this.ours.get(obj.metadata.uid ?? '')?.includes(obj.metadata.resourceVersion ?? '') ?? false;
+  }
+
+  private judgeLater(key: string): void {
+    if (this.pending.has(key)) return;
+    this.pending.add(key);
+    setTimeout(() => {
+      this.pending.delete(key);
+      const latest = this.informer.store.get(key);
+      if (latest && !this.isOurs(latest) && this.works(latest)) this.wake(key);
+    }, this.settleMs).unref();
   }
 }

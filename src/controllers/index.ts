@@ -209,6 +209,17 @@ function shardingOf(m: Manager, kind: Kind): WorkSharding | undefined {
   return { keyOf: (obj) => shardKeyString(shardKeyOf(kind, obj)), works: (key) => shards.works(key), within: (key, fn) => shards.within(key, fn) };
 }
 
+/**
+ * --shards: a status written over ours by another replica is reconciled again here (foreign-status.ts);
+ * not a Sync's, which a pull agent may write. Returns what to tell of our own writes.
+ */
+function foreignStatus(m: Manager, kind: Kind, shared: Shared, enqueue: Enqueue): ((written: KubeObject) => void) | undefined {
+  const sharding = kind === 'Sync' ? undefined : shardingOf(m, kind);
+  if (!sharding) return undefined;
+  const watch = new ForeignStatusWatch(shared.informers[kind], (obj) => sharding.works(sharding.keyOf(obj)), (key) => enqueue(kind, key, 'its status was written by another replica'));
+  return (written) => watch.noteWrite(written);
+}
+
 /** The steps every kind shares (lifecycle.ts), for one kind. */
 function lifecycleDeps<K extends Kind>(m: Manager, kind: K, shared: Shared, noteWrite?: (written: KubeObject) => void): LifecycleDeps & { kind: K } {
   const { graph } = shared;
@@ -231,9 +242,7 @@ function kindController(
   enqueue: Enqueue,
 ): Controller {
   const { owned } = shared;
-  const sharding = kind === 'RemoteSync' || kind === 'ProxySync' ? shardingOf(m, kind) : undefined;
-  const foreign = sharding && new ForeignStatusWatch(shared.informers[kind], (obj) => sharding.works(sharding.keyOf(obj)), (key) => enqueue(kind, key, 'its status was written by another replica'));
-  const deps = lifecycleDeps(m, kind, shared, foreign && ((written) => foreign.noteWrite(written)));
+  const deps = lifecycleDeps(m, kind, shared, foreignStatus(m, kind, shared, enqueue));
   const writer = deps.writer;
   let reconciler: Reconciler;
   const remote = (): RemoteSettings => ({
@@ -289,7 +298,7 @@ function controllerOf(m: Manager, deps: LifecycleDeps, settings: ControllerSetti
  * watched from the first FleetSync's reconcile on (primed before it goes on).
  */
 async function fleetController(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): Promise<Controller> {
-  const deps = lifecycleDeps(m, 'FleetSync', shared);
+  const deps = lifecycleDeps(m, 'FleetSync', shared, foreignStatus(m, 'FleetSync', shared, enqueue));
   let parts: Promise<FleetParts> | undefined;
   const start = async (): Promise<FleetParts> => {
     const inventory = new ClusterInventory({ cache: m.cache, discovery: m.cache.discovery, logger: m.log, namespace: m.opts.namespace });

@@ -193,6 +193,14 @@ describe('three replicas sharing twelve clusters', () => {
     await waitForReady(mgmt, ns(), 'top', 'True', undefined, 60_000);
     const middle = await getSync(mgmt, ns(), 'middle', REMOTESYNCS);
     expect(middle.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+
+    // A status written over the holder's by someone else (as a paused replica's, flushed when it wakes) is put right by the holder.
+    const child = `fleet-${other}`;
+    const stale = [{ type: 'Ready', status: 'False', reason: 'Stale', message: 'written by another replica', lastTransitionTime: new Date().toISOString() }];
+    await mgmt.request({ method: 'PATCH', path: `${syncPath(ns(), child, REMOTESYNCS)}/status`, contentType: 'application/merge-patch+json', body: { status: { conditions: stale } } });
+    const holder = replicas.find((r) => r.id === byCluster.get(other))!;
+    await holder.op.waitForLog(`a reconcile of ${child} for the status written over`, (l) => String(l.msg).startsWith('reconciled') && l.name === child && ((l.causes as string[] | undefined) ?? []).includes('its status was written by another replica'));
+    await waitForReady(mgmt, ns(), child, 'True', undefined, 30_000, REMOTESYNCS);
   }, 240_000);
 
   test('kill -9 of the replica holding most clusters, mid-rollout: the others take its clusters within the lease and finish; never two writers as one identity', async () => {

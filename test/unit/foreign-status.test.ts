@@ -1,9 +1,13 @@
-// --shards: a RemoteSync's status written by another replica over this one's (controllers/foreign-status.ts), pure:
-// informer events in, the keys woken out.
+// --shards: a status written by another replica over this one's (controllers/foreign-status.ts), pure:
+// informer events and the store in, the keys woken out.
 import { describe, expect, test } from '@jest/globals';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ForeignStatusWatch } from '../../src/controllers/foreign-status.js';
 import type { KubeObject } from '../../src/kube/resources.js';
 import type { InformerEvent, InformerHandler } from '../../src/runtime/informer.js';
+import { ObjectStore } from '../../src/runtime/store.js';
+
+const SETTLE_MS = 20;
 
 const sync = (rv: string, status: Record<string, unknown>, generation = 1): KubeObject => ({
   apiVersion: 'syncprims.dev/v1alpha1',
@@ -14,47 +18,80 @@ const sync = (rv: string, status: Record<string, unknown>, generation = 1): Kube
 
 function watch(works = true): { send: (e: InformerEvent<KubeObject>) => void; woken: string[]; w: ForeignStatusWatch } {
   let handler: InformerHandler<KubeObject> | undefined;
+  const store = new ObjectStore<KubeObject>();
   const woken: string[] = [];
-  const w = new ForeignStatusWatch({
+  const informer = {
+    store,
     onEvent: (h: InformerHandler<KubeObject>) => {
       handler = h;
       return () => undefined;
     },
-  }, () => works, (key) => woken.push(key));
-  return { send: (e) => handler!(e), woken, w };
+  };
+  const w = new ForeignStatusWatch(informer, () => works, (key) => woken.push(key), SETTLE_MS);
+  const send = (e: InformerEvent<KubeObject>): void => {
+    if (e.type === 'deleted') store.delete('ns/a');
+    else store.upsert(e.object);
+    handler!(e);
+  };
+  return { send, woken, w };
 }
 
+const settled = (): Promise<void> => delay(SETTLE_MS * 3);
+
 describe('a status written by another replica', () => {
-  test('wakes the object on the replica that holds its key; our own writes (by resourceVersion) do not', () => {
+  test('wakes the object on the replica that holds its key, once its latest version is not ours; our own writes (by resourceVersion) do not', async () => {
     const { send, woken, w } = watch();
     w.noteWrite(sync('11', {}));
     send({ type: 'updated', old: sync('10', { phase: 'a' }), object: sync('11', { phase: 'b' }) });
+    await settled();
     expect(woken).toEqual([]);
     send({ type: 'updated', old: sync('11', { phase: 'b' }), object: sync('12', { phase: 'stale' }) });
+    send({ type: 'updated', old: sync('12', { phase: 'stale' }), object: sync('13', { phase: 'stale2' }) });
+    await settled();
     expect(woken).toEqual(['ns/a']);
   });
 
-  test('nothing for a change the controller reconciles anyway (spec), an unchanged status, an added object, or a key held elsewhere', () => {
+  test('our write whose echo the watch brings before its answer does wakes nothing; a foreign one over it, after, does', async () => {
+    const { send, woken, w } = watch();
+    send({ type: 'updated', old: sync('10', { phase: 'a' }), object: sync('11', { phase: 'b' }) });
+    w.noteWrite(sync('11', {}));
+    await settled();
+    expect(woken).toEqual([]);
+    send({ type: 'updated', old: sync('11', { phase: 'b' }), object: sync('12', { phase: 'stale' }) });
+    await settled();
+    expect(woken).toEqual(['ns/a']);
+    // A foreign write, then ours over it before the judging: the latest is ours.
+    send({ type: 'updated', old: sync('12', { phase: 'stale' }), object: sync('13', { phase: 'stale2' }) });
+    send({ type: 'updated', old: sync('13', { phase: 'stale2' }), object: sync('14', { phase: 'c' }) });
+    w.noteWrite(sync('14', {}));
+    await settled();
+    expect(woken).toEqual(['ns/a']);
+  });
+
+  test('nothing for a change the controller reconciles anyway (spec), an unchanged status, an added object, or a key held elsewhere', async () => {
     const { send, woken } = watch();
     send({ type: 'updated', old: sync('10', { phase: 'a' }), object: sync('11', { phase: 'b' }, 2) });
     send({ type: 'updated', old: sync('11', { phase: 'b' }, 2), object: sync('12', { phase: 'b' }, 2) });
     send({ type: 'added', object: sync('13', { phase: 'c' }, 2) });
-    expect(woken).toEqual([]);
     const elsewhere = watch(false);
     elsewhere.send({ type: 'updated', old: sync('10', { phase: 'a' }), object: sync('11', { phase: 'b' }) });
+    await settled();
+    expect(woken).toEqual([]);
     expect(elsewhere.woken).toEqual([]);
   });
 
-  test('remembers the last few writes of ours per object, and forgets a deleted one', () => {
+  test('remembers the last few writes of ours per object, and forgets a deleted one', async () => {
     const { send, woken, w } = watch();
-    for (const rv of ['20', '21', '22', '23', '24']) w.noteWrite(sync(rv, {}));
-    send({ type: 'updated', old: sync('23', { n: 3 }), object: sync('24', { n: 4 }) });
-    send({ type: 'updated', old: sync('19', { n: 0 }), object: sync('21', { n: 1 }) });
+    for (let rv = 20; rv <= 28; rv++) w.noteWrite(sync(String(rv), {}));
+    send({ type: 'updated', old: sync('23', { n: 3 }), object: sync('21', { n: 1 }) });
+    await settled();
     expect(woken).toEqual([]);
     send({ type: 'updated', old: sync('19', { n: 0 }), object: sync('20', { n: 9 }) });
+    await settled();
     expect(woken).toEqual(['ns/a']);
     send({ type: 'deleted', object: sync('25', {}) });
     send({ type: 'updated', old: sync('23', { n: 3 }), object: sync('24', { n: 5 }) });
+    await settled();
     expect(woken).toEqual(['ns/a', 'ns/a']);
   });
 });
