@@ -2,15 +2,13 @@
 // replica's write, let through its fence before the pause and flushed when it woke: docs/shards.md)
 // is put right by a reconcile here (RemoteSyncs, ProxySyncs, FleetSyncs: controllers/index.ts). A
 // change of status alone reconciles nothing otherwise (runtime/controller.ts needsReconcile); our own
-// writes are known by their resourceVersion.
+// writes are known by the resourceVersions they produced (runtime/object-writer.ts).
 import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeObject } from '../kube/resources.js';
 import { needsReconcile } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
 
-/** Our last writes of each object remembered (a reconcile writes progress, then a result; a FleetSync counts often). */
-const REMEMBERED = 8;
 /**
  * How long after a status change not known as ours it is judged: the watch may bring our own write
  * before its answer does; then the object's latest version is ours, and nothing is done.
@@ -18,38 +16,23 @@ const REMEMBERED = 8;
 const SETTLE_MS = 1_000;
 
 export class ForeignStatusWatch {
-  /** uid -> the resourceVersions our last writes produced. */
-  private readonly ours = new Map<string, string[]>();
   /** Keys whose latest version is to be judged (once each). */
   private readonly pending = new Set<string>();
 
   constructor(
     private readonly informer: Pick<Informer<KubeObject>, 'onEvent' | 'store'>,
+    /** Whether a version of an object is one our own status write produced (ObjectWriter.wroteStatus). */
+    private readonly ours: (obj: KubeObject) => boolean,
     private readonly works: (obj: KubeObject) => boolean,
     private readonly wake: (key: string) => void,
     private readonly settleMs = SETTLE_MS,
   ) {
     informer.onEvent((e) => {
-      if (e.type === 'deleted') this.ours.delete(e.object.metadata.uid ?? '');
       if (e.type !== 'updated' || !e.old || needsReconcile(e)) return;
       if (canonicalJson(e.old.status ?? {}) === canonicalJson(e.object.status ?? {})) return;
-      if (this.isOurs(e.object) || !works(e.object)) return;
+      if (ours(e.object) || !works(e.object)) return;
       this.judgeLater(objectKey(e.object));
     });
-  }
-
-  /** A write of ours (status or finalizers), as the server answered it. */
-  noteWrite(written: KubeObject): void {
-    const uid = written.metadata.uid ?? '';
-    const rv = written.metadata.resourceVersion;
-    if (!rv) return;
-    const list = this.ours.get(uid) ?? [];
-    list.push(rv);
-    this.ours.set(uid, list.slice(-REMEMBERED));
-  }
-
-  private isOurs(obj: KubeObject): boolean {
-    return this.ours.get(obj.metadata.uid ?? '')?.includes(obj.metadata.resourceVersion ?? '') ?? false;
   }
 
   private judgeLater(key: string): void {
@@ -58,7 +41,7 @@ export class ForeignStatusWatch {
     setTimeout(() => {
       this.pending.delete(key);
       const latest = this.informer.store.get(key);
-      if (latest && !this.isOurs(latest) && this.works(latest)) this.wake(key);
+      if (latest && !this.ours(latest) && this.works(latest)) this.wake(key);
     }, this.settleMs).unref();
   }
 }

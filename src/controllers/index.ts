@@ -211,23 +211,20 @@ function shardingOf(m: Manager, kind: Kind): WorkSharding | undefined {
 
 /**
  * --shards: a status written over ours by another replica is reconciled again here (foreign-status.ts);
- * not a Sync's, which a pull agent may write. Returns what to tell of our own writes.
+ * not a Sync's, which a pull agent may write.
  */
-function foreignStatus(m: Manager, kind: Kind, shared: Shared, enqueue: Enqueue): ((written: KubeObject) => void) | undefined {
+function watchForeignStatus(m: Manager, deps: LifecycleDeps & { kind: Kind }, enqueue: Enqueue): void {
+  const { kind, informer, writer } = deps;
   const sharding = kind === 'Sync' ? undefined : shardingOf(m, kind);
-  if (!sharding) return undefined;
-  const watch = new ForeignStatusWatch(shared.informers[kind], (obj) => sharding.works(sharding.keyOf(obj)), (key) => enqueue(kind, key, 'its status was written by another replica'));
-  return (written) => watch.noteWrite(written);
+  if (!sharding) return;
+  new ForeignStatusWatch(informer, (obj) => writer.wroteStatus(obj), (obj) => sharding.works(sharding.keyOf(obj)), (key) => enqueue(kind, key, 'its status was written by another replica'));
 }
 
 /** The steps every kind shares (lifecycle.ts), for one kind. */
-function lifecycleDeps<K extends Kind>(m: Manager, kind: K, shared: Shared, noteWrite?: (written: KubeObject) => void): LifecycleDeps & { kind: K } {
+function lifecycleDeps<K extends Kind>(m: Manager, kind: K, shared: Shared): LifecycleDeps & { kind: K } {
   const { graph } = shared;
   const informer = shared.informers[kind];
-  const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => {
-    graph.noteWrite(kind, written);
-    noteWrite?.(written);
-  });
+  const writer = new ObjectWriter(m.client, shared.resources[kind], (written) => graph.noteWrite(kind, written));
   informer.onEvent((e) => {
     if (e.type === 'deleted') writer.forget(e.object);
   });
@@ -242,7 +239,8 @@ function kindController(
   enqueue: Enqueue,
 ): Controller {
   const { owned } = shared;
-  const deps = lifecycleDeps(m, kind, shared, foreignStatus(m, kind, shared, enqueue));
+  const deps = lifecycleDeps(m, kind, shared);
+  watchForeignStatus(m, deps, enqueue);
   const writer = deps.writer;
   let reconciler: Reconciler;
   const remote = (): RemoteSettings => ({
@@ -298,7 +296,8 @@ function controllerOf(m: Manager, deps: LifecycleDeps, settings: ControllerSetti
  * watched from the first FleetSync's reconcile on (primed before it goes on).
  */
 async function fleetController(m: Manager, settings: ControllerSettings, shared: Shared, enqueue: Enqueue): Promise<Controller> {
-  const deps = lifecycleDeps(m, 'FleetSync', shared, foreignStatus(m, 'FleetSync', shared, enqueue));
+  const deps = lifecycleDeps(m, 'FleetSync', shared);
+  watchForeignStatus(m, deps, enqueue);
   let parts: Promise<FleetParts> | undefined;
   const start = async (): Promise<FleetParts> => {
     const inventory = new ClusterInventory({ cache: m.cache, discovery: m.cache.discovery, logger: m.log, namespace: m.opts.namespace });

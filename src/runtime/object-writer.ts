@@ -2,6 +2,9 @@ import { canonicalJson } from '../kube/canonical-json.js';
 import type { KubeClient } from '../kube/client.js';
 import { compareResourceVersions, METADATA_ONLY_ACCEPT, objectPath, type KubeObject, type ResourceInfo } from '../kube/resources.js';
 
+/** How many of our status writes of an object are known by their resourceVersion (a reconcile writes progress, then a result; a FleetSync counts often). */
+const STATUS_VERSIONS_KEPT = 8;
+
 /**
  * The writes a controller makes to its own objects: status (only when it
  * changed) and finalizers (with optimistic concurrency, so a conflict is
@@ -12,6 +15,8 @@ export class ObjectWriter {
   private readonly finalizerWrites = new Map<string, string>();
   /** Our last status write of each object (by uid): what the server returned, and its resourceVersion. */
   private readonly statusWrites = new Map<string, { resourceVersion: string; status: Record<string, unknown> }>();
+  /** The resourceVersions our last few status writes of each object (by uid) produced: kept after the cache caught up. */
+  private readonly statusVersions = new Map<string, string[]>();
   /**
    * Finalizer patches in flight, by uid. A status write of the same object
    * waits for its patch: landing first, it would make the patch's
@@ -51,6 +56,7 @@ export class ObjectWriter {
     });
     if (written?.metadata?.resourceVersion) {
       this.statusWrites.set(uid, { resourceVersion: written.metadata.resourceVersion, status });
+      this.statusVersions.set(uid, [...(this.statusVersions.get(uid) ?? []), written.metadata.resourceVersion].slice(-STATUS_VERSIONS_KEPT));
       this.onWritten?.(written);
     }
     return true;
@@ -66,10 +72,16 @@ export class ObjectWriter {
     return this.currentStatus(obj, obj.metadata.uid ?? '');
   }
 
+  /** Whether this version of the object is one our status write produced (one of our last few). */
+  wroteStatus(obj: KubeObject): boolean {
+    return this.statusVersions.get(obj.metadata.uid ?? '')?.includes(obj.metadata.resourceVersion ?? '') ?? false;
+  }
+
   /** The object is gone: drop what was remembered of our writes to it. */
   forget(obj: KubeObject): void {
     const uid = obj.metadata.uid ?? '';
     this.statusWrites.delete(uid);
+    this.statusVersions.delete(uid);
     this.finalizerWrites.delete(uid);
   }
 
