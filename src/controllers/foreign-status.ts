@@ -29,8 +29,9 @@ export class ForeignStatusWatch {
   ) {
     informer.onEvent((e) => {
       if (e.type !== 'updated' || !e.old || needsReconcile(e)) return;
-      if (canonicalJson(e.old.status ?? {}) === canonicalJson(e.object.status ?? {})) return;
+      // The cheap tests first: most changes are our own writes, and a FleetSync's status can be large.
       if (ours(e.object) || !works(e.object)) return;
+      if (canonicalJson(e.old.status ?? {}) === canonicalJson(e.object.status ?? {})) return;
       this.judgeLater(objectKey(e.object));
     });
   }
