@@ -258,12 +258,15 @@ describe('a ProxySync and the Sync it keeps in edge-1', () => {
     expect((await find<CM>(edge, cmPath('manifests')))?.metadata.labels).toMatchObject({ 'syncprims.dev/owner-kind': 'ProxySync', 'syncprims.dev/owner-name': 'copy' });
     expect((await find<CM>(edge, cmPath('from-source')))?.data?.value).toBe('v1');
 
-    const since = Date.now();
+    // The line of that transition trails the status it wrote: counted from after it, not from a time it may follow.
+    const copyMirrored = (l: LogLine): boolean => l.msg === 'remote status mirrored' && l.name === 'copy';
+    await eventually('the first Succeeded logged', async () => (hub.logs.filter(copyMirrored).at(-1)?.reason === 'Succeeded' ? true : undefined));
+    const from = hub.logs.length;
     await putSource('manifests', 'v2');
     await eventually('v2 applied in edge-1', async () => ((await find<CM>(edge, cmPath('from-source')))?.data?.value === 'v2' ? true : undefined));
     await proxyReady('copy', 'True', 'Succeeded');
     // The Ready transitions seen meanwhile (log lines may trail the status): not Ready until the remote Sync handled v2.
-    const mirrored = (): unknown[] => hub.logs.filter((l) => l.msg === 'remote status mirrored' && l.name === 'copy' && at(l) >= since).map((l) => l.reason);
+    const mirrored = (): unknown[] => hub.logs.slice(from).filter(copyMirrored).map((l) => l.reason);
     const between = await eventually('the mirrored transitions', async () => (mirrored().at(-1) === 'Succeeded' ? mirrored() : undefined));
     expect(between[0]).toBe('RemoteNotReady');
 
