@@ -34,6 +34,7 @@ export class Reachability {
   private failures = 0;
   private lastError: string | undefined;
   private lastReached: number | undefined;
+  private downSince: number | undefined;
   private nextProbeAt = 0;
   private probing = false;
   private readonly now: () => number;
@@ -57,12 +58,18 @@ export class Reachability {
     return this.lastError === undefined;
   }
 
+  /** When the current outage began (undefined while reachable). */
+  get since(): number | undefined {
+    return this.downSince;
+  }
+
   /** A request got an answer (any status). */
   answered(): void {
     const wasDown = this.lastError !== undefined;
     this.lastReached = this.now();
     this.failures = 0;
     this.lastError = undefined;
+    this.downSince = undefined;
     this.probing = false;
     if (wasDown) this.tell(true);
   }
@@ -76,6 +83,7 @@ export class Reachability {
     // The error that began the outage is kept: a message that changed with every failed request
     // would rewrite the status (and raise an Event) of every sync of the cluster each time.
     const wasUp = this.lastError === undefined;
+    if (wasUp) this.downSince = this.now();
     this.lastError ??= error;
     this.probing = false;
     if (wasUp) this.tell(false);
@@ -93,6 +101,7 @@ export class Reachability {
     if (this.lastError === undefined) return;
     this.failures = 0;
     this.lastError = undefined;
+    this.downSince = undefined;
     this.probing = false;
     this.tell(true);
   }
@@ -209,15 +218,26 @@ export class IdentityReachability {
     return this.server.reachable ? this.own.admit() : this.server.admit();
   }
 
+  /**
+   * The outage told: the one that began first when both are on. A server
+   * going away often resets this identity's connections (its own outage)
+   * before it refuses new ones (the server's): one outage, told once, not
+   * rewritten in every status when the second begins.
+   */
+  private told(): Reachability {
+    if (this.server.reachable) return this.own;
+    if (this.own.reachable) return this.server;
+    return (this.own.since ?? 0) <= (this.server.since ?? 0) ? this.own : this.server;
+  }
+
   describe(): string {
-    return (this.server.reachable ? this.own : this.server).describe();
+    return this.told().describe();
   }
 
   snapshot(): ReachabilitySnapshot {
     const own = this.own.snapshot();
-    if (this.server.reachable) return own;
-    const { error } = this.server.snapshot();
-    return { ...own, reachable: false, error };
+    const { error } = this.told().snapshot();
+    return { ...own, reachable: this.reachable, ...(error !== undefined && { error }) };
   }
 
   /**

@@ -446,7 +446,11 @@ describe('isolation', () => {
     for (const name of down) await applyRemoteSync(mgmt, ns(), name, { clusterRef: { name: 'edge-2' }, source: { inline: [configMap(edge2Ns(), name)] } });
     for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded');
 
-    await downEdge2();
+    const cluster = `${ns()}/edge-2-kubeconfig`;
+    // It goes down with requests in flight, as a server that stops does: first this identity's connections
+    // reset (its own outage), then new ones refused (the server's). One outage: told once (a make test saw
+    // every status rewritten when the server's began, at the probe a few seconds after the reset).
+    edge2Port.proxy().blackHole();
     try {
       // Ask all of them to reconcile against the stopped cluster, and edge-1's to keep working meanwhile.
       for (const name of down) {
@@ -457,25 +461,29 @@ describe('isolation', () => {
           body: { spec: { source: { inline: [configMap(edge2Ns(), name, 'v2')] } } },
         });
       }
+      await eventually('a reconcile waiting on edge-2', async () => ((await op.metric('syncprims_cluster_reconciles_in_flight', { cluster })) > 0 ? true : undefined));
+      await downEdge2();
       for (const name of down) {
         const s = await waitForRemoteReady(mgmt, ns(), name, 'False', 'ClusterUnreachable', 120_000);
         expect(readyOf(s)?.message).toContain(`cluster ${ns()}/edge-2-kubeconfig is unreachable`);
       }
       // Workers held by edge-2 never exceed its bound (half of --concurrency 8).
-      expect(await op.metric('syncprims_cluster_reconciles_in_flight', { cluster: `${ns()}/edge-2-kubeconfig` })).toBeLessThanOrEqual(4);
+      expect(await op.metric('syncprims_cluster_reconciles_in_flight', { cluster })).toBeLessThanOrEqual(4);
       // While it stays down, the message stays the same: its RemoteSyncs' status is not rewritten at each retry.
-      const told = (): number => op.logs.filter((l) => l.msg === 'cluster not usable' && l.namespace === ns() && down.includes(String(l.name))).length;
+      const lines = (): LogLine[] => op.logs.filter((l) => l.msg === 'cluster not usable' && l.namespace === ns() && down.includes(String(l.name)));
       // A line trails the status write the waits above saw (a sync that met the cluster's fault mid-apply says it
       // otherwise): counted once none has come for a second.
-      const toldOnce = await steady(told);
+      const toldOnce = await steady(() => lines().length);
       await new Promise((r) => setTimeout(r, 6_000));
-      expect(told()).toBe(toldOnce);
+      expect(lines().length).toBe(toldOnce);
+      expect(new Set(lines().map((l) => l.message))).toEqual(new Set([readyOf(await getRemoteSync(mgmt, ns(), 'd-5'))?.message]));
       for (let i = 0; i < 5; i++) {
         await applyRemoteSync(mgmt, ns(), `e-${i}`, { clusterRef: { name: 'edge-1' }, source: { inline: [configMap(edgeNs(), `e-${i}`)] } });
       }
       for (let i = 0; i < 5; i++) await waitForRemoteReady(mgmt, ns(), `e-${i}`, 'True', 'Succeeded');
-      expect(await op.metric('syncprims_cluster_reachable', { cluster: `${ns()}/edge-2-kubeconfig` })).toBe(0);
+      expect(await op.metric('syncprims_cluster_reachable', { cluster })).toBe(0);
     } finally {
+      edge2Port.proxy().restore();
       await upEdge2();
     }
     for (const name of down) await waitForRemoteReady(mgmt, ns(), name, 'True', 'Succeeded', 180_000);

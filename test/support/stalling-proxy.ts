@@ -91,9 +91,10 @@ export class StallingProxy {
     await this.close();
   }
 
-  /** Listens on its port again after `down()`: connections pass as before. */
+  /** Listens on its port again after `down()` (if it is down): connections pass as before. */
   async up(): Promise<void> {
     this.swallowing = false;
+    if (this.server.listening) return;
     await this.listen(this.listeningOn);
   }
 

@@ -123,6 +123,26 @@ describe('IdentityReachability: what one identity knows, apart from the other id
     expect(told).toEqual([false, false, true]);
   });
 
+  test('a server going away (reset, then refused) is one outage, told by the error that began it; whichever began first', () => {
+    const { a, b } = make();
+    a.failed('read ECONNRESET');
+    now += 500;
+    a.failed('connect ECONNREFUSED 127.0.0.1:6443');
+    expect(a.reachable).toBe(false);
+    expect(a.describe()).toBe('read ECONNRESET (never reached)');
+    expect(a.snapshot()).toEqual({ reachable: false, error: 'read ECONNRESET' });
+    // The other identity was not reset: the server's refusal is its outage.
+    expect(b.describe()).toBe('connect ECONNREFUSED 127.0.0.1:6443 (never reached)');
+    // The server's first, then a's own (a probe timing out): still the server's.
+    b.answered();
+    now += 500;
+    b.failed('connect ECONNREFUSED 127.0.0.1:6443');
+    now += 1_200;
+    expect(b.admit()).toEqual({ go: true, probe: true });
+    b.probeFailed('no answer within 15000 ms');
+    expect(b.describe()).toBe(`connect ECONNREFUSED 127.0.0.1:6443 (last reached ${new Date(now - 1_700).toISOString()})`);
+  });
+
   test("closed, it follows its server no more", () => {
     const { a, b } = make();
     const told: boolean[] = [];
