@@ -18,6 +18,11 @@
 // - release() on clean shutdown stops the elector and, if we hold the Lease,
 //   empties its holder and shortens it to 1 s so that a standby takes over at
 //   once.
+// - standAside (optional): a reason not to lead now, asked before each try to
+//   acquire, again at once from a fresh read after the Lease was taken (and
+//   then given back at once if there is one), and after each renewal (then
+//   leadership ends and the Lease is given back). Replicas of the other mode
+//   (`--shards`) are the reason in the operator: see runtime/shard-presence.ts.
 import { performance } from 'node:perf_hooks';
 import { ApiError } from '../kube/errors.js';
 import { sleep } from './backoff.js';
@@ -46,15 +51,32 @@ export interface LeaderElectorOptions {
   labels?: Record<string, string>;
   /** Called on becoming leader; `signal` aborts when leadership ends. */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
-  /** Called after leadership ended (after the signal aborted), before run() returns. */
-  onStoppedLeading(): void | Promise<void>;
+  /** Called after leadership ended (after the signal aborted), before run() returns; `reason` says why. */
+  onStoppedLeading(reason: string): void | Promise<void>;
   /** Called when a holder other than the last one reported is seen (ourselves included). */
   onNewLeader?(identity: string): void;
+  /**
+   * Why this candidate must not lead now, or undefined when it may: asked
+   * before each try to acquire (`fresh` false), right after the Lease was
+   * taken (`fresh` true: from what the API server says now, since what it
+   * decides against may have been written a moment ago), and after each
+   * renewal. A rejection counts as a reason.
+   */
+  standAside?(fresh: boolean): Promise<string | undefined>;
   logger?: Logger;
 }
 
 /** The outcome of one attempt to acquire or renew. */
 type Attempt = 'held' | 'heldByOther' | 'failed';
+
+/** Why leading ended; `standingAside`: for a reason of the caller's (standAside), and the Lease is given back. */
+interface Ended {
+  reason: string;
+  standingAside?: boolean;
+}
+
+/** How long a Lease lasts unless the options say otherwise (client-go's default). */
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
 
 /** Waits are stretched by up to this share of the retry period. */
 const JITTER = 0.2;
@@ -81,7 +103,7 @@ export class LeaderElector {
 
   constructor(private readonly opts: LeaderElectorOptions) {
     this.identity = opts.identity;
-    this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
+    this.leaseDurationMs = opts.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
     validate(this.identity, this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
@@ -159,42 +181,74 @@ export class LeaderElector {
   /** Tries every retry period until we hold the Lease (true) or `signal` aborts (false). */
   private async acquire(signal: AbortSignal): Promise<boolean> {
     this.log.info('trying to acquire the lease');
+    let toldAside: string | undefined;
     while (!signal.aborted) {
-      if ((await this.attempt({ deadline: now() + this.renewDeadlineMs, signal })) === 'held') return true;
+      let aside = await this.asideReason(false);
+      if (aside === undefined && (await this.attempt({ deadline: now() + this.renewDeadlineMs, signal })) === 'held') {
+        aside = await this.asideReason(true);
+        if (aside === undefined) return true;
+        await this.giveBack();
+      }
+      if (aside !== undefined && aside !== toldAside) this.log.info({ reason: aside }, 'standing aside: not taking the lease');
+      toldAside = aside;
       await sleep(this.retryWait(), signal);
     }
     return false;
   }
 
+  /** The caller's reason not to lead now (standAside); what it throws is one too. */
+  private async asideReason(fresh: boolean): Promise<string | undefined> {
+    const ask = this.opts.standAside;
+    if (!ask) return undefined;
+    try {
+      return await ask(fresh);
+    } catch (err) {
+      return `could not tell whether to stand aside: ${String(err)}`;
+    }
+  }
+
+  /** Releases the Lease we hold, after leading was ended (or before it began): whoever we stand aside for need not wait for it to lapse. */
+  private async giveBack(): Promise<void> {
+    try {
+      await this.releaseOnce({ deadline: now() + this.renewDeadlineMs });
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'could not give the lease back (it lapses)');
+    }
+  }
+
   private async lead(signal: AbortSignal): Promise<void> {
     const leadership = new AbortController();
-    let reason = 'the elector failed';
+    let ended: Ended = { reason: 'the elector failed' };
     this.leading = true;
     this.log.info('started leading');
     void this.safely('onStartedLeading', () => this.opts.onStartedLeading(leadership.signal));
     try {
-      reason = await this.renewLoop(signal);
+      ended = await this.renewLoop(signal);
     } finally {
       this.leading = false;
-      this.log.info({ reason }, 'stopped leading');
-      leadership.abort(new Error(`stopped leading ${this.lock.description}: ${reason}`));
-      await this.safely('onStoppedLeading', () => this.opts.onStoppedLeading());
+      this.log.info({ reason: ended.reason }, 'stopped leading');
+      leadership.abort(new Error(`stopped leading ${this.lock.description}: ${ended.reason}`));
+      // Given back only now that we lead no more: no write of ours passes the fence once it is free.
+      if (ended.standingAside) await this.giveBack();
+      await this.safely('onStoppedLeading', () => this.opts.onStoppedLeading(ended.reason));
     }
   }
 
-  /** Renews until that fails for the renew deadline, another holder shows, or `signal` aborts; says why it stopped. */
-  private async renewLoop(signal: AbortSignal): Promise<string> {
+  /** Renews until that fails for the renew deadline, another holder shows, a reason to stand aside does, or `signal` aborts; says why it stopped. */
+  private async renewLoop(signal: AbortSignal): Promise<Ended> {
     for (;;) {
       await sleep(Math.min(this.retryWait(), this.renewRemaining()), signal);
-      if (signal.aborted) return 'the elector was stopped';
-      if (this.renewRemaining() <= 0) return `could not renew the lease within ${this.renewDeadlineMs} ms`;
+      if (signal.aborted) return { reason: 'the elector was stopped' };
+      if (this.renewRemaining() <= 0) return { reason: `could not renew the lease within ${this.renewDeadlineMs} ms` };
       // All requests of this attempt must be over by the time leadership would end.
       const deadline = this.renewedAt + this.renewDeadlineMs;
       const outcome = await this.attempt({ deadline, signal }).catch((err: unknown) => {
         this.log.error({ err: String(err) }, 'failed to renew the lease');
         return 'failed' as const;
       });
-      if (outcome === 'heldByOther') return `the lease is held by ${this.leader() ?? 'another process'}`;
+      if (outcome === 'heldByOther') return { reason: `the lease is held by ${this.leader() ?? 'another process'}` };
+      const aside = outcome === 'held' ? await this.asideReason(false) : undefined;
+      if (aside !== undefined) return { reason: `standing aside: ${aside}`, standingAside: true };
     }
   }
 

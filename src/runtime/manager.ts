@@ -8,7 +8,8 @@ import { ClusterCache, type CacheTuning } from './cache.js';
 import type { Controller } from './controller.js';
 import { EventRecorder } from './events.js';
 import { boundAddress, closeServer, DEFAULT_DEBUG_ADDR, serveDebug, serveHealth, serveMetrics } from './http-endpoints.js';
-import { LeaderElector } from './leader-election.js';
+import { DEFAULT_LEASE_DURATION_MS, LeaderElector } from './leader-election.js';
+import { ShardPresence } from './shard-presence.js';
 import { LivenessLease, operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
 import { OperatorMetrics } from './metrics.js';
@@ -35,7 +36,7 @@ export interface ManagerOptions {
   debugAddr?: string;
   leaderElection?: LeaderElectionOptions;
   /** `--shards`: replicas share the work by shard key (runtime/shards.ts); `member` is this replica's name. Not with leaderElection. */
-  shards?: Omit<LeaderElectionOptions, 'name'> & { member: string; drainMs?: number };
+  shards?: Omit<LeaderElectionOptions, 'name'> & { member: string; drainMs?: number; leaderLease?: string };
   /** Without leader election: the Lease that says this operator is alive (liveness-lease.ts). */
   liveness?: { namespace: string; name?: string; leaseDurationMs?: number };
   tuning?: CacheTuning;
@@ -116,7 +117,9 @@ export class Manager {
       this.startControllers();
       return;
     }
-    this.elector = this.createElector(this.opts.leaderElection);
+    const le = this.opts.leaderElection;
+    const presence = await ShardPresence.start(this.cache, this.client, le.namespace, le.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS);
+    this.elector = this.createElector(le, presence);
     const elector = this.elector;
     this.client.fenceWrites(() => elector.isLeader());
     void this.elector.run(this.done.signal).catch((err: unknown) => this.fatal('leader election failed', err));
@@ -211,7 +214,7 @@ export class Manager {
     this.liveness.start();
   }
 
-  private createElector(le: LeaderElectionOptions): LeaderElector {
+  private createElector(le: LeaderElectionOptions, presence: ShardPresence): LeaderElector {
     return new LeaderElector({
       client: this.opts.client,
       namespace: le.namespace,
@@ -227,11 +230,12 @@ export class Manager {
         this.log.info({ identity: this.identity }, 'became leader: starting controllers');
         this.startControllers();
       },
-      onStoppedLeading: () => {
+      onStoppedLeading: (reason) => {
         this.metrics.leader.set(0);
-        if (!this.stopping) void this.fatal('lost the leader lease', undefined);
+        if (!this.stopping) void this.fatal(`stopped leading (${reason})`, undefined);
       },
       onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
+      standAside: (fresh) => presence.standAside(fresh),
     });
   }
 

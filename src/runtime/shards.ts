@@ -13,6 +13,9 @@
 //   membership Lease shows the record we saw a lease duration ago (a stale watch never decides).
 // - Handover: a key that should move is first closed to new work, its work in flight drains (up
 //   to a bound), then its Lease is released (holder emptied), which its new owner is watching.
+// - The other mode: no key is taken while the `--leader-elect` Lease (leaderLease) is held by a
+//   leader that renews it, read afresh after each (re)joining; the leader, for its part, stands
+//   aside while members are live (runtime/shard-presence.ts).
 import { performance } from 'node:perf_hooks';
 import { memberLeaseName, SHARD_KEY_ANNOTATION, SHARD_LEASE_LABEL, SHARD_MEMBER_LABEL, shardKeyString, shardLeaseName, type ShardKey } from '../api/shard-marks.js';
 import { ApiError } from '../kube/errors.js';
@@ -22,7 +25,7 @@ import { sleep } from './backoff.js';
 import type { ClusterCache } from './cache.js';
 import type { Informer, InformerEvent } from './informer.js';
 import { LeaderElector } from './leader-election.js';
-import type { Lease } from './lease-lock.js';
+import { LeaseLock, type Lease } from './lease-lock.js';
 import { operatorLeaseLabels } from './liveness-lease.js';
 import type { Logger } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -45,6 +48,8 @@ export interface ShardsOptions {
   retryPeriodMs?: number;
   /** How long work in flight on a key that moves may finish before its Lease is given up. */
   drainMs?: number;
+  /** The Lease of `--leader-elect` replicas in `namespace`: no key is taken while a leader holds it. */
+  leaderLease?: string;
   logger: Logger;
   metrics?: OperatorMetrics;
 }
@@ -75,6 +80,11 @@ const LONG_GONE_FACTOR = 10;
 export class Shards {
   readonly member: string;
   private readonly members: ShardMembers;
+  /** Holders of the leaderLease, judged as members are. */
+  private readonly leaders: ShardMembers;
+  /** The epoch in which the leaderLease was last found free (or lapsed): read again after each (re)joining. */
+  private noLeaderSince = 0;
+  private toldLeader = '';
   private readonly locks: ShardLocks;
   private readonly elector: LeaderElector;
   private readonly leaseDurationMs: number;
@@ -113,6 +123,7 @@ export class Shards {
     this.drainMs = opts.drainMs ?? 10_000;
     this.log = opts.logger.child({ component: 'shards', member: opts.member });
     this.members = new ShardMembers(this.leaseDurationMs);
+    this.leaders = new ShardMembers(this.leaseDurationMs);
     this.locks = new ShardLocks(opts.client, opts.namespace, opts.member, Math.ceil(this.leaseDurationMs / 1000));
     this.elector = new LeaderElector({
       client: opts.client,
@@ -323,8 +334,34 @@ export class Shards {
     }
     for (const [k, h] of this.held) if (!inUse.has(k) && !this.releasing.has(k)) void this.handOver(h.key, true);
     this.gone = new Map();
-    if (take.length > 0 && !this.leaving) await this.takeAll(take, live.length);
+    if (take.length > 0 && !this.leaving && (await this.noLeader())) await this.takeAll(take, live.length);
     await this.collectLongGone();
+  }
+
+  /**
+   * Whether no `--leader-elect` replica leads: the leaderLease missing, free,
+   * or not renewed for its duration (by our clock), read once per epoch (a
+   * leader that starts later stands aside for this replica, whose membership
+   * was written before this read). While one leads, it is read each pass.
+   */
+  private async noLeader(): Promise<boolean> {
+    const name = this.opts.leaderLease;
+    if (name === undefined || this.noLeaderSince === this.epoch) return true;
+    const lease = await new LeaseLock(this.opts.client, this.opts.namespace, name)
+      .get({ deadline: performance.now() + this.renewDeadlineMs, signal: this.loop.signal })
+      .catch((err: unknown) => (this.log.warn({ err: String(err) }, 'could not read the leader Lease; taking no key until it is read'), null));
+    if (lease === null) return false;
+    const leader = lease?.spec?.holderIdentity ?? '';
+    if (lease) this.leaders.observe(lease);
+    if (leader !== '' && this.leaders.isLive(leader)) {
+      if (this.toldLeader !== leader) this.log.warn({ leader, lease: name }, 'a --leader-elect replica leads: no key is taken until it stands aside or stops');
+      this.toldLeader = leader;
+      return false;
+    }
+    if (this.toldLeader !== '') this.log.info({ lease: name }, 'the --leader-elect replica stopped leading: taking keys');
+    this.toldLeader = '';
+    this.noLeaderSince = this.epoch;
+    return true;
   }
 
   /** Each key's owner: hashed again only when the live members or the keys in use changed (a pass runs on every renewal). */

@@ -38,4 +38,17 @@ describe('syncprims CLI', () => {
     expect(err).toMatchObject({ code: 1 });
     expect((err as { stderr: string }).stderr).toContain(`${flag} ${value}: ${why}`);
   });
+  test.each([['install'], ['bootstrap']])('%s --replicas: checked before any cluster is asked, as one number for both', async (command) => {
+    const err = await run('node', [CLI, command, '--replicas', '0', '--kubeconfig', '/nonexistent/kubeconfig']).catch((e: unknown) => e as { code: number; stderr: string });
+    expect(err).toMatchObject({ code: 2 });
+    expect((err as { stderr: string }).stderr).toContain('--replicas 0: want a whole number of replicas, at least 1');
+  });
+
+  test('install --replicas 3 prints a Deployment of three sharded replicas', async () => {
+    const { stdout } = await run('node', [CLI, 'install', '--replicas', '3', '-o', 'json']);
+    const deployment = (JSON.parse(stdout) as { items: { kind: string; spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } } }[] }).items.find((o) => o.kind === 'Deployment');
+    expect(deployment?.spec.replicas).toBe(3);
+    expect(deployment?.spec.template.spec.containers[0]?.args).toEqual(expect.arrayContaining(['--shards']));
+    expect(deployment?.spec.template.spec.containers[0]?.args).not.toContain('--leader-elect');
+  });
 });

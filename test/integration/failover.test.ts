@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { API_VERSION, OWNER_KIND_LABEL } from '../../src/api/index.js';
 import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { writesSince, type AuditEvent } from '../support/audit.js';
+import { completedAt, instanceIn, writesSince, type AuditEvent } from '../support/audit.js';
 import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { OperatorProcess, SHORT_LEASE } from '../support/operator.js';
 import { createSyncs, type SyncObject } from '../support/syncs.js';
 
 const CLUSTER = OWN_LANE_CLUSTER;
@@ -30,8 +30,6 @@ const KILLS = SOAK ? 3 : 1;
  * Lease without being killed (a starved event loop on a loaded machine) is followed, not mourned.
  */
 const SPARES = SOAK ? 1 : 0;
-/** Short leases, in the proportions of the defaults (15 s, 10 s, 2 s): a takeover within seconds. */
-const LEASE = ['--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
 
 const ns = useTestNamespace(CLUSTER, 'failover');
 let client: KubeClient;
@@ -48,7 +46,7 @@ afterAll(async () => {
 });
 
 async function start(concurrency = 4): Promise<OperatorProcess> {
-  const op = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--leader-elect', '--leader-election-namespace', ns(), '--concurrency', String(concurrency), ...LEASE]);
+  const op = await OperatorProcess.start(CLUSTER, ['--namespace', ns(), '--leader-elect', '--leader-election-namespace', ns(), '--concurrency', String(concurrency), ...SHORT_LEASE]);
   started.push(op);
   return op;
 }
@@ -59,11 +57,6 @@ async function instanceOf(op: OperatorProcess): Promise<string> {
   expect(String(line.userAgent)).toMatch(new RegExp(`^${OPERATOR_USER_AGENT}/\\S+ \\(${CLUSTER}\\) instance/${line.instance as string}$`));
   return line.instance as string;
 }
-
-const instanceIn = (w: AuditEvent): string => /instance\/(\S+)$/.exec(w.userAgent ?? '')?.[1] ?? '?';
-
-/** When the API server was done with a request (the audit event's stage is ResponseComplete). */
-const completedAt = (w: AuditEvent): number => Date.parse((w as AuditEvent & { stageTimestamp: string }).stageTimestamp);
 
 async function appliedCount(): Promise<number> {
   const list = await client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${ns()}/configmaps`, query: { labelSelector: OWNER_KIND_LABEL } });

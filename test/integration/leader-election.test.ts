@@ -83,7 +83,7 @@ function unreachable(opts: RequestOptions): Promise<never> {
   });
 }
 
-function candidate(identity: string, timing: Partial<typeof FAST> = {}): Candidate {
+function candidate(identity: string, timing: Partial<typeof FAST> = {}, standAside?: (fresh: boolean) => Promise<string | undefined>): Candidate {
   const c = {
     identity,
     requests: [],
@@ -122,6 +122,7 @@ function candidate(identity: string, timing: Partial<typeof FAST> = {}): Candida
     onNewLeader: (leader) => {
       c.newLeaders.push(leader);
     },
+    ...(standAside && { standAside }),
   });
   c.start = () => {
     c.done = c.elector.run(c.controller.signal).finally(() => {
@@ -332,6 +333,31 @@ describe('leader election', () => {
     expect(unanswered.length).toBeGreaterThan(0);
     for (const r of unanswered) expect(r.timeoutMs).toBeGreaterThan(0);
     expect((await readLease()).spec?.holderIdentity).toBe('b');
+  });
+
+  test('standing aside (replicas of the other mode live): never taken; taken a moment before a fresh look finds a reason, given back at once; found after a renewal, leadership ends and the Lease is free', async () => {
+    newLease();
+    // What the watch shows (asked before each try and after each renewal), and what a fresh read shows (asked once the Lease is taken).
+    const seen: { watched?: string; fresh?: string } = { watched: 'sharded replicas are live' };
+    const a = candidate('a', {}, async (fresh) => (fresh ? (seen.fresh ?? seen.watched) : seen.watched)).start();
+    await new Promise((r) => setTimeout(r, 4 * FAST.retryPeriodMs));
+    expect(a.requests).toEqual([]);
+
+    // The watch has not seen the replica that joined a moment ago; the read after taking the Lease has.
+    seen.watched = undefined;
+    seen.fresh = 'a sharded replica joined';
+    await eventually('a to take the Lease and give it back', async () => (a.written.length >= 2 ? true : undefined), 30_000);
+    expect(a.written.slice(0, 2).map((l) => l.spec?.holderIdentity ?? '')).toEqual(['a', '']);
+    expect(events).toEqual([]);
+
+    seen.fresh = undefined;
+    await leading(a);
+    seen.watched = 'sharded replicas are live';
+    await finished(a);
+    expect(events).toEqual(['a started', 'a stopped']);
+    expect(a.leaderSignals[0]?.aborted).toBe(true);
+    const free = await readLease();
+    expect([free.spec?.holderIdentity ?? '', free.spec?.leaseDurationSeconds]).toEqual(['', 1]);
   });
 
   test('a missing namespace is a clear error, not an endless retry', async () => {

@@ -13,7 +13,7 @@ import { OWNER_NAME_LABEL, PRUNE_ANNOTATION, PRUNE_DISABLED } from '../../src/ap
 import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/resources.js';
-import { writesSince, type AuditEvent } from '../support/audit.js';
+import { instanceIn, writesSince, type AuditEvent } from '../support/audit.js';
 import { closeClients, clusterClient, OWN_LANE_CLUSTER } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
@@ -107,8 +107,6 @@ async function configMapWrites(since: Date): Promise<AuditEvent[]> {
 }
 
 const succeeded = (w: AuditEvent): boolean => (w.responseStatus?.code ?? 0) < 300 && (w.responseStatus?.code ?? 0) >= 200;
-
-const instanceIn = (w: AuditEvent): string => /instance\/(\S+)$/.exec(w.userAgent ?? '')?.[1] ?? '?';
 
 /** The instance ids that wrote, in the order of their first write. */
 function writers(writes: AuditEvent[]): string[] {

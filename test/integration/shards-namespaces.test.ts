@@ -11,12 +11,11 @@ import { closeClients, clusterClient, ensureClusters } from '../support/controlp
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { OperatorProcess, SHORT_LEASE } from '../support/operator.js';
 import { applySync, waitForReady } from '../support/syncs.js';
 
 const CLUSTER = 'shards-ns';
 const NAMESPACES = 10;
-const LEASE = ['--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
 
 const leaseNs = useTestNamespace(CLUSTER, 'shard-leases');
 const namespaces = Array.from({ length: NAMESPACES }, (_, i) => useTestNamespace(CLUSTER, `shard-ns${i}`));
@@ -35,7 +34,7 @@ afterAll(async () => {
 });
 
 async function startReplica(): Promise<{ op: OperatorProcess; id: string }> {
-  const op = await OperatorProcess.start(CLUSTER, ['--shards', '--leader-election-namespace', leaseNs(), '--allow-cross-namespace-refs', '--log-level', 'debug', ...LEASE]);
+  const op = await OperatorProcess.start(CLUSTER, ['--shards', '--leader-election-namespace', leaseNs(), '--allow-cross-namespace-refs', '--log-level', 'debug', ...SHORT_LEASE]);
   started.push(op);
   const line = await op.waitForLog('the starting line', (l) => l.msg === 'starting');
   return { op, id: String(line.instance) };

@@ -9,19 +9,17 @@ import { clusterShardKey, namespaceShardKey, SHARD_LEASE_LABEL, SHARD_MEMBER_LAB
 import { OPERATOR_USER_AGENT } from '../../src/cli/run/run.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { ownerOf } from '../../src/runtime/rendezvous.js';
-import { requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
+import { completedAt, instanceIn, requestsSince, writesSince, type AuditEvent } from '../support/audit.js';
 import { clusterClient } from '../support/controlplane.js';
 import { installCrds } from '../support/crds.js';
 import { eventually } from '../support/eventually.js';
 import { useTestNamespace } from '../support/namespace.js';
-import { OperatorProcess } from '../support/operator.js';
+import { OperatorProcess, SHORT_LEASE } from '../support/operator.js';
 import { applyFleetSync, applyRemoteSync, FLEETSYNCS, REMOTESYNCS, kubeconfigOf, serviceAccountKubeconfig } from '../support/remote.js';
 import { applySync, getSync, syncPath, waitForReady, type SyncObject } from '../support/syncs.js';
 
 const ns = useTestNamespace('mgmt', 'shards');
 const edgeNs = { 'edge-1': useTestNamespace('edge-1', 'shards'), 'edge-2': useTestNamespace('edge-2', 'shards') };
-/** Short leases, in the proportions of the defaults (15 s, 10 s, 2 s). */
-const LEASE = ['--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
 const IDENTITIES_PER_EDGE = 5;
 /** Workers per controller (--concurrency); a reconcile has up to 2 x as many applies in flight. */
 const CONCURRENCY = 4;
@@ -80,7 +78,7 @@ async function putCluster(name: string, kubeconfig: string, edge: 'edge-1' | 'ed
 }
 
 async function startReplica(): Promise<Replica> {
-  const op = await OperatorProcess.start('mgmt', ['--namespace', ns(), '--leader-election-namespace', ns(), '--shards', '--cluster-id', 'shards', '--concurrency', String(CONCURRENCY), '--log-level', 'debug', ...LEASE]);
+  const op = await OperatorProcess.start('mgmt', ['--namespace', ns(), '--leader-election-namespace', ns(), '--shards', '--cluster-id', 'shards', '--concurrency', String(CONCURRENCY), '--log-level', 'debug', ...SHORT_LEASE]);
   started.push(op);
   const line = await op.waitForLog('the starting line', (l) => l.msg === 'starting');
   return { op, id: String(line.instance) };
@@ -129,9 +127,6 @@ async function fleetDone(revision: string, timeoutMs = 120_000): Promise<void> {
     expect([name, cm.data?.revision]).toEqual([name, revision]);
   }
 }
-
-const instanceIn = (w: AuditEvent): string => /instance\/(\S+)$/.exec(w.userAgent ?? '')?.[1] ?? '?';
-const completedAt = (w: AuditEvent): number => Date.parse((w as AuditEvent & { stageTimestamp: string }).stageTimestamp);
 
 /** The operators' writes on both edges since `since`, by cluster (identity) and by instance. */
 async function edgeWrites(since: Date): Promise<Map<string, AuditEvent[]>> {

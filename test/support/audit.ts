@@ -46,3 +46,9 @@ function olderThan(line: string, since: Date): boolean {
   const received = new Date(line.slice(start, line.indexOf('"', start)));
   return received < since;
 }
+
+/** The instance id at the end of a request's User-Agent (`... instance/<id>`): which operator process sent it. */
+export const instanceIn = (w: AuditEvent): string => /instance\/(\S+)$/.exec(w.userAgent ?? '')?.[1] ?? '?';
+
+/** When the API server was done with a request (the audit event's stage is ResponseComplete). */
+export const completedAt = (w: AuditEvent): number => Date.parse((w as AuditEvent & { stageTimestamp: string }).stageTimestamp);

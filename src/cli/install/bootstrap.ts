@@ -12,6 +12,7 @@ export function addBootstrapCommand(program: Command): void {
     .option('--cluster-id <id>', "the operator's --cluster-id (default: the uid of the cluster's kube-system namespace)")
     .option('--default-service-account <name>', "the operator's --default-service-account")
     .option('--multi-tenant', "locked down, as install --multi-tenant; the bootstrap Sync applies as the account syncprims-bootstrap, made for it")
+    .option('--replicas <n>', 'as install --replicas: N replicas sharing the work (syncprims run --shards) instead of 2 electing a leader')
     .option('--url <url>', 'the Sync reads the manifests from this URL (source.http) instead of a ConfigMap bootstrap writes')
     .option('--digest <sha256:hex>', 'with --url: the digest the fetched bytes must have')
     .option('--artifact <kind/name>', 'the Sync reads the manifests from this Flux source (GitRepository, OCIRepository, Bucket, ExternalArtifact) in the namespace')
@@ -27,6 +28,7 @@ The CRDs and the namespace are never pruned, and deleting the Sync leaves the op
     'syncprims bootstrap --kubeconfig ~/.kube/mgmt --cluster-id mgmt',
     'syncprims bootstrap --url https://example.com/syncprims/v0.1.0/install.yaml',
     'syncprims bootstrap --artifact GitRepository/platform   # the manifests in a Flux source',
+    'syncprims bootstrap --replicas 3                         # three replicas, each holding a share of the clusters',
   ]);
   cmd.action(async (flags: BootstrapFlags) => (await import('./bootstrap-run.js')).bootstrap(flags));
 }

@@ -348,12 +348,12 @@ function leaderElectionOf(flags: RunFlags) {
   return { namespace: flags.leaderElectionNamespace, name: 'syncprims-leader', leaseDurationMs, renewDeadlineMs, retryPeriodMs };
 }
 
-/** --shards: this replica's membership, timed by the leader election flags; its name is the instance id. */
+/** --shards: this replica's membership, timed by the leader election flags; its name is the instance id; it waits while --leader-elect's Lease is held. */
 function shardsOf(flags: RunFlags, instance: string) {
   if (!flags.shards) return undefined;
   if (flags.leaderElect) throw new Error('--shards and --leader-elect do not go together: with --shards every replica works its share, none stands by');
-  const { namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = leaderElectionOf(flags);
-  return { namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs, member: instance };
+  const { namespace, name, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = leaderElectionOf(flags);
+  return { namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs, member: instance, leaderLease: name };
 }
 
 /** The liveness Lease (without --leader-elect): in the namespace watched, else the leader election namespace; at least 2 s. */
