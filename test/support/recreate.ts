@@ -7,6 +7,12 @@
 // stopped, and the same again at once, while the last round's CRDs and
 // namespaces are still terminating; some rounds right after an API server
 // restart. Each round is timed from the Syncs' creation to both Ready.
+//
+// What a round prunes is held terminating for the next (a finalizer of the
+// test's on kube-prometheus's Prometheus, which keeps its CRD and the
+// monitoring namespace from going) until the next round's kube-prometheus Sync
+// has met it and waits: without it, on a quiet API server, all of it may be
+// gone before the next round begins, and the round would not be the issue's.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +34,9 @@ const ARGOCD = 'argocd';
 /** What the previous round leaves terminating: kube-prometheus's namespace and the two sets' CRD groups. */
 const LEFT_NAMESPACES = ['monitoring'];
 const LEFT_CRD_GROUPS = ['monitoring.coreos.com', 'argoproj.io'];
+/** What a round holds terminating for the next one: kube-prometheus's Prometheus (its CRD and namespace wait for it). */
+export const HELD_FOR_NEXT = '/apis/monitoring.coreos.com/v1/namespaces/monitoring/prometheuses/k8s';
+const HOLD = 'recreate.test/hold';
 
 /** The corpus served over http from 127.0.0.1: kube-prometheus as a .tar.gz, Argo CD as its one file. */
 export interface CorpusServer {
@@ -65,6 +74,8 @@ export interface Round {
   readyMs: number;
   /** What the previous round left terminating when this one created its Syncs. */
   terminating: string[];
+  /** The object this round left held terminating (HELD_FOR_NEXT), for the next round to let go. */
+  held?: string;
   /** Its Syncs' reconciles that a timer brought after a wait, not a watch event (wakes.ts). */
   timerWakes: string[];
   /** The operator's log (JSON lines), kept until the run is judged. */
@@ -79,13 +90,24 @@ function specs(server: CorpusServer): Record<string, Record<string, unknown>> {
   };
 }
 
+/** How a round meets the last one's objects and leaves its own. */
+export interface RoundOptions {
+  /** Right after an API server restart. */
+  restart: boolean;
+  /** What the last round held terminating: let go once this round's kube-prometheus Sync waits for it. */
+  release?: string;
+  /** Hold what this round prunes terminating for the next one (HELD_FOR_NEXT). */
+  holdForNext: boolean;
+}
+
 /**
  * One round on `cluster`: (an API server restart,) a fresh operator with
  * debug logs, both Syncs created in a fresh namespace, timed to Ready, then
  * deleted (their prune done) and the operator stopped. What they pruned is
- * not waited for: the next round meets it terminating.
+ * not waited for: the next round meets it terminating (held so, see above).
  */
-export async function runRound(client: KubeClient, cluster: string, server: CorpusServer, round: number, restart: boolean): Promise<Round> {
+export async function runRound(client: KubeClient, cluster: string, server: CorpusServer, round: number, opts: RoundOptions): Promise<Round> {
+  const { restart } = opts;
   if (restart) await controlplane(['restart', cluster]);
   await ensureNamespace(client, ARGOCD);
   const namespace = `recreate-${round}-${Date.now().toString(36)}`;
@@ -96,6 +118,7 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
     const started = performance.now();
     const syncs = Object.entries(specs(server));
     await Promise.all(syncs.map(([name, spec]) => applySync(client, namespace, name, spec)));
+    if (opts.release) await releaseOnceWaiting(client, namespace, opts.release);
     const ready = await Promise.all(syncs.map(([name]) => readyTrue(client, namespace, name)));
     if (!ready.every(Boolean)) {
       const why = await hungRound(client, namespace, syncs.map(([name]) => name), round, op, terminating);
@@ -104,13 +127,38 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
       throw new Error(why);
     }
     const readyMs = Math.round(performance.now() - started);
+    if (opts.holdForNext) await holdTerminating(client, HELD_FOR_NEXT, [HOLD]);
     await Promise.all(syncs.map(([name]) => deleteSyncAndWait(client, namespace, name)));
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
     const ours = op.logs.filter((l) => l.namespace === namespace);
-    return { round, restarted: restart, readyMs, terminating, timerWakes: timerWakes(ours), log: op.logs.map((l) => JSON.stringify(l)).join('\n') };
+    const held = opts.holdForNext ? { held: HELD_FOR_NEXT } : {};
+    return { round, restarted: restart, readyMs, terminating, ...held, timerWakes: timerWakes(ours), log: op.logs.map((l) => JSON.stringify(l)).join('\n') };
   } finally {
     await op.stop('SIGTERM');
   }
+}
+
+/** Sets (or, with null, clears) the finalizers of the object at `path`. */
+export function holdTerminating(client: KubeClient, path: string, finalizers: string[] | null): Promise<unknown> {
+  return client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { finalizers } } });
+}
+
+/**
+ * Lets the last round's held object go once this round's kube-prometheus Sync
+ * has met what it holds (reconciled at its generation, and not Ready: its
+ * namespace is still being deleted), so that the Sync is woken by its going.
+ */
+async function releaseOnceWaiting(client: KubeClient, namespace: string, held: string): Promise<void> {
+  await eventually(
+    `sync ${namespace}/kube-prometheus to wait for the last round's objects`,
+    async () => {
+      const s = await getSync(client, namespace, 'kube-prometheus');
+      return s.status?.observedGeneration === s.metadata.generation && readyOf(s)?.status === 'False' ? true : undefined;
+    },
+    HUNG_AFTER_MS,
+    100,
+  );
+  await holdTerminating(client, held, null);
 }
 
 /**
