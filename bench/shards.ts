@@ -43,7 +43,9 @@
 //
 // Run it with `bench/run.sh shards`. It writes docs/benchmarks/shards.md.
 // REPORT_FROM=results.json only writes the report; SHARDS_BENCH_ALSO=<results
-// of another run>(,<...>) adds its table (e.g. the 3,000 run beside the 1,000).
+// of another run>(,<...>) adds its table (e.g. the 3,000 run beside the 1,000);
+// SHARDS_BENCH_KEEP=1 keeps the section already written (its results file may
+// be gone: .local is per machine) and adds this run's table to it.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -830,12 +832,25 @@ function writeReport(r: Report): void {
     ...table(r),
     ...reading(r),
     ...warningsLine(r),
-    ...also.flatMap((a) => ['', facts(a), '', ...table(a), ...warningsLine(a)]),
+    ...also.flatMap(added),
     '',
     ...METHOD,
   ];
-  writeFileSync(OUT, `${lines.join('\n')}\n`);
+  writeFileSync(OUT, `${(process.env.SHARDS_BENCH_KEEP === '1' && existsSync(OUT) ? kept(r) : lines).join('\n')}\n`);
   console.log(`wrote ${path.relative(ROOT, OUT)}`);
+}
+
+/** Another run's facts, table and warnings, below the first run's. */
+function added(r: Report): string[] {
+  return ['', facts(r), '', ...table(r), ...warningsLine(r)];
+}
+
+/** The section already written, with this run's table added above its method. */
+function kept(r: Report): string[] {
+  const lines = readFileSync(OUT, 'utf8').trimEnd().split('\n');
+  const method = lines.findIndex((l) => l.startsWith('Method: '));
+  const at = method < 0 ? lines.length : method - 1;
+  return [...lines.slice(0, at), ...added(r), ...lines.slice(at)];
 }
 
 const METHOD = [
