@@ -401,7 +401,9 @@ interface Replica {
 
 async function startReplicas(spec: CaseSpec, namespace: string): Promise<Replica[]> {
   const lease = ['--leader-election-lease-duration', LEASE[0]!, '--leader-election-renew-deadline', LEASE[1]!, '--leader-election-retry-period', LEASE[2]!];
-  const extra = ['--cluster-id', PREFIX, ...(spec.sharded ? ['--shards', '--leader-election-namespace', namespace, ...lease] : [])];
+  // One FleetSync over the whole fleet: past 1,000 clusters, past a FleetSync's default quota (QuotaExceeded, nothing written).
+  const quota = N > 1000 ? ['--fleet-max-clusters', String(N)] : [];
+  const extra = ['--cluster-id', PREFIX, ...quota, ...(spec.sharded ? ['--shards', '--leader-election-namespace', namespace, ...lease] : [])];
   const replicas: Replica[] = [];
   for (let k = 0; k < spec.replicas; k++) {
     const target: OperatorTarget = { ...OPERATOR, log: path.join(ROOT, '.local', `${PREFIX}-operator-${spec.name}-${k}.log`) };
