@@ -74,8 +74,6 @@ export interface Round {
   readyMs: number;
   /** What the previous round left terminating when this one created its Syncs. */
   terminating: string[];
-  /** The object this round left held terminating (HELD_FOR_NEXT), for the next round to let go. */
-  held?: string;
   /** Its Syncs' reconciles that a timer brought after a wait, not a watch event (wakes.ts). */
   timerWakes: string[];
   /** The operator's log (JSON lines), kept until the run is judged. */
@@ -94,8 +92,8 @@ function specs(server: CorpusServer): Record<string, Record<string, unknown>> {
 export interface RoundOptions {
   /** Right after an API server restart. */
   restart: boolean;
-  /** What the last round held terminating: let go once this round's kube-prometheus Sync waits for it. */
-  release?: string;
+  /** Let go what the last round held terminating (HELD_FOR_NEXT) once this round's kube-prometheus Sync waits for it. */
+  release: boolean;
   /** Hold what this round prunes terminating for the next one (HELD_FOR_NEXT). */
   holdForNext: boolean;
 }
@@ -118,7 +116,7 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
     const started = performance.now();
     const syncs = Object.entries(specs(server));
     await Promise.all(syncs.map(([name, spec]) => applySync(client, namespace, name, spec)));
-    if (opts.release) await releaseOnceWaiting(client, namespace, opts.release);
+    if (opts.release) await releaseOnceWaiting(client, namespace);
     const ready = await Promise.all(syncs.map(([name]) => readyTrue(client, namespace, name)));
     if (!ready.every(Boolean)) {
       const why = await hungRound(client, namespace, syncs.map(([name]) => name), round, op, terminating);
@@ -131,8 +129,7 @@ export async function runRound(client: KubeClient, cluster: string, server: Corp
     await Promise.all(syncs.map(([name]) => deleteSyncAndWait(client, namespace, name)));
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}` });
     const ours = op.logs.filter((l) => l.namespace === namespace);
-    const held = opts.holdForNext ? { held: HELD_FOR_NEXT } : {};
-    return { round, restarted: restart, readyMs, terminating, ...held, timerWakes: timerWakes(ours), log: op.logs.map((l) => JSON.stringify(l)).join('\n') };
+    return { round, restarted: restart, readyMs, terminating, timerWakes: timerWakes(ours), log: op.logs.map((l) => JSON.stringify(l)).join('\n') };
   } finally {
     await op.stop('SIGTERM');
   }
@@ -144,11 +141,11 @@ export function holdTerminating(client: KubeClient, path: string, finalizers: st
 }
 
 /**
- * Lets the last round's held object go once this round's kube-prometheus Sync
+ * Lets the last round's held object (HELD_FOR_NEXT) go once this round's kube-prometheus Sync
  * has met what it holds (reconciled at its generation, and not Ready: its
  * namespace is still being deleted), so that the Sync is woken by its going.
  */
-async function releaseOnceWaiting(client: KubeClient, namespace: string, held: string): Promise<void> {
+async function releaseOnceWaiting(client: KubeClient, namespace: string): Promise<void> {
   await eventually(
     `sync ${namespace}/kube-prometheus to wait for the last round's objects`,
     async () => {
@@ -158,7 +155,7 @@ async function releaseOnceWaiting(client: KubeClient, namespace: string, held: s
     HUNG_AFTER_MS,
     100,
   );
-  await holdTerminating(client, held, null);
+  await holdTerminating(client, HELD_FOR_NEXT, null);
 }
 
 /**
